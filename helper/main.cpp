@@ -1,0 +1,3 @@
+#include "cli.h"
+
+int main(int argc, char** argv) { return xref::run_cli(argc, argv); }

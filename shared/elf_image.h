@@ -1,0 +1,115 @@
+// A read-only view of one ELF file: build-id, PT_LOAD geometry and the
+// functions it names (symbol tables, PLT stubs, and for stripped images the
+// ranges of .eh_frame FDEs). Static VAs throughout; see address_space.h for
+// the live side.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "result.h"
+
+namespace xref {
+
+struct LoadSegment {
+  uint64_t vaddr = 0;   // p_vaddr
+  uint64_t memsz = 0;   // p_memsz
+  uint64_t offset = 0;  // p_offset
+  uint64_t filesz = 0;  // p_filesz: [vaddr, vaddr+filesz) is file-backed, the rest zero-filled
+  uint64_t align = 0;
+  uint32_t flags = 0;   // PF_R | PF_W | PF_X
+
+  bool readable() const { return flags & 4u; }
+  bool writable() const { return flags & 2u; }
+  bool executable() const { return flags & 1u; }
+  bool contains_va(uint64_t va) const { return va >= vaddr && va - vaddr < memsz; }
+  bool va_is_file_backed(uint64_t va) const { return va >= vaddr && va - vaddr < filesz; }
+  bool contains_offset(uint64_t file_offset) const {
+    return file_offset >= offset && file_offset - offset < filesz;
+  }
+};
+
+enum class SymbolSource {
+  symtab,        // .symtab STT_FUNC / STT_GNU_IFUNC
+  dynsym,        // .dynsym, where .symtab has no entry at that address
+  plt,           // a PLT stub, named "target@plt" from its relocation
+  eh_frame_fde,  // an .eh_frame FDE range: code exists here, but it is not a proven source function
+};
+
+const char* symbol_source_name(SymbolSource source);
+
+struct FunctionSymbol {
+  std::string name;       // as stored (mangled); for FDE ranges "fde_<hex start>"
+  std::string demangled;  // C++ and Rust demangled, Rust hash suffix removed; else == name
+  uint64_t start = 0;     // static VA
+  uint64_t size = 0;      // 0 when the symbol gives none
+  SymbolSource source = SymbolSource::symtab;
+
+  uint64_t end() const { return start + size; }
+  bool contains(uint64_t va) const { return va == start || (va > start && va - start < size); }
+  bool is_fde_range() const { return source == SymbolSource::eh_frame_fde; }
+};
+
+struct SectionInfo {
+  std::string name;
+  uint64_t addr = 0;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  uint32_t type = 0;
+  uint64_t flags = 0;
+};
+
+class ElfImage {
+ public:
+  // Maps the file read-only. Fails with file_error or elf_error.
+  static Result<ElfImage> open(const std::string& path);
+
+  const std::string& path() const { return path_; }
+  bool is_pie() const { return elf_type_ == 3; }  // ET_DYN
+  uint16_t elf_type() const { return elf_type_; }
+  uint64_t entry() const { return entry_; }
+  const std::string& build_id() const { return build_id_; }  // lowercase hex, empty when absent
+  bool has_symtab() const { return has_symtab_; }
+  std::span<const uint8_t> file_bytes() const;
+
+  const std::vector<LoadSegment>& segments() const { return segments_; }
+  const std::vector<SectionInfo>& sections() const { return sections_; }
+  const SectionInfo* section(std::string_view name) const;
+
+  // Sorted by start; one entry per start address (aliases folded, symtab preferred).
+  const std::vector<FunctionSymbol>& functions() const { return functions_; }
+  const FunctionSymbol* function_containing(uint64_t va) const;
+  const FunctionSymbol* function_at(uint64_t start) const;
+  // Exact match on the stored or the demangled name (and the demangled name
+  // without its parameter list, so "ns::f" finds "ns::f(int)").
+  std::vector<const FunctionSymbol*> find_functions(std::string_view name) const;
+
+  // The segment whose file-backed extent holds va, or nullptr.
+  const LoadSegment* segment_for_va(uint64_t va) const;
+  // Static VA -> file offset through the owning PT_LOAD; address_unmapped when
+  // va is not in a file-backed extent (e.g. .bss).
+  Result<uint64_t> file_offset_of(uint64_t va) const;
+  // File offset -> every static VA whose PT_LOAD file extent holds it.
+  std::vector<uint64_t> vas_of_file_offset(uint64_t file_offset) const;
+  // The file bytes of [va, va+size) when all of it is file-backed in one segment.
+  std::optional<std::span<const uint8_t>> bytes_at(uint64_t va, uint64_t size) const;
+
+ private:
+  struct Mapping;
+  std::shared_ptr<const Mapping> mapping_;
+  std::string path_;
+  uint16_t elf_type_ = 0;
+  uint64_t entry_ = 0;
+  std::string build_id_;
+  bool has_symtab_ = false;
+  std::vector<LoadSegment> segments_;
+  std::vector<SectionInfo> sections_;
+  std::vector<FunctionSymbol> functions_;
+};
+
+}  // namespace xref

@@ -1,0 +1,44 @@
+#include "result.h"
+
+namespace xref {
+
+const char* error_code_name(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::internal: return "internal";
+    case ErrorCode::invalid_argument: return "invalid_argument";
+    case ErrorCode::no_such_process: return "no_such_process";
+    case ErrorCode::process_exited: return "process_exited";
+    case ErrorCode::process_changed: return "process_changed";
+    case ErrorCode::not_a_user_process: return "not_a_user_process";
+    case ErrorCode::binary_mismatch: return "binary_mismatch";
+    case ErrorCode::address_unmapped: return "address_unmapped";
+    case ErrorCode::permission_denied: return "permission_denied";
+    case ErrorCode::unsupported: return "unsupported";
+    case ErrorCode::file_error: return "file_error";
+    case ErrorCode::elf_error: return "elf_error";
+    case ErrorCode::not_an_instruction: return "not_an_instruction";
+  }
+  return "internal";
+}
+
+// Exit statuses are part of the CLI contract (docs/cli.md); never renumber.
+int error_exit_status(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::internal: return 1;
+    case ErrorCode::invalid_argument: return 2;
+    case ErrorCode::no_such_process: return 3;
+    case ErrorCode::process_exited: return 4;
+    case ErrorCode::process_changed: return 5;
+    case ErrorCode::not_a_user_process: return 6;
+    case ErrorCode::binary_mismatch: return 7;
+    case ErrorCode::address_unmapped: return 8;
+    case ErrorCode::permission_denied: return 9;
+    case ErrorCode::unsupported: return 10;
+    case ErrorCode::file_error: return 11;
+    case ErrorCode::elf_error: return 12;
+    case ErrorCode::not_an_instruction: return 13;
+  }
+  return 1;
+}
+
+}  // namespace xref

@@ -1,0 +1,82 @@
+// Errors as values: every library function in shared/ and the helper engine
+// returns Result<T>; only the edges (main, command handlers) turn an Error
+// into a message and an exit code.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace xref {
+
+// Each code has a stable JSON name and a distinct process exit status
+// (see error_code_name / error_exit_status in error.cpp).
+enum class ErrorCode {
+  internal,            // a bug or an unexpected system failure
+  invalid_argument,    // malformed number, spec or expression; a value over a bound
+  no_such_process,     // the PID does not exist
+  process_exited,      // the process went away during the operation
+  process_changed,     // the PID now names another process (reuse or exec)
+  not_a_user_process,  // kernel thread or zombie
+  binary_mismatch,     // --bin is not the executable the process runs
+  address_unmapped,    // a VA outside every mapping or not file-backed
+  permission_denied,   // missing privileges for the target or the kernel facility
+  unsupported,         // the host lacks a needed kernel facility
+  file_error,          // a file could not be opened or read
+  elf_error,           // a file is not a usable ELF image
+  not_an_instruction,  // an address inside an instruction, not at its start
+};
+
+struct Error {
+  ErrorCode code = ErrorCode::internal;
+  std::string message;  // one line: what went wrong
+  std::string hint;     // one line: what to do about it (may be empty)
+  int column = 0;       // 1-based column in the parsed text, 0 when not a parse error
+};
+
+const char* error_code_name(ErrorCode code);
+int error_exit_status(ErrorCode code);
+
+inline Error make_error(ErrorCode code, std::string message, std::string hint = {}) {
+  return Error{code, std::move(message), std::move(hint), 0};
+}
+
+template <typename T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : storage_(std::in_place_index<0>, std::move(value)) {}
+  Result(Error error) : storage_(std::in_place_index<1>, std::move(error)) {}
+
+  bool ok() const { return storage_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+
+  T& value() & { return std::get<0>(storage_); }
+  const T& value() const& { return std::get<0>(storage_); }
+  T&& value() && { return std::get<0>(std::move(storage_)); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+
+  const Error& error() const { return std::get<1>(storage_); }
+
+ private:
+  std::variant<T, Error> storage_;
+};
+
+template <>
+class [[nodiscard]] Result<void> {
+ public:
+  Result() = default;
+  Result(Error error) : error_(std::move(error)), ok_(false) {}
+
+  bool ok() const { return ok_; }
+  explicit operator bool() const { return ok_; }
+  const Error& error() const { return error_; }
+
+ private:
+  Error error_;
+  bool ok_ = true;
+};
+
+}  // namespace xref
