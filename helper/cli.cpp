@@ -1,15 +1,102 @@
 #include "cli.h"
 
 #include <CLI/CLI.hpp>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "json_envelope.h"
+#include "report.h"
 
 namespace xref {
+namespace {
+
+// The predecessor spelled commands `xref [-b BIN] live CMD ...`; scripts
+// written for it keep working: drop "live" and hand -b BIN to the command.
+std::vector<std::string> rewrite_seed_spelling(std::vector<std::string> args) {
+  std::vector<std::string> global_bin;
+  size_t index = 1;
+  while (index < args.size()) {
+    if ((args[index] == "-b" || args[index] == "--bin") && index + 1 < args.size()) {
+      global_bin = {"--bin", args[index + 1]};
+      index += 2;
+    } else if (args[index].rfind("--bin=", 0) == 0) {
+      global_bin = {"--bin", args[index].substr(6)};
+      index += 1;
+    } else {
+      break;
+    }
+  }
+  if (index >= args.size() || (args[index] != "live" && global_bin.empty())) return args;
+  std::vector<std::string> rewritten{args[0]};
+  size_t rest = args[index] == "live" ? index + 1 : index;
+  rewritten.insert(rewritten.end(), args.begin() + static_cast<long>(rest), args.end());
+  rewritten.insert(rewritten.end(), global_bin.begin(), global_bin.end());
+  return rewritten;
+}
+
+bool wants_json(const std::vector<std::string>& args) {
+  for (const auto& arg : args) {
+    if (arg == "--json") return true;
+  }
+  return false;
+}
+
+std::string operation_for(const std::vector<std::string>& args) {
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "maps" || args[i] == "resolve" || args[i] == "memscan") return "live_" + args[i];
+    if (args[i] == "doctor") return args[i];
+  }
+  return "usage";
+}
+
+}  // namespace
+
+void add_process_options(CLI::App& command, ProcessCommandOptions& options) {
+  command.add_option("--pid,-p", options.pid, "target process ID")->required()->check(CLI::PositiveNumber);
+  command.add_option("--bin,-b", options.bin,
+                     "the target's executable; verified against the process (build-id and SHA-256)");
+  command.add_flag("--json", options.json, "print one JSON document (docs/json.md)");
+}
 
 int run_cli(int argc, char** argv) {
-  CLI::App app{"xref: ordered, thread-scoped live tracing for native processes", "xref"};
+  std::vector<std::string> args = rewrite_seed_spelling(std::vector<std::string>(argv, argv + argc));
+
+  CLI::App app{"xref: ordered, thread-scoped live tracing of native processes", "xref"};
   app.set_version_flag("--version", std::string("xref ") + XREF_VERSION);
   app.require_subcommand(1);
-  CLI11_PARSE(app, argc, argv);
-  return 0;
+  app.fallthrough(false);
+  int exit_status = 0;
+  setup_maps(app, exit_status);
+  setup_resolve(app, exit_status);
+  setup_memscan(app, exit_status);
+  setup_doctor(app, exit_status);
+
+  std::vector<std::string> reversed(args.rbegin(), args.rend() - 1);  // CLI11 parses a reversed vector
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::CallForAllHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::CallForVersion& version) {
+    return app.exit(version);
+  } catch (const CLI::ParseError& parse_error) {
+    // Usage mistakes share the invalid_argument exit status and, under
+    // --json, the error object of every other failure.
+    Error error = make_error(ErrorCode::invalid_argument, parse_error.what(), "see `xref --help`");
+    if (wants_json(args)) {
+      Envelope envelope;
+      envelope.operation = operation_for(args);
+      envelope.error = error;
+      std::cout << envelope_json(envelope).dump() << std::endl;
+    } else {
+      std::cerr << error_line(error) << std::endl;
+    }
+    return error_exit_status(error.code);
+  }
+  return exit_status;
 }
 
 }  // namespace xref

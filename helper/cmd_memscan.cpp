@@ -1,0 +1,95 @@
+// xref memscan --pid P U64...: find a word sequence in a live process and
+// show what surrounds each hit.
+#include <iomanip>
+#include <ostream>
+
+#include "commands.h"
+#include "hex.h"
+#include "memscan.h"
+#include "number_parse.h"
+#include "report.h"
+#include "target.h"
+
+namespace xref {
+namespace {
+
+struct MemscanCommandOptions : ProcessCommandOptions {
+  std::vector<std::string> values;
+  MemscanOptions scan;
+};
+
+void print_memscan(std::ostream& out, const MemscanResult& result) {
+  for (const MemscanHit& hit : result.hits) {
+    out << "hit " << to_hex(hit.address) << "  in " << hit.region.perms << " " << hit.region.label()
+        << (hit.context_clipped ? "  (context clipped at region edge)" : "") << "\n";
+    for (const ContextWord& word : hit.context) {
+      out << (word.in_match ? "  => " : "     ") << to_hex(word.address) << "  " << std::setw(18)
+          << (word.value ? to_hex(*word.value) : std::string("??")) << "  " << word.classification;
+      if (!word.evidence.empty()) out << "  " << word.evidence;
+      out << "\n";
+    }
+  }
+  out << "summary: hits=" << result.hits.size() << " regions=" << result.regions_scanned
+      << " bytes_read=" << result.bytes_read << " skipped_regions=" << result.skipped.size();
+  for (const auto& stop : result.stops) out << " stop=" << stop;
+  out << "\n";
+}
+
+}  // namespace
+
+void setup_memscan(CLI::App& app, int& exit_status) {
+  auto options = std::make_shared<MemscanCommandOptions>();
+  CLI::App* command = app.add_subcommand(
+      "memscan", "search a live process for a sequence of u64 words (aligned, bounded, read-only)");
+  add_process_options(*command, *options);
+  command->add_option("values", options->values, "u64 words to find, in order (0x hex or decimal)")->required();
+  command->add_option("--before-words", options->scan.before_words, "context words before each hit")
+      ->capture_default_str();
+  command->add_option("--after-words", options->scan.after_words, "context words after the matched words")
+      ->capture_default_str();
+  command->add_option("--max-hits", options->scan.max_hits, "stop after this many hits")->capture_default_str();
+  command->add_option("--max-read-bytes", options->scan.max_read_bytes, "stop after reading this many bytes")
+      ->capture_default_str();
+  command->callback([options, &exit_status] {
+    Envelope envelope;
+    envelope.operation = "live_memscan";
+    envelope.limits = {{"max_hits", options->scan.max_hits},
+                       {"before_words", options->scan.before_words},
+                       {"after_words", options->scan.after_words},
+                       {"max_read_bytes", options->scan.max_read_bytes}};
+    for (const std::string& text : options->values) {
+      auto value = parse_u64(text, "value");
+      if (!value) {
+        envelope.error = value.error();
+        exit_status = report({options->json}, envelope, nullptr);
+        return;
+      }
+      options->scan.pattern.push_back(*value);
+    }
+    if (auto valid = validate(options->scan); !valid) {
+      envelope.error = valid.error();
+      exit_status = report({options->json}, envelope, nullptr);
+      return;
+    }
+    auto target = open_target({options->pid, options->bin});
+    if (!target) {
+      envelope.error = target.error();
+      exit_status = report({options->json}, envelope, nullptr);
+      return;
+    }
+    envelope.process = process_json(target->process.identity(), target->binary_match);
+    auto result = memscan(options->pid, target->space, options->scan);
+    if (!result) {
+      envelope.error = result.error();
+    } else {
+      envelope.data = memscan_json(*result);
+      envelope.stops = result->stops;
+      if (auto still = target->process.recheck(); !still) envelope.error = still.error();
+    }
+    exit_status = report({options->json}, envelope, [&](std::ostream& out) {
+      if (result) print_memscan(out, *result);
+    });
+  });
+}
+
+}  // namespace xref

@@ -1,0 +1,23 @@
+// One setup function per subcommand (cmd_NAME.cpp): it adds the subcommand
+// and its options to the app and, when parsed, runs it and stores the exit
+// status in `exit_status`.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace xref {
+
+void setup_maps(CLI::App& app, int& exit_status);
+void setup_resolve(CLI::App& app, int& exit_status);
+void setup_memscan(CLI::App& app, int& exit_status);
+void setup_doctor(CLI::App& app, int& exit_status);
+
+// Options every process command shares: --pid, --bin/-b, --json.
+struct ProcessCommandOptions {
+  int pid = 0;
+  std::string bin;
+  bool json = false;
+};
+void add_process_options(CLI::App& command, ProcessCommandOptions& options);
+
+}  // namespace xref

@@ -1,0 +1,15 @@
+// The individual doctor checks (doctor_*.cpp), each appending its results.
+#pragma once
+
+#include "doctor.h"
+
+namespace xref {
+
+void check_privileges(DoctorReport& report);
+void check_btf(DoctorReport& report);
+void check_bpf_uprobes(DoctorReport& report);  // bpf_load, ringbuf, perf_uprobe, uprobe_multi, attach_cookie
+void check_tracefs(DoctorReport& report);
+void check_perf_events(DoctorReport& report);  // hardware vs software events
+void check_hardware_breakpoints(DoctorReport& report);
+
+}  // namespace xref

@@ -1,0 +1,85 @@
+// Doctor checks that need no BPF: privileges, BTF, tracefs.
+#include <sys/mount.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <bpf/btf.h>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "doctor_checks.h"
+
+namespace xref {
+namespace {
+
+constexpr long kTracefsMagic = 0x74726163;
+constexpr const char* kTracefsPath = "/sys/kernel/tracing";
+
+uint64_t effective_capabilities() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("CapEff:", 0) == 0) return std::stoull(line.substr(7), nullptr, 16);
+  }
+  return 0;
+}
+
+bool is_tracefs(const char* path) {
+  struct statfs info;
+  return statfs(path, &info) == 0 && info.f_type == kTracefsMagic;
+}
+
+}  // namespace
+
+void check_privileges(DoctorReport& report) {
+  const uint64_t caps = effective_capabilities();
+  auto has = [&](int bit) { return (caps >> bit) & 1u; };
+  std::ostringstream detail;
+  detail << "euid " << geteuid() << ", CAP_SYS_ADMIN " << (has(21) ? "yes" : "no") << ", CAP_PERFMON "
+         << (has(38) ? "yes" : "no") << ", CAP_BPF " << (has(39) ? "yes" : "no");
+  const bool enough = has(21) || (has(38) && has(39));
+  report.checks.push_back({"privileges", enough ? CheckStatus::ok : CheckStatus::missing, detail.str(),
+                           enough ? "" : "run the helper as root, or grant it CAP_BPF and CAP_PERFMON"});
+}
+
+void check_btf(DoctorReport& report) {
+  struct btf* vmlinux = btf__load_vmlinux_btf();
+  if (vmlinux == nullptr) {
+    report.checks.push_back({"btf", CheckStatus::missing, "/sys/kernel/btf/vmlinux could not be loaded",
+                             "the kernel needs CONFIG_DEBUG_INFO_BTF"});
+    return;
+  }
+  const uint32_t types = btf__type_cnt(vmlinux);
+  btf__free(vmlinux);
+  report.checks.push_back({"btf", CheckStatus::ok, "kernel BTF loaded (" + std::to_string(types) + " types)", ""});
+}
+
+void check_tracefs(DoctorReport& report) {
+  std::string how = "already mounted";
+  if (!is_tracefs(kTracefsPath)) {
+    if (geteuid() != 0) {
+      report.checks.push_back({"tracefs", CheckStatus::missing, std::string(kTracefsPath) + " is not mounted",
+                               "as root: mount -t tracefs nodev /sys/kernel/tracing"});
+      return;
+    }
+    if (mount("nodev", kTracefsPath, "tracefs", 0, nullptr) != 0) {
+      report.checks.push_back({"tracefs", CheckStatus::failed,
+                               std::string("mount -t tracefs on ") + kTracefsPath + " failed: " + std::strerror(errno),
+                               "mount it by hand: mount -t tracefs nodev /sys/kernel/tracing"});
+      return;
+    }
+    how = "mounted by xref doctor";
+  }
+  const std::string events = std::string(kTracefsPath) + "/uprobe_events";
+  if (access(events.c_str(), W_OK) != 0) {
+    report.checks.push_back({"tracefs", CheckStatus::failed, events + " is not writable: " + std::strerror(errno),
+                             "run as root; the tracefs backend writes uprobe_events"});
+    return;
+  }
+  report.checks.push_back({"tracefs", CheckStatus::ok, std::string(kTracefsPath) + " " + how + ", uprobe_events writable", ""});
+}
+
+}  // namespace xref

@@ -1,0 +1,50 @@
+// Live VA -> mapping, file offset, static VA candidates, function and
+// instruction: what `xref resolve` answers, and what trace output uses to
+// name addresses.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "address_space.h"
+#include "elf_image.h"
+
+namespace xref {
+
+struct InstructionInfo {
+  bool is_start = false;         // va is the first byte of an instruction
+  uint64_t start = 0;            // the instruction holding va
+  uint32_t size = 0;
+  std::string text;              // "call 0x1170"
+};
+
+struct ResolvedCandidate {
+  StaticCandidate candidate;
+  std::optional<FunctionSymbol> function;
+  uint64_t function_offset = 0;
+  std::optional<InstructionInfo> instruction;  // for code addresses with a known function
+  std::string instruction_error;               // why instruction is absent, if it is
+};
+
+struct ResolvedAddress {
+  LiveAddress live;
+  std::vector<ResolvedCandidate> candidates;
+
+  bool resolved() const {
+    return live.kind == AddressKind::file_backed || live.kind == AddressKind::zero_fill
+               ? !candidates.empty()
+               : false;
+  }
+};
+
+ResolvedAddress resolve_address(const AddressSpace& space, uint64_t live_va);
+nlohmann::json resolved_json(const ResolvedAddress& address);
+// "sample_service+0x1170 leaf_add+0x4" style one-liner for a candidate.
+std::string describe_candidate(const ResolvedCandidate& candidate);
+std::string segment_flags_text(uint32_t flags);
+
+}  // namespace xref

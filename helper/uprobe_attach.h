@@ -1,0 +1,53 @@
+// Attaching one BPF program to many user-space addresses of one file,
+// restricted to one process, with a cookie per address:
+//  - uprobe_multi: one BPF_TRACE_UPROBE_MULTI link for all addresses (6.6+);
+//    Debian's libbpf 1.1 has no API for it, so the link is made with bpf(2).
+//  - perf_event: one perf uprobe event per address plus a BPF_PERF_EVENT
+//    link carrying the cookie; works on older kernels.
+// Closing the UprobeLink detaches everything it attached.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "result.h"
+
+namespace xref {
+
+// The kernel's enum bpf_attach_type value; Debian's 6.1 uapi headers lack it.
+constexpr uint32_t kBpfTraceUprobeMulti = 48;
+
+class UprobeLink {
+ public:
+  UprobeLink() = default;
+  explicit UprobeLink(std::vector<int> fds) : fds_(std::move(fds)) {}
+  UprobeLink(UprobeLink&& other) noexcept : fds_(std::move(other.fds_)) { other.fds_.clear(); }
+  UprobeLink& operator=(UprobeLink&& other) noexcept;
+  UprobeLink(const UprobeLink&) = delete;
+  UprobeLink& operator=(const UprobeLink&) = delete;
+  ~UprobeLink() { close(); }
+
+  void close();
+  bool attached() const { return !fds_.empty(); }
+
+ private:
+  std::vector<int> fds_;
+};
+
+// `program_fd` must be loaded with expected_attach_type kBpfTraceUprobeMulti.
+Result<UprobeLink> attach_uprobe_multi(int program_fd, const std::string& path,
+                                       std::span<const uint64_t> file_offsets,
+                                       std::span<const uint64_t> cookies, pid_t pid);
+
+Result<UprobeLink> attach_perf_uprobes(int program_fd, const std::string& path,
+                                       std::span<const uint64_t> file_offsets,
+                                       std::span<const uint64_t> cookies, pid_t pid);
+
+// The dynamic PMU type of perf uprobes (/sys/bus/event_source/devices/uprobe/type).
+Result<uint32_t> uprobe_pmu_type();
+
+}  // namespace xref
