@@ -182,7 +182,12 @@ std::vector<FunctionSymbol> fold_aliases(std::vector<SymbolCandidate> candidates
   for (auto& candidate : candidates) {
     if (!functions.empty() && functions.back().start == candidate.symbol.start) {
       // An alias: keep the best-ranked name, but learn a size it lacked.
-      if (functions.back().size == 0) functions.back().size = candidate.symbol.size;
+      FunctionSymbol& kept = functions.back();
+      if (kept.size == 0) kept.size = candidate.symbol.size;
+      if (candidate.symbol.name != kept.name &&
+          std::find(kept.aliases.begin(), kept.aliases.end(), candidate.symbol.name) == kept.aliases.end()) {
+        kept.aliases.push_back(candidate.symbol.name);
+      }
       continue;
     }
     functions.push_back(std::move(candidate.symbol));
@@ -322,7 +327,8 @@ const FunctionSymbol* ElfImage::function_at(uint64_t start) const {
 std::vector<const FunctionSymbol*> ElfImage::find_functions(std::string_view name) const {
   std::vector<const FunctionSymbol*> found;
   for (const auto& function : functions_) {
-    if (function.name == name || function.demangled == name || strip_parameters(function.demangled) == name) {
+    const bool alias = std::find(function.aliases.begin(), function.aliases.end(), name) != function.aliases.end();
+    if (alias || function.name == name || function.demangled == name || strip_parameters(function.demangled) == name) {
       found.push_back(&function);
     }
   }

@@ -49,6 +49,7 @@ struct FunctionSymbol {
   uint64_t start = 0;     // static VA
   uint64_t size = 0;      // 0 when the symbol gives none
   SymbolSource source = SymbolSource::symtab;
+  std::vector<std::string> aliases;  // other names at the same start ("__getpid" for "getpid")
 
   uint64_t end() const { return start + size; }
   bool contains(uint64_t va) const { return va == start || (va > start && va - start < size); }
@@ -85,7 +86,7 @@ class ElfImage {
   const std::vector<FunctionSymbol>& functions() const { return functions_; }
   const FunctionSymbol* function_containing(uint64_t va) const;
   const FunctionSymbol* function_at(uint64_t start) const;
-  // Exact match on the stored or the demangled name (and the demangled name
+  // Exact match on the stored name, an alias, or the demangled name (and the demangled name
   // without its parameter list, so "ns::f" finds "ns::f(int)").
   std::vector<const FunctionSymbol*> find_functions(std::string_view name) const;
 
