@@ -1,0 +1,336 @@
+#include "fetch_spec.h"
+
+#include <algorithm>
+#include <array>
+
+#include "number_parse.h"
+
+namespace xref {
+namespace {
+
+constexpr std::string_view item_hint =
+    "each fetch is NAME=ARG[:TYPE], e.g. amount=%r8:u64 or asset=+16(%dx):u64";
+constexpr std::string_view register_hint =
+    "registers: ax bx cx dx si di bp sp ip flags r8..r15, or rax rbx rcx rdx rsi rdi rbp rsp rip "
+    "eflags";
+constexpr std::string_view type_hint =
+    "append :u64, :s32, :x64 and so on, or omit the type for u64";
+
+// Field names the kernel's trace event format already uses; an argument
+// named like one of them is refused when the uprobe event is created.
+constexpr std::array<std::string_view, 9> reserved_names{
+    "common_type", "common_flags",   "common_preempt_count", "common_pid",   "common_tgid",
+    "__probe_ip",  "__probe_ret_ip", "__probe_func",         "__probe_type",
+};
+
+struct TypeName {
+  std::string_view name;
+  FetchType type;
+};
+
+constexpr std::array<TypeName, 12> type_names{{
+    {"u8", {1, false, false}},
+    {"u16", {2, false, false}},
+    {"u32", {4, false, false}},
+    {"u64", {8, false, false}},
+    {"s8", {1, true, false}},
+    {"s16", {2, true, false}},
+    {"s32", {4, true, false}},
+    {"s64", {8, true, false}},
+    {"x8", {1, false, true}},
+    {"x16", {2, false, true}},
+    {"x32", {4, false, true}},
+    {"x64", {8, false, true}},
+}};
+
+bool is_identifier_start(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+bool is_identifier_char(char c) { return is_identifier_start(c) || (c >= '0' && c <= '9'); }
+
+bool is_space(char c) { return c == ' ' || c == '\t'; }
+
+std::string quoted(char c) { return std::string("'") + c + "'"; }
+
+// Recursive descent over the whole spec, so every error knows its column.
+class FetchSpecParser {
+ public:
+  explicit FetchSpecParser(std::string_view spec) : spec_(spec) {}
+
+  Result<std::vector<FetchItem>> parse() {
+    std::vector<FetchItem> items;
+    skip_spaces();
+    if (at_end()) return error_at(0, "empty fetch spec", item_hint);
+    while (true) {
+      skip_spaces();
+      if (items.size() == fetch_max_items) {
+        return error_at(position_,
+                        "too many fetches: the limit is " + std::to_string(fetch_max_items),
+                        "fetch fewer values per probe");
+      }
+      auto item = parse_item(items);
+      if (!item) return item.error();
+      items.push_back(std::move(*item));
+      skip_spaces();
+      if (at_end()) return items;
+      if (peek() == ',') {
+        ++position_;
+        continue;
+      }
+      if (peek() == ')') {
+        return error_here("unbalanced parenthesis: ')' without a matching '('",
+                          "remove the ')' or add the '(' of a dereference such as +16(%dx)");
+      }
+      return error_here("expected ',' or the end of the spec but found " + quoted(peek()),
+                        "separate fetches with ','");
+    }
+  }
+
+ private:
+  Result<FetchItem> parse_item(const std::vector<FetchItem>& earlier_items) {
+    FetchItem item;
+    const size_t name_start = position_;
+    if (at_end() || peek() == ',') return error_here("expected a fetch name", item_hint);
+    if (!is_identifier_start(peek())) {
+      return error_here("expected a fetch name (a letter or '_') but found " + quoted(peek()),
+                        item_hint);
+    }
+    while (!at_end() && is_identifier_char(peek())) ++position_;
+    item.name = std::string(spec_.substr(name_start, position_ - name_start));
+
+    if (item.name.size() > fetch_max_name_length) {
+      return error_at(name_start,
+                      "name '" + item.name + "' is longer than " +
+                          std::to_string(fetch_max_name_length) + " characters",
+                      "the kernel refuses longer argument names; pick a shorter one");
+    }
+    for (std::string_view reserved : reserved_names) {
+      if (item.name == reserved) {
+        return error_at(name_start,
+                        "name '" + item.name + "' is reserved by the kernel's trace event format",
+                        "pick another name");
+      }
+    }
+    for (const FetchItem& earlier : earlier_items) {
+      if (earlier.name == item.name) {
+        return error_at(name_start, "duplicate name '" + item.name + "'",
+                        "give each fetch its own name");
+      }
+    }
+
+    if (at_end() || peek() != '=') {
+      return error_here("expected '=' after the name '" + item.name + "'" + found_suffix(),
+                        item_hint);
+    }
+    ++position_;
+
+    if (auto status = parse_arg(item, 0); !status) return status.error();
+
+    if (!at_end() && peek() == ':') {
+      ++position_;
+      auto type = parse_type();
+      if (!type) return type.error();
+      item.type = *type;
+    }
+    return item;
+  }
+
+  // ARG := '%' REG | [+|-]OFFSET '(' ARG ')'. `depth` counts the
+  // dereferences around this ARG; offsets are appended innermost first
+  // because the recursion finishes the inner ARG before this one's offset.
+  Result<void> parse_arg(FetchItem& item, size_t depth) {
+    if (at_end()) {
+      return error_here("expected a register such as %r8 or a dereference such as +16(%dx)",
+                        item_hint);
+    }
+    if (peek() == '%') return parse_register(item);
+
+    const size_t offset_start = position_;
+    if (peek() != '+' && peek() != '-' && !(peek() >= '0' && peek() <= '9')) {
+      return error_here(
+          "expected a register such as %r8 or a dereference such as +16(%dx) but found " +
+              quoted(peek()),
+          item_hint);
+    }
+    if (depth == fetch_max_derefs) {
+      return error_at(
+          offset_start,
+          "too many nested dereferences: the limit is " + std::to_string(fetch_max_derefs),
+          "the BPF program follows at most " + std::to_string(fetch_max_derefs) +
+              " pointers per fetch");
+    }
+    auto offset = parse_offset();
+    if (!offset) return offset.error();
+
+    const size_t open_paren = position_;
+    if (at_end() || peek() != '(') {
+      return error_here("expected '(' after the offset" + found_suffix(),
+                        "write a dereference as +16(%dx)");
+    }
+    ++position_;
+    if (auto inner = parse_arg(item, depth + 1); !inner) return inner.error();
+    if (at_end() || peek() != ')') {
+      return error_here("unbalanced parenthesis: expected ')' to close the '(' at column " +
+                            std::to_string(open_paren + 1) + found_suffix(),
+                        "close every '(' of a dereference, e.g. +8(+16(%di))");
+    }
+    ++position_;
+    item.deref_offsets.push_back(*offset);
+    return {};
+  }
+
+  Result<void> parse_register(FetchItem& item) {
+    const size_t percent = position_;
+    ++position_;
+    const size_t name_start = position_;
+    while (!at_end() && is_identifier_char(peek())) ++position_;
+    const std::string_view name = spec_.substr(name_start, position_ - name_start);
+    if (name.empty()) {
+      return error_at(name_start, "expected a register name after '%'", register_hint);
+    }
+    const auto reg = register_from_name(name);
+    if (!reg) {
+      return error_at(percent, "unknown register '%" + std::string(name) + "'", register_hint);
+    }
+    item.base = *reg;
+    return {};
+  }
+
+  // [+|-]DIGITS, decimal or 0x hex; no sign means '+'. The kernel keeps
+  // dereference offsets in an int, so they must fit in 32 bits.
+  Result<int32_t> parse_offset() {
+    const size_t start = position_;
+    const bool negative = peek() == '-';
+    if (peek() == '+' || peek() == '-') ++position_;
+    const size_t digits_start = position_;
+    while (!at_end() && is_identifier_char(peek())) ++position_;
+    const std::string_view digits = spec_.substr(digits_start, position_ - digits_start);
+    if (digits.empty()) {
+      return error_at(digits_start, std::string("expected an offset after '") + spec_[start] + "'",
+                      "write a dereference as +16(%dx) or -0x10(%bp)");
+    }
+    auto magnitude = parse_u64(digits, "offset", static_cast<int>(digits_start) + 1);
+    if (!magnitude) return magnitude.error();
+    const uint64_t limit = negative ? uint64_t{1} << 31 : (uint64_t{1} << 31) - 1;
+    if (*magnitude > limit) {
+      return error_at(
+          start,
+          "offset '" + std::string(spec_.substr(start, position_ - start)) +
+              "' does not fit in 32 bits",
+          "the kernel keeps dereference offsets in 32 bits; use an offset within +-2^31");
+    }
+    const int64_t value =
+        negative ? -static_cast<int64_t>(*magnitude) : static_cast<int64_t>(*magnitude);
+    return static_cast<int32_t>(value);
+  }
+
+  Result<FetchType> parse_type() {
+    const size_t start = position_;
+    while (!at_end() && is_identifier_char(peek())) ++position_;
+    const std::string_view name = spec_.substr(start, position_ - start);
+    if (name.empty()) {
+      return error_at(start, "expected a type after ':'" + found_suffix(), type_hint);
+    }
+    for (const TypeName& entry : type_names) {
+      if (entry.name == name) return entry.type;
+    }
+    return error_at(start,
+                    "unknown type '" + std::string(name) + "'; use u8..u64, s8..s64 or x8..x64",
+                    type_hint);
+  }
+
+  bool at_end() const { return position_ >= spec_.size(); }
+  char peek() const { return spec_[position_]; }
+  void skip_spaces() {
+    while (!at_end() && is_space(peek())) ++position_;
+  }
+
+  std::string found_suffix() const {
+    return at_end() ? " but the spec ended" : " but found " + quoted(peek());
+  }
+
+  Error error_at(size_t index, std::string message, std::string_view hint) const {
+    Error error = make_error(ErrorCode::invalid_argument, std::move(message), std::string(hint));
+    error.column = static_cast<int>(index) + 1;
+    return error;
+  }
+  Error error_here(std::string message, std::string_view hint) const {
+    return error_at(position_, std::move(message), hint);
+  }
+
+  std::string_view spec_;
+  size_t position_ = 0;
+};
+
+}  // namespace
+
+std::string fetch_type_name(FetchType type) {
+  const char letter = type.hex ? 'x' : (type.is_signed ? 's' : 'u');
+  return letter + std::to_string(type.width_bytes * 8);
+}
+
+Result<std::vector<FetchItem>> parse_fetch_spec(std::string_view spec) {
+  return FetchSpecParser(spec).parse();
+}
+
+namespace {
+
+// Always signed: the kernel requires the sign the spec lets users omit.
+std::string offset_text(int32_t offset) {
+  // Widened first: -INT32_MIN does not fit in an int32_t.
+  const int64_t wide = offset;
+  return (wide < 0 ? "-" : "+") + std::to_string(wide < 0 ? -wide : wide);
+}
+
+}  // namespace
+
+std::string to_string(const FetchItem& item) {
+  std::string arg = "%" + std::string(register_kernel_name(item.base));
+  for (int32_t offset : item.deref_offsets) arg = offset_text(offset) + "(" + arg + ")";
+  return item.name + "=" + arg + ":" + fetch_type_name(item.type);
+}
+
+namespace {
+
+std::string join_items(std::span<const FetchItem> items, char separator) {
+  std::string joined;
+  for (const FetchItem& item : items) {
+    if (!joined.empty()) joined += separator;
+    joined += to_string(item);
+  }
+  return joined;
+}
+
+}  // namespace
+
+std::string to_string(std::span<const FetchItem> items) { return join_items(items, ','); }
+
+std::string tracefs_fetch_args(std::span<const FetchItem> items) { return join_items(items, ' '); }
+
+xref_fetch compile_fetch(const FetchItem& item) {
+  xref_fetch compiled{};
+  compiled.regs_offset = register_pt_regs_offset(item.base);
+  // parse_fetch_spec bounds the nesting; the clamp keeps a hand-built item
+  // from sending the BPF program past its array.
+  const size_t deref_count = std::min(item.deref_offsets.size(), fetch_max_derefs);
+  compiled.deref_count = static_cast<__u8>(deref_count);
+  compiled.width = item.type.width_bytes;
+  compiled.is_signed = item.type.is_signed ? 1 : 0;
+  for (size_t i = 0; i < deref_count; ++i) {
+    compiled.deref_offsets[i] = item.deref_offsets[i];
+  }
+  return compiled;
+}
+
+uint64_t extend_fetched_value(uint64_t raw, FetchType type) {
+  if (type.width_bytes == 0) return 0;
+  if (type.width_bytes >= 8) return raw;
+  const unsigned bits = type.width_bytes * 8u;
+  const uint64_t low = raw & ((uint64_t{1} << bits) - 1);
+  const uint64_t sign_bit = uint64_t{1} << (bits - 1);
+  if (type.is_signed && (low & sign_bit) != 0) return low | ~((uint64_t{1} << bits) - 1);
+  return low;
+}
+
+}  // namespace xref
