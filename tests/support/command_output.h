@@ -1,0 +1,38 @@
+// Runs a shell command and returns its standard output, for tests that take
+// their ground truth from nm, objdump or readelf.
+#pragma once
+
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace xref::test {
+
+inline std::string command_output(const std::string& command) {
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) throw std::runtime_error("cannot run: " + command);
+  std::string output;
+  char buffer[4096];
+  size_t count;
+  while ((count = fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, count);
+  if (pclose(pipe) != 0) throw std::runtime_error("command failed: " + command);
+  return output;
+}
+
+inline std::vector<std::string> command_lines(const std::string& command) {
+  std::vector<std::string> lines;
+  std::string output = command_output(command);
+  size_t start = 0;
+  while (start < output.size()) {
+    size_t end = output.find('\n', start);
+    if (end == std::string::npos) end = output.size();
+    lines.push_back(output.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+inline std::string fixture_path(const std::string& name) { return std::string(XREF_FIXTURE_DIR) + "/" + name; }
+
+}  // namespace xref::test
