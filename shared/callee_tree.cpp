@@ -48,10 +48,11 @@ std::vector<CalleeEdge> edges_of(const FunctionCode& code) {
     CalleeEdge edge;
     switch (exit.kind) {
       case ExitKind::indirect: edge.kind = EdgeKind::indirect_jump; break;
-      // disassemble() with an image has classified every direct exit; an
-      // unclassified one is treated as a tail jump only if it hits a function.
-      case ExitKind::tail_call:
-      case ExitKind::candidate_tail: edge.kind = EdgeKind::tail_jump; break;
+      case ExitKind::tail_call: edge.kind = EdgeKind::tail_jump; break;
+      // disassemble() with an image classifies every direct exit, so
+      // candidate_tail does not reach here; were it to, claiming a tail call
+      // unchecked would be wrong, so it is a plain jump.
+      case ExitKind::candidate_tail:
       case ExitKind::cold_part:
       case ExitKind::outside_jump: edge.kind = EdgeKind::jump; break;
     }
