@@ -13,6 +13,7 @@
 #include <map>
 
 #include "demangle.h"
+#include "eh_frame.h"
 #include "hex.h"
 
 namespace xref {
@@ -290,8 +291,37 @@ Result<ElfImage> ElfImage::open(const std::string& path) {
     }
   }
   image.functions_ = fold_aliases(std::move(candidates));
-
+  image.add_fde_ranges();
   return image;
+}
+
+// Without a symbol table, .eh_frame still says where code lives: FDE ranges
+// that no symbol covers become functions, marked as FDE ranges.
+void ElfImage::add_fde_ranges() {
+  const SectionInfo* eh_frame = section(".eh_frame");
+  const std::span<const uint8_t> file = file_bytes();
+  if (eh_frame == nullptr || eh_frame->type == SHT_NOBITS || eh_frame->offset > file.size() ||
+      eh_frame->size > file.size() - eh_frame->offset) {
+    return;
+  }
+  auto ranges = parse_eh_frame(file.subspan(eh_frame->offset, eh_frame->size), eh_frame->addr);
+  if (!ranges) {
+    fde_error_ = ranges.error().message;
+    return;
+  }
+  std::vector<FunctionSymbol> added;
+  for (const FdeRange& range : *ranges) {
+    if (function_containing(range.start) != nullptr) continue;
+    FunctionSymbol symbol;
+    symbol.name = "fde_" + to_hex(range.start).substr(2);
+    symbol.demangled = symbol.name;
+    symbol.start = range.start;
+    symbol.size = range.size;
+    symbol.source = SymbolSource::eh_frame_fde;
+    added.push_back(std::move(symbol));
+  }
+  functions_.insert(functions_.end(), added.begin(), added.end());
+  std::sort(functions_.begin(), functions_.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
 }
 
 std::span<const uint8_t> ElfImage::file_bytes() const {

@@ -99,8 +99,11 @@ class ElfImage {
   std::vector<uint64_t> vas_of_file_offset(uint64_t file_offset) const;
   // The file bytes of [va, va+size) when all of it is file-backed in one segment.
   std::optional<std::span<const uint8_t>> bytes_at(uint64_t va, uint64_t size) const;
+  // Why .eh_frame could not be read, when it could not (empty otherwise).
+  const std::string& fde_error() const { return fde_error_; }
 
  private:
+  void add_fde_ranges();
   struct Mapping;
   std::shared_ptr<const Mapping> mapping_;
   std::string path_;
@@ -111,6 +114,7 @@ class ElfImage {
   std::vector<LoadSegment> segments_;
   std::vector<SectionInfo> sections_;
   std::vector<FunctionSymbol> functions_;
+  std::string fde_error_;
 };
 
 }  // namespace xref

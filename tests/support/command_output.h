@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -31,6 +32,15 @@ inline std::vector<std::string> command_lines(const std::string& command) {
     start = end + 1;
   }
   return lines;
+}
+
+// Like command_lines, but nullopt instead of an exception when the command fails.
+inline std::optional<std::vector<std::string>> try_command_lines(const std::string& command) {
+  try {
+    return command_lines(command);
+  } catch (const std::runtime_error&) {
+    return std::nullopt;
+  }
 }
 
 inline std::string fixture_path(const std::string& name) { return std::string(XREF_FIXTURE_DIR) + "/" + name; }
