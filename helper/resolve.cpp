@@ -1,5 +1,6 @@
 #include "resolve.h"
 
+#include "disassembly.h"
 #include "hex.h"
 #include "json_envelope.h"
 
@@ -13,6 +14,29 @@ std::string segment_flags_text(uint32_t flags) {
   return text;
 }
 
+namespace {
+
+// Disassembles the owning function to say whether va starts an instruction,
+// and if not, which instruction it falls inside.
+void describe_instruction(const ElfImage& image, const FunctionSymbol& function, uint64_t va,
+                          ResolvedCandidate& resolved) {
+  if (function.source == SymbolSource::plt) return;
+  auto code = disassemble(image, function);
+  if (!code) {
+    resolved.instruction_error = code.error().message;
+    return;
+  }
+  const Instruction* instruction = instruction_containing(*code, va);
+  if (instruction == nullptr) {
+    resolved.instruction_error = "no decoded instruction covers " + to_hex(va) + " in " + function.demangled;
+    return;
+  }
+  resolved.instruction = InstructionInfo{instruction->address == va, instruction->address, instruction->size,
+                                         instruction->text};
+}
+
+}  // namespace
+
 ResolvedAddress resolve_address(const AddressSpace& space, uint64_t live_va) {
   ResolvedAddress address;
   address.live = space.resolve_live(live_va);
@@ -24,6 +48,7 @@ ResolvedAddress resolve_address(const AddressSpace& space, uint64_t live_va) {
       if (const FunctionSymbol* function = (*image)->function_containing(candidate.static_va)) {
         resolved.function = *function;
         resolved.function_offset = candidate.static_va - function->start;
+        describe_instruction(**image, *function, candidate.static_va, resolved);
       }
     }
     address.candidates.push_back(std::move(resolved));
