@@ -5,8 +5,7 @@
 
 #include "commands.h"
 #include "hex.h"
-#include "report.h"
-#include "target.h"
+#include "process_command.h"
 
 namespace xref {
 namespace {
@@ -77,16 +76,10 @@ void setup_maps(CLI::App& app, int& exit_status) {
   command->callback([options, &exit_status] {
     Envelope envelope;
     envelope.operation = "live_maps";
-    auto target = open_target({options->pid, options->bin});
-    if (!target) {
-      envelope.error = target.error();
-      exit_status = report({options->json}, envelope, nullptr);
-      return;
-    }
-    envelope.process = process_json(target->process.identity(), target->binary_match);
-    envelope.data = maps_json(*target);
-    if (auto still = target->process.recheck(); !still) envelope.error = still.error();
-    exit_status = report({options->json}, envelope, [&](std::ostream& out) { print_maps(out, *target); });
+    exit_status = run_process_command(*options, envelope, [](Target& target, Envelope& result) -> TextPrinter {
+      result.data = maps_json(target);
+      return [&target](std::ostream& out) { print_maps(out, target); };
+    });
   });
 }
 

@@ -7,8 +7,7 @@
 #include "hex.h"
 #include "memscan.h"
 #include "number_parse.h"
-#include "report.h"
-#include "target.h"
+#include "process_command.h"
 
 namespace xref {
 namespace {
@@ -60,34 +59,24 @@ void setup_memscan(CLI::App& app, int& exit_status) {
     for (const std::string& text : options->values) {
       auto value = parse_u64(text, "value");
       if (!value) {
-        envelope.error = value.error();
-        exit_status = report({options->json}, envelope, nullptr);
+        exit_status = report_early_error(*options, envelope, value.error());
         return;
       }
       options->scan.pattern.push_back(*value);
     }
     if (auto valid = validate(options->scan); !valid) {
-      envelope.error = valid.error();
-      exit_status = report({options->json}, envelope, nullptr);
+      exit_status = report_early_error(*options, envelope, valid.error());
       return;
     }
-    auto target = open_target({options->pid, options->bin});
-    if (!target) {
-      envelope.error = target.error();
-      exit_status = report({options->json}, envelope, nullptr);
-      return;
-    }
-    envelope.process = process_json(target->process.identity(), target->binary_match);
-    auto result = memscan(options->pid, target->space, options->scan);
-    if (!result) {
-      envelope.error = result.error();
-    } else {
-      envelope.data = memscan_json(*result);
-      envelope.stops = result->stops;
-      if (auto still = target->process.recheck(); !still) envelope.error = still.error();
-    }
-    exit_status = report({options->json}, envelope, [&](std::ostream& out) {
-      if (result) print_memscan(out, *result);
+    exit_status = run_process_command(*options, envelope, [&](Target& target, Envelope& result) -> TextPrinter {
+      auto scanned = memscan(options->pid, target.space, options->scan);
+      if (!scanned) {
+        result.error = scanned.error();
+        return nullptr;
+      }
+      result.data = memscan_json(*scanned);
+      result.stops = scanned->stops;
+      return [found = std::move(*scanned)](std::ostream& out) { print_memscan(out, found); };
     });
   });
 }

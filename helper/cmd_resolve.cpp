@@ -5,9 +5,8 @@
 #include "commands.h"
 #include "hex.h"
 #include "number_parse.h"
-#include "report.h"
+#include "process_command.h"
 #include "resolve.h"
-#include "target.h"
 
 namespace xref {
 namespace {
@@ -50,46 +49,38 @@ void setup_resolve(CLI::App& app, int& exit_status) {
     for (const std::string& text : options->addresses) {
       auto va = parse_u64(text, "address");
       if (!va) {
-        envelope.error = va.error();
-        exit_status = report({options->json}, envelope, nullptr);
+        exit_status = report_early_error(*options, envelope, va.error());
         return;
       }
       vas.push_back(*va);
     }
     if (vas.size() > kMaxAddresses) {
-      envelope.error = make_error(ErrorCode::invalid_argument,
-                                  std::to_string(vas.size()) + " addresses given; at most " +
-                                      std::to_string(kMaxAddresses) + " per call",
-                                  "split the list over several calls");
-      exit_status = report({options->json}, envelope, nullptr);
+      exit_status = report_early_error(
+          *options, envelope,
+          make_error(ErrorCode::invalid_argument,
+                     std::to_string(vas.size()) + " addresses given; at most " + std::to_string(kMaxAddresses) +
+                         " per call",
+                     "split the list over several calls"));
       return;
     }
-    auto target = open_target({options->pid, options->bin});
-    if (!target) {
-      envelope.error = target.error();
-      exit_status = report({options->json}, envelope, nullptr);
-      return;
-    }
-    envelope.process = process_json(target->process.identity(), target->binary_match);
-    std::vector<ResolvedAddress> resolved;
-    nlohmann::json addresses = nlohmann::json::array();
-    std::vector<std::string> unresolved;
-    for (uint64_t va : vas) {
-      resolved.push_back(resolve_address(target->space, va));
-      addresses.push_back(resolved_json(resolved.back()));
-      if (!resolved.back().resolved()) unresolved.push_back(to_hex(va));
-    }
-    envelope.data = {{"addresses", addresses}};
-    if (auto still = target->process.recheck(); !still) {
-      envelope.error = still.error();
-    } else if (!unresolved.empty()) {
-      std::string list;
-      for (const auto& va : unresolved) list += (list.empty() ? "" : ", ") + va;
-      envelope.error = make_error(ErrorCode::address_unmapped,
-                                  "not in any file-backed module of PID " + std::to_string(options->pid) + ": " + list,
-                                  "check the address against `xref maps --pid " + std::to_string(options->pid) + "`");
-    }
-    exit_status = report({options->json}, envelope, [&](std::ostream& out) { print_resolved(out, resolved); });
+    auto resolved = std::make_shared<std::vector<ResolvedAddress>>();
+    exit_status = run_process_command(*options, envelope, [&](Target& target, Envelope& result) -> TextPrinter {
+      nlohmann::json addresses = nlohmann::json::array();
+      std::string unresolved;
+      for (uint64_t va : vas) {
+        resolved->push_back(resolve_address(target.space, va));
+        addresses.push_back(resolved_json(resolved->back()));
+        if (!resolved->back().resolved()) unresolved += (unresolved.empty() ? "" : ", ") + to_hex(va);
+      }
+      result.data = {{"addresses", addresses}};
+      if (!unresolved.empty()) {
+        const std::string pid = std::to_string(options->pid);
+        result.error = make_error(ErrorCode::address_unmapped,
+                                  "not in any file-backed module of PID " + pid + ": " + unresolved,
+                                  "check the address against `xref maps --pid " + pid + "`");
+      }
+      return [resolved](std::ostream& out) { print_resolved(out, *resolved); };
+    });
   });
 }
 

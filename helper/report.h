@@ -22,7 +22,4 @@ int report(const OutputOptions& output, const Envelope& envelope,
 // One line: "xref: error: MESSAGE (column N); HINT".
 std::string error_line(const Error& error);
 
-// Renders the error with a caret line under `input` at error.column.
-std::string error_with_caret(const Error& error, const std::string& input);
-
 }  // namespace xref
