@@ -73,6 +73,10 @@ int run_cli(int argc, char** argv) {
   setup_memscan(app, exit_status);
   setup_doctor(app, exit_status);
 
+  if (args.size() == 1) {
+    std::cout << app.help();
+    return 0;
+  }
   std::vector<std::string> reversed(args.rbegin(), args.rend() - 1);  // CLI11 parses a reversed vector
   try {
     app.parse(reversed);
