@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "json_envelope.h"
+#include "libbpf_log.h"
 #include "report.h"
 
 namespace xref {
@@ -45,7 +46,9 @@ bool wants_json(const std::vector<std::string>& args) {
 
 std::string operation_for(const std::vector<std::string>& args) {
   for (size_t i = 1; i < args.size(); ++i) {
-    if (args[i] == "maps" || args[i] == "resolve" || args[i] == "memscan") return "live_" + args[i];
+    if (args[i] == "maps" || args[i] == "resolve" || args[i] == "memscan" || args[i] == "trace") {
+      return "live_" + args[i];
+    }
     if (args[i] == "doctor") return args[i];
   }
   return "usage";
@@ -61,6 +64,7 @@ void add_process_options(CLI::App& command, ProcessCommandOptions& options) {
 }
 
 int run_cli(int argc, char** argv) {
+  configure_libbpf_logging();
   std::vector<std::string> args = rewrite_seed_spelling(std::vector<std::string>(argv, argv + argc));
 
   CLI::App app{"xref: ordered, thread-scoped live tracing of native processes", "xref"};
@@ -72,6 +76,7 @@ int run_cli(int argc, char** argv) {
   setup_resolve(app, exit_status);
   setup_memscan(app, exit_status);
   setup_doctor(app, exit_status);
+  setup_trace(app, exit_status);
 
   if (args.size() == 1) {
     std::cout << app.help();

@@ -1,0 +1,435 @@
+// xref trace: one program attached to every traced address (one
+// uprobe_multi link, or one perf uprobe per address), told apart by the
+// attach cookie. Windows live in a per-thread map: a start probe opens one
+// on the thread that hits it (when the start filter passes), every other
+// probe returns at once on a thread without a window, and inside a window
+// each event gets the next sequence number, so user space orders events by
+// (window, seq), never by clock. Frames are tracked by the stack pointer at
+// function entry, which is how frames left by unwinding (exceptions,
+// panics, longjmp) are noticed: the next event on the thread sees a stack
+// pointer above them.
+#include <linux/bpf.h>
+#include <linux/ptrace.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "trace_abi.h"
+
+#define EFAULT_CODE 14
+
+const volatile __u32 target_tgid = 0;
+const volatile __u64 max_events = 0;  /* 0: unbounded */
+const volatile __u64 max_windows = 0; /* 0: unbounded */
+const volatile __u32 ringbuf_wakeup = 0; /* 0: user space drains on a timer */
+
+/* Written by BPF, read by user space through the skeleton's .bss. */
+__u64 events_emitted = 0;
+__u64 windows_opened = 0;
+__u64 windows_closed = 0;
+__u64 starts_filtered = 0;
+__u64 lost_events = 0;
+__u32 stopped = 0;
+__u32 stop_reason = XREF_STOP_NONE;
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, XREF_TRACE_MAX_PROBES);
+  __type(key, __u32);
+  __type(value, struct xref_probe);
+} probes SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct xref_filter_program);
+} start_filter SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, XREF_TRACE_MAX_THREADS);
+  __type(key, __u32);
+  __type(value, struct xref_thread_window);
+} threads SEC(".maps");
+
+/* Reservation failures per CPU: user space sums them. */
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, __u64);
+} lost_per_cpu SEC(".maps");
+
+/* Never written: the all-zero value a new thread state starts from (the
+ * state is too big for the BPF stack). */
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct xref_thread_window);
+} zero_window SEC(".maps");
+
+/* Fetched values of the current hit, before they go into an event. */
+struct fetched {
+  __u64 values[XREF_FETCH_MAX_ITEMS];
+  __s16 errors[XREF_FETCH_MAX_ITEMS];
+  __u16 failed;
+  __u8 count;
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct fetched);
+} scratch_fetched SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 1 << 22); /* resized by user space before load */
+} events SEC(".maps");
+
+/* The registers of the current hit, copied once: reading pt_regs fields
+ * at a variable offset straight from ctx is not allowed. */
+#define PT_REGS_WORDS (sizeof(struct pt_regs) / 8)
+struct saved_regs {
+  __u64 words[32];
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct saved_regs);
+} scratch_regs SEC(".maps");
+
+static __always_inline __u64 extend(__u64 raw, __u8 width, __u8 is_signed) {
+  if (width >= 8) return raw;
+  __u32 bits = (__u32)width * 8;
+  __u64 mask = (1ull << bits) - 1;
+  raw &= mask;
+  if (is_signed && (raw >> (bits - 1)) & 1) raw |= ~mask;
+  return raw;
+}
+
+/* Runs the probe's fetches into `out`; a failed read keeps its -errno and
+ * is flagged, never reported as a value. */
+static __always_inline void run_fetches(struct pt_regs *ctx, const struct xref_probe *probe, struct fetched *out) {
+  out->count = probe->fetch_count;
+  out->failed = 0;
+  if (probe->fetch_count == 0) return;
+  __u32 zero = 0;
+  struct saved_regs *regs = bpf_map_lookup_elem(&scratch_regs, &zero);
+  if (!regs) return;
+  if (bpf_probe_read_kernel(regs->words, sizeof(struct pt_regs), ctx) != 0) return;
+  for (int i = 0; i < XREF_FETCH_MAX_ITEMS; i++) {
+    if (i >= probe->fetch_count) break;
+    const struct xref_fetch *fetch = &probe->fetches[i];
+    __u32 word = fetch->regs_offset / 8;
+    __u64 value = word < PT_REGS_WORDS ? regs->words[word & 31] : 0;
+    __s16 error = 0;
+    for (int d = 0; d < XREF_FETCH_MAX_DEREFS; d++) {
+      if (d >= fetch->deref_count) break;
+      __u64 address = value + (__s64)fetch->deref_offsets[d];
+      __u32 size = d + 1 == fetch->deref_count ? fetch->width : 8;
+      if (size > 8) size = 8;
+      if (size == 0) size = 1;
+      value = 0;
+      long read = bpf_probe_read_user(&value, size, (const void *)address);
+      if (read < 0) {
+        error = (__s16)read;
+        value = 0;
+        break;
+      }
+    }
+    out->values[i] = error ? 0 : extend(value, fetch->width, fetch->is_signed);
+    out->errors[i] = error;
+    if (error) out->failed |= (__u16)(1u << i);
+  }
+}
+
+/* The lowered start filter: forward jumps only, so at most
+ * XREF_FILTER_MAX_INSNS steps. */
+static __always_inline int filter_accepts(const struct fetched *values) {
+  __u32 zero = 0;
+  const struct xref_filter_program *program = bpf_map_lookup_elem(&start_filter, &zero);
+  if (!program || program->insn_count == 0) return 1;
+  __u32 pc = 0;
+  for (int step = 0; step < XREF_FILTER_MAX_INSNS; step++) {
+    if (pc >= program->insn_count || pc >= XREF_FILTER_MAX_INSNS) return 0;
+    /* The mask keeps the verifier sure of the bound; the empty asm stops
+     * clang from dropping it as redundant after the check above. */
+    __u32 slot = pc;
+    asm volatile("" : "+r"(slot));
+    const struct xref_filter_insn *insn = &program->insns[slot & (XREF_FILTER_MAX_INSNS - 1)];
+    __u8 lhs_slot = insn->lhs_slot;
+    if (lhs_slot >= XREF_FETCH_MAX_ITEMS || (values->failed >> lhs_slot) & 1) return 0;
+    __u64 lhs = values->values[lhs_slot];
+    __u64 rhs = insn->constant;
+    if (insn->rhs_slot != XREF_FILTER_CONSTANT_SLOT) {
+      __u8 rhs_slot = insn->rhs_slot;
+      if (rhs_slot >= XREF_FETCH_MAX_ITEMS || (values->failed >> rhs_slot) & 1) return 0;
+      rhs = values->values[rhs_slot];
+    }
+    int result;
+    if (insn->is_signed) {
+      __s64 a = (__s64)lhs, b = (__s64)rhs;
+      switch (insn->op) {
+        case XREF_FILTER_OP_EQ: result = a == b; break;
+        case XREF_FILTER_OP_NE: result = a != b; break;
+        case XREF_FILTER_OP_LT: result = a < b; break;
+        case XREF_FILTER_OP_LE: result = a <= b; break;
+        case XREF_FILTER_OP_GT: result = a > b; break;
+        case XREF_FILTER_OP_GE: result = a >= b; break;
+        default: return 0;
+      }
+    } else {
+      switch (insn->op) {
+        case XREF_FILTER_OP_EQ: result = lhs == rhs; break;
+        case XREF_FILTER_OP_NE: result = lhs != rhs; break;
+        case XREF_FILTER_OP_LT: result = lhs < rhs; break;
+        case XREF_FILTER_OP_LE: result = lhs <= rhs; break;
+        case XREF_FILTER_OP_GT: result = lhs > rhs; break;
+        case XREF_FILTER_OP_GE: result = lhs >= rhs; break;
+        default: return 0;
+      }
+    }
+    __u8 next = result ? insn->on_true : insn->on_false;
+    if (next == XREF_FILTER_ACCEPT) return 1;
+    if (next == XREF_FILTER_REJECT) return 0;
+    if (next <= pc) return 0; /* only forward */
+    pc = next;
+  }
+  return 0;
+}
+
+static __always_inline void count_loss(struct xref_thread_window *window) {
+  __u32 zero = 0;
+  __u64 *per_cpu = bpf_map_lookup_elem(&lost_per_cpu, &zero);
+  if (per_cpu) *per_cpu += 1;
+  __sync_fetch_and_add(&lost_events, 1);
+  window->lost += 1;
+}
+
+static __always_inline void stop_emitting(__u32 reason) {
+  if (!stopped) {
+    stop_reason = reason;
+    stopped = 1;
+  }
+}
+
+/* Reserves the next event of the window. Every attempt consumes a sequence
+ * number, so a lost event leaves a gap user space can see. */
+static __always_inline struct xref_trace_event *reserve_event(struct xref_thread_window *window, __u32 tid,
+                                                              __u8 type) {
+  __u64 seq = window->seq;
+  window->seq = seq + 1;
+  if (max_events && __sync_fetch_and_add(&events_emitted, 1) >= max_events) {
+    stop_emitting(XREF_STOP_MAX_EVENTS);
+    return 0;
+  }
+  struct xref_trace_event *event = bpf_ringbuf_reserve(&events, sizeof(*event), 0);
+  if (!event) {
+    count_loss(window);
+    return 0;
+  }
+  __builtin_memset(event, 0, sizeof(*event));
+  event->window_id = window->window_id;
+  event->seq = seq;
+  event->timestamp_ns = bpf_ktime_get_ns();
+  event->tid = tid;
+  event->type = type;
+  event->probe_index = 0xffffffff;
+  return event;
+}
+
+static __always_inline void submit(struct xref_trace_event *event) {
+  bpf_ringbuf_submit(event, ringbuf_wakeup ? 0 : BPF_RB_NO_WAKEUP);
+}
+
+static __always_inline void copy_fetched(struct xref_trace_event *event, const struct fetched *values) {
+  event->fetch_count = values->count;
+  event->fetch_failed = values->failed;
+  for (int i = 0; i < XREF_FETCH_MAX_ITEMS; i++) {
+    event->values[i] = values->values[i];
+    event->fetch_error[i] = values->errors[i];
+  }
+}
+
+static __always_inline void emit_frame_event(struct xref_thread_window *window, __u32 tid, __u8 type,
+                                             __u32 depth, __u32 function_id, __u64 sp) {
+  struct xref_trace_event *event = reserve_event(window, tid, type);
+  if (!event) return;
+  event->depth = (__u16)depth;
+  event->function_id = function_id;
+  event->sp = sp;
+  submit(event);
+}
+
+static __always_inline void close_window(struct xref_thread_window *window, __u32 tid, __u8 status) {
+  struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_WINDOW_END);
+  if (event) {
+    event->status = status;
+    event->lost = window->lost;
+    submit(event);
+  }
+  bpf_map_delete_elem(&threads, &tid);
+  __u64 closed = __sync_fetch_and_add(&windows_closed, 1) + 1;
+  if (max_windows && closed >= max_windows) stop_emitting(XREF_STOP_MAX_WINDOWS);
+}
+
+/* Pops frames whose entry sp is below `sp` (strictly below for a ret, which
+ * runs with sp at its own frame's entry sp; at or below for an entry, since
+ * a live frame cannot share a new call's entry sp). Returns 1 when the start
+ * frame itself was popped and the window closed. */
+static __always_inline int pop_unwound(struct xref_thread_window *window, __u32 tid, __u64 sp, int inclusive) {
+  for (int i = 0; i < XREF_TRACE_MAX_DEPTH; i++) {
+    __u32 depth = window->depth;
+    if (depth == 0 || depth > XREF_TRACE_MAX_DEPTH) return 0;
+    struct xref_frame *top = &window->frames[(depth - 1) & (XREF_TRACE_MAX_DEPTH - 1)];
+    if (inclusive ? top->entry_sp > sp : top->entry_sp >= sp) return 0;
+    window->depth = depth - 1;
+    emit_frame_event(window, tid, XREF_EVENT_UNWOUND, depth - 1, top->function_id, top->entry_sp);
+    if (depth - 1 == 0) {
+      close_window(window, tid, XREF_WINDOW_UNWOUND);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static __always_inline void emit_entry(struct pt_regs *ctx, struct xref_thread_window *window, __u32 tid,
+                                       __u32 index, const struct xref_probe *probe, const struct fetched *values,
+                                       __u8 flags) {
+  __u64 sp = PT_REGS_SP(ctx);
+  __u32 depth = window->depth;
+  struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_ENTRY);
+  if (depth < XREF_TRACE_MAX_DEPTH) {
+    window->frames[depth & (XREF_TRACE_MAX_DEPTH - 1)].entry_sp = sp;
+    window->frames[depth & (XREF_TRACE_MAX_DEPTH - 1)].function_id = probe->function_id;
+    window->depth = depth + 1;
+    if (probe->flags & XREF_PROBE_F_STOP_RETURN && window->stop_sp == 0) window->stop_sp = sp;
+  } else {
+    flags |= XREF_EVENT_F_DEPTH_OVERFLOW;
+  }
+  if (!event) return;
+  event->depth = (__u16)depth;
+  event->probe_index = index;
+  event->function_id = probe->function_id;
+  event->sp = sp;
+  event->flags = flags;
+  __u64 return_address = 0;
+  if (bpf_probe_read_user(&return_address, sizeof(return_address), (const void *)sp) == 0) {
+    event->return_address = return_address;
+  }
+  copy_fetched(event, values);
+  submit(event);
+}
+
+static __always_inline void open_window(struct pt_regs *ctx, __u32 tid, __u32 index, const struct xref_probe *probe,
+                                        struct xref_thread_window *old) {
+  __u32 zero = 0;
+  struct fetched *values = bpf_map_lookup_elem(&scratch_fetched, &zero);
+  struct xref_thread_window *fresh = bpf_map_lookup_elem(&zero_window, &zero);
+  if (!values || !fresh) return;
+  /* A start while a window is open: the old start call never came back
+   * through a probed ret (its frame was unwound past), so it is truncated. */
+  if (old) close_window(old, tid, XREF_WINDOW_TRUNCATED);
+  if (stopped) return;
+  if (max_windows && windows_opened >= max_windows) return;
+  run_fetches(ctx, probe, values);
+  if (!filter_accepts(values)) {
+    __sync_fetch_and_add(&starts_filtered, 1);
+    return;
+  }
+  __u64 window_id = __sync_fetch_and_add(&windows_opened, 1) + 1;
+  if (max_windows && window_id > max_windows) return;
+  if (bpf_map_update_elem(&threads, &tid, fresh, BPF_ANY) != 0) return;
+  struct xref_thread_window *window = bpf_map_lookup_elem(&threads, &tid);
+  if (!window) return;
+  window->window_id = window_id;
+  window->start_sp = PT_REGS_SP(ctx);
+  window->start_ns = bpf_ktime_get_ns();
+  emit_entry(ctx, window, tid, index, probe, values, XREF_EVENT_F_WINDOW_BEGIN);
+}
+
+SEC("uprobe")
+int trace_probe(struct pt_regs *ctx) {
+  if (stopped) return 0;
+  __u64 id = bpf_get_current_pid_tgid();
+  if ((__u32)(id >> 32) != target_tgid) return 0;
+  __u32 tid = (__u32)id;
+  __u64 cookie = bpf_get_attach_cookie(ctx);
+  struct xref_thread_window *window = bpf_map_lookup_elem(&threads, &tid);
+  if (!window && !(cookie & XREF_COOKIE_START)) return 0; /* the untraced-thread fast path */
+
+  __u32 index = (__u32)(cookie & XREF_COOKIE_INDEX_MASK);
+  const struct xref_probe *probe = bpf_map_lookup_elem(&probes, &index);
+  if (!probe) return 0;
+  if (cookie & XREF_COOKIE_START) {
+    /* Recursion into the start function inside its own window is an
+     * ordinary entry, not a new window. */
+    if (!window || PT_REGS_SP(ctx) >= window->start_sp) {
+      open_window(ctx, tid, index, probe, window);
+      return 0;
+    }
+  }
+
+  __u64 sp = PT_REGS_SP(ctx);
+  __u32 zero = 0;
+  struct fetched *values = bpf_map_lookup_elem(&scratch_fetched, &zero);
+  if (!values) return 0;
+
+  switch (probe->kind) {
+    case XREF_PROBE_ENTRY: {
+      if (pop_unwound(window, tid, sp, 1)) return 0;
+      run_fetches(ctx, probe, values);
+      emit_entry(ctx, window, tid, index, probe, values, 0);
+      return 0;
+    }
+    case XREF_PROBE_RET:
+    case XREF_PROBE_TAIL_EXIT: {
+      if (pop_unwound(window, tid, sp, 0)) return 0;
+      __u32 depth = window->depth;
+      if (depth == 0 || depth > XREF_TRACE_MAX_DEPTH) return 0;
+      struct xref_frame *top = &window->frames[(depth - 1) & (XREF_TRACE_MAX_DEPTH - 1)];
+      /* Not this frame: a ret of a call that began before the window. */
+      if (top->entry_sp != sp || top->function_id != probe->function_id) return 0;
+      window->depth = depth - 1;
+      run_fetches(ctx, probe, values);
+      struct xref_trace_event *event =
+          reserve_event(window, tid, probe->kind == XREF_PROBE_RET ? XREF_EVENT_RETURN : XREF_EVENT_TAIL_EXIT);
+      if (event) {
+        event->depth = (__u16)(depth - 1);
+        event->probe_index = index;
+        event->function_id = probe->function_id;
+        event->sp = sp;
+        copy_fetched(event, values);
+        submit(event);
+      }
+      /* The start call (or the --stop-return frame) came back. */
+      if (probe->kind == XREF_PROBE_RET &&
+          (depth - 1 == 0 || (window->stop_sp == sp && (probe->flags & XREF_PROBE_F_STOP_RETURN)))) {
+        close_window(window, tid, XREF_WINDOW_COMPLETE);
+      }
+      return 0;
+    }
+    case XREF_PROBE_STOP: {
+      if (pop_unwound(window, tid, sp, 0)) return 0;
+      run_fetches(ctx, probe, values);
+      struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_STOP);
+      if (event) {
+        event->depth = (__u16)window->depth;
+        event->probe_index = index;
+        event->sp = sp;
+        copy_fetched(event, values);
+        submit(event);
+      }
+      close_window(window, tid, XREF_WINDOW_COMPLETE);
+      return 0;
+    }
+  }
+  return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

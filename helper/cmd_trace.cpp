@@ -1,0 +1,140 @@
+// xref trace --pid P --start FN [...]: ordered, thread-scoped call-trace
+// windows (docs/trace.md).
+#include <iostream>
+
+#include "commands.h"
+#include "hex.h"
+#include "process_command.h"
+#include "report.h"
+#include "trace_output.h"
+#include "trace_plan.h"
+#include "trace_session.h"
+
+namespace xref {
+namespace {
+
+constexpr uint64_t kMaxWindowsBound = 1000000;
+constexpr uint64_t kMaxEventsBound = 1000000000;
+
+struct TraceCommandOptions : ProcessCommandOptions {
+  TraceRequest request;
+  bool jsonl = false;
+};
+
+Result<void> validate_bounds(const TraceRequest& request) {
+  if (request.max_windows > kMaxWindowsBound) {
+    return make_error(ErrorCode::invalid_argument, "--max-windows is at most " + std::to_string(kMaxWindowsBound));
+  }
+  if (request.max_events > kMaxEventsBound) {
+    return make_error(ErrorCode::invalid_argument, "--max-events is at most " + std::to_string(kMaxEventsBound));
+  }
+  if (request.backend != "auto" && request.backend != "uprobe_multi" && request.backend != "perf_uprobe") {
+    return make_error(ErrorCode::invalid_argument, "--backend must be auto, uprobe_multi or perf_uprobe");
+  }
+  return {};
+}
+
+int run_trace_command(const TraceCommandOptions& options) {
+  Envelope envelope;
+  envelope.operation = "live_trace";
+  if (auto bounds = validate_bounds(options.request); !bounds) return report_early_error(options, envelope, bounds.error());
+  auto target = open_target({options.pid, options.bin});
+  if (!target) return report_early_error(options, envelope, target.error());
+  envelope.process = process_json(target->process.identity(), target->binary_match);
+  auto plan = plan_trace(*target, options.request);
+  if (!plan) return report_early_error(options, envelope, plan.error());
+
+  TraceRenderer renderer(*target, *plan);
+  const bool text = !options.json && !options.jsonl;
+  TraceCallbacks callbacks;
+  callbacks.attached = [&](const std::string& backend, size_t probes) {
+    std::cerr << "xref: tracing PID " << options.pid << ": " << probes << " probes in " << plan->functions.size()
+              << " functions (backend " << backend << "); stop with Ctrl-C" << std::endl;
+    if (text) renderer.print_header(std::cout, backend);
+  };
+  callbacks.window_closed = [&](const TraceWindow& window) {
+    if (options.jsonl) {
+      std::cout << nlohmann::json{{"type", "window"}, {"window", renderer.window_json(window, nullptr)}}.dump()
+                << std::endl;
+    } else if (text) {
+      renderer.print_window(std::cout, window, nullptr);
+      std::cout.flush();
+    }
+  };
+  auto run = run_trace(*target, *plan, options.request, callbacks);
+  if (!run) return report_early_error(options, envelope, run.error());
+
+  std::optional<Error> error;
+  if (run->target_exited) {
+    error = make_error(ErrorCode::process_exited,
+                       "process " + std::to_string(options.pid) + " exited during the trace; windows still open are "
+                                                                  "marked target_exited",
+                       "the windows captured before the exit are shown");
+  }
+  if (options.json) {
+    nlohmann::json document = renderer.document(*run);
+    if (error) document["error"] = error_json(*error);
+    std::cout << document.dump() << std::endl;
+  } else if (options.jsonl) {
+    for (const auto& [id, window] : run->windows->windows()) {
+      if (!window.ended) {
+        std::cout << nlohmann::json{{"type", "window"}, {"window", renderer.window_json(window, &*run)}}.dump()
+                  << std::endl;
+      }
+    }
+    std::cout << nlohmann::json{{"type", "summary"},
+                                {"backend", run->backend},
+                                {"process", renderer.process_json_after(*run)},
+                                {"summary", renderer.summary_json(*run)}}
+                     .dump()
+              << std::endl;
+  } else {
+    for (const auto& [id, window] : run->windows->windows()) {
+      if (!window.ended) renderer.print_window(std::cout, window, &*run);
+    }
+    renderer.print_summary(std::cout, *run);
+    std::cout.flush();
+    if (error) std::cerr << error_line(*error) << std::endl;
+  }
+  return error ? error_exit_status(error->code) : 0;
+}
+
+}  // namespace
+
+void setup_trace(CLI::App& app, int& exit_status) {
+  auto options = std::make_shared<TraceCommandOptions>();
+  TraceRequest& request = options->request;
+  CLI::App* command = app.add_subcommand(
+      "trace", "ordered, thread-scoped call-trace windows: entries and returns of functions on the thread that "
+               "hit --start, until the start call returns");
+  add_process_options(*command, *options);
+  command->add_flag("--jsonl", options->jsonl, "print each window as one JSON line as it closes, then a summary line");
+  command->add_option("--start", request.start, "function (name or static VA) whose call opens a window")
+      ->required();
+  command->add_option("--start-filter", request.start_filter,
+                      "open a window only when this holds over the --fetch values, e.g. \"asset >= 100\"");
+  command->add_option("--fetch", request.fetch, "values read at the start probe, e.g. \"id=+0(%di):u64\"");
+  command->add_option("--stop", request.stop, "static VA (or function) that closes the window when hit");
+  command->add_option("--stop-return", request.stop_return,
+                      "function whose return closes the window (default: the --start function)");
+  command->add_option("--functions", request.functions, "functions to trace: names or static VAs, comma-separated")
+      ->delimiter(',');
+  command->add_option("--fetch-at", request.fetch_at, "VA SPEC: values read at that function's entry")
+      ->type_size(2);
+  command->add_option("--fetch-ret", request.fetch_ret, "VA SPEC: values read at that function's returns")
+      ->type_size(2);
+  command->add_option("--max-windows", request.max_windows, "stop after this many windows (0: no limit)")
+      ->capture_default_str();
+  command->add_option("--max-events", request.max_events, "stop after this many events (0: no limit)")
+      ->capture_default_str();
+  command->add_option("--duration-ms", request.duration_ms, "stop after this long (0: no limit)")
+      ->capture_default_str();
+  command->add_option("--ringbuf-bytes", request.ringbuf_bytes, "ring buffer size, a power of two")
+      ->capture_default_str();
+  command->add_option("--backend", request.backend, "auto, uprobe_multi or perf_uprobe")->capture_default_str();
+  command->add_flag("--uretprobes", request.uretprobes,
+                    "observe returns with uretprobes (best effort: breaks unwinding through traced frames)");
+  command->callback([options, &exit_status] { exit_status = run_trace_command(*options); });
+}
+
+}  // namespace xref

@@ -1,0 +1,151 @@
+#include "trace_bpf.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "trace.skel.h"
+
+namespace xref {
+namespace {
+
+std::string libbpf_message(int error) {
+  char text[256];
+  libbpf_strerror(error, text, sizeof text);
+  return text;
+}
+
+Error load_error(int error) {
+  // As root, EACCES is the verifier refusing the program, not a privilege problem.
+  if (error == -EACCES && geteuid() == 0) {
+    return make_error(ErrorCode::internal, "the kernel's verifier rejected the trace program",
+                      "rerun with XREF_DEBUG_BPF=1 for the verifier log and report it");
+  }
+  const ErrorCode code = (error == -EPERM || error == -EACCES) ? ErrorCode::permission_denied : ErrorCode::unsupported;
+  return make_error(code, "loading the trace BPF program failed: " + libbpf_message(error),
+                    code == ErrorCode::permission_denied ? "run xref as root (CAP_BPF and CAP_PERFMON)"
+                                                         : "run `xref doctor` to see what this kernel supports");
+}
+
+xref_probe compile_probe(const PlannedProbe& planned) {
+  xref_probe probe;
+  std::memset(&probe, 0, sizeof probe);
+  probe.static_va = planned.static_va;
+  probe.function_id = planned.function_id;
+  probe.kind = planned.kind;
+  probe.flags = planned.flags;
+  probe.fetch_count = static_cast<uint8_t>(planned.fetches.size());
+  for (size_t i = 0; i < planned.fetches.size() && i < XREF_FETCH_MAX_ITEMS; ++i) {
+    probe.fetches[i] = compile_fetch(planned.fetches[i]);
+  }
+  return probe;
+}
+
+trace_bpf* open_configured(const TracePlan& plan, const TraceBpfOptions& options, bool uprobe_multi, Error& error) {
+  trace_bpf* skeleton = trace_bpf__open();
+  if (skeleton == nullptr) {
+    error = make_error(ErrorCode::internal, "opening the embedded trace program failed: " + libbpf_message(-errno));
+    return nullptr;
+  }
+  skeleton->rodata->target_tgid = static_cast<uint32_t>(options.pid);
+  skeleton->rodata->max_events = options.max_events;
+  skeleton->rodata->max_windows = options.max_windows;
+  bpf_map__set_max_entries(skeleton->maps.events, static_cast<uint32_t>(options.ringbuf_bytes));
+  if (uprobe_multi) {
+    bpf_program__set_expected_attach_type(skeleton->progs.trace_probe,
+                                          static_cast<bpf_attach_type>(kBpfTraceUprobeMulti));
+  }
+  const int loaded = trace_bpf__load(skeleton);
+  if (loaded != 0) {
+    error = load_error(loaded);
+    trace_bpf__destroy(skeleton);
+    return nullptr;
+  }
+  for (uint32_t index = 0; index < plan.probes.size(); ++index) {
+    const xref_probe probe = compile_probe(plan.probes[index]);
+    bpf_map__update_elem(skeleton->maps.probes, &index, sizeof index, &probe, sizeof probe, BPF_ANY);
+  }
+  if (plan.start_filter) {
+    const xref_filter_program program = to_bpf_program(*plan.start_filter);
+    const uint32_t zero = 0;
+    bpf_map__update_elem(skeleton->maps.start_filter, &zero, sizeof zero, &program, sizeof program, BPF_ANY);
+  }
+  return skeleton;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<TraceBpf>> TraceBpf::start(const TracePlan& plan, const TraceBpfOptions& options) {
+  if (options.ringbuf_bytes < 4096 || (options.ringbuf_bytes & (options.ringbuf_bytes - 1)) != 0 ||
+      options.ringbuf_bytes > (1ull << 30)) {
+    return make_error(ErrorCode::invalid_argument, "--ringbuf-bytes must be a power of two between 4096 and 1 GiB");
+  }
+  std::vector<uint64_t> offsets, cookies;
+  for (size_t index = 0; index < plan.probes.size(); ++index) {
+    offsets.push_back(plan.probes[index].file_offset);
+    cookies.push_back(index | (plan.probes[index].start ? XREF_COOKIE_START : 0));
+  }
+  std::unique_ptr<TraceBpf> trace(new TraceBpf());
+  Error error;
+  std::string multi_failure;
+  if (options.backend == "auto" || options.backend == "uprobe_multi") {
+    trace->skeleton_ = open_configured(plan, options, true, error);
+    if (trace->skeleton_ != nullptr) {
+      auto link = attach_uprobe_multi(bpf_program__fd(trace->skeleton_->progs.trace_probe), options.attach_path,
+                                      offsets, cookies, options.pid);
+      if (link) {
+        trace->link_ = std::move(*link);
+        trace->backend_ = "uprobe_multi";
+        return trace;
+      }
+      error = link.error();
+      trace_bpf__destroy(trace->skeleton_);
+      trace->skeleton_ = nullptr;
+    }
+    if (options.backend == "uprobe_multi" || error.code == ErrorCode::permission_denied) return error;
+    multi_failure = error.message;
+  }
+  trace->skeleton_ = open_configured(plan, options, false, error);
+  if (trace->skeleton_ == nullptr) return error;
+  auto link = attach_perf_uprobes(bpf_program__fd(trace->skeleton_->progs.trace_probe), options.attach_path, offsets,
+                                  cookies, options.pid);
+  if (!link) return link.error();
+  trace->link_ = std::move(*link);
+  trace->backend_ = "perf_uprobe";
+  return trace;
+}
+
+TraceBpf::~TraceBpf() {
+  link_.close();
+  if (skeleton_ != nullptr) trace_bpf__destroy(skeleton_);
+}
+
+int TraceBpf::ringbuf_fd() const { return bpf_map__fd(skeleton_->maps.events); }
+
+TraceCounters TraceBpf::counters() const {
+  TraceCounters counters;
+  const auto* bss = skeleton_->bss;
+  counters.events_emitted = __atomic_load_n(&bss->events_emitted, __ATOMIC_RELAXED);
+  counters.windows_opened = __atomic_load_n(&bss->windows_opened, __ATOMIC_RELAXED);
+  counters.windows_closed = __atomic_load_n(&bss->windows_closed, __ATOMIC_RELAXED);
+  counters.starts_filtered = __atomic_load_n(&bss->starts_filtered, __ATOMIC_RELAXED);
+  counters.stopped = __atomic_load_n(&bss->stopped, __ATOMIC_RELAXED) != 0;
+  counters.stop_reason = __atomic_load_n(&bss->stop_reason, __ATOMIC_RELAXED);
+  // The per-CPU counters are the authority on loss; sum them.
+  const int cpus = libbpf_num_possible_cpus();
+  std::vector<uint64_t> per_cpu(static_cast<size_t>(cpus > 0 ? cpus : 1));
+  const uint32_t zero = 0;
+  if (bpf_map__lookup_elem(skeleton_->maps.lost_per_cpu, &zero, sizeof zero, per_cpu.data(),
+                           per_cpu.size() * sizeof(uint64_t), 0) == 0) {
+    for (uint64_t lost : per_cpu) counters.lost_events += lost;
+  } else {
+    counters.lost_events = __atomic_load_n(&bss->lost_events, __ATOMIC_RELAXED);
+  }
+  return counters;
+}
+
+}  // namespace xref

@@ -1,0 +1,286 @@
+#include "trace_output.h"
+
+#include <cstring>
+#include <iomanip>
+#include <sstream>
+
+#include "hex.h"
+#include "json_envelope.h"
+#include "resolve.h"
+
+namespace xref {
+namespace {
+
+const std::string kUnknown = "?";
+
+std::string errno_name(int error) {
+  const int positive = error < 0 ? -error : error;
+  if (positive == 14) return "EFAULT";
+  if (positive == 22) return "EINVAL";
+  return std::string(std::strerror(positive));
+}
+
+}  // namespace
+
+std::string event_kind_name(uint8_t type) {
+  switch (type) {
+    case XREF_EVENT_ENTRY: return "entry";
+    case XREF_EVENT_RETURN: return "return";
+    case XREF_EVENT_TAIL_EXIT: return "tail_exit";
+    case XREF_EVENT_UNWOUND: return "unwound";
+    case XREF_EVENT_STOP: return "stop";
+  }
+  return "unknown";
+}
+
+std::string fetched_text(const FetchedValue& value) {
+  if (!value.value) return value.name + "=<unreadable: " + errno_name(value.error) + ">";
+  if (value.type.is_signed) return value.name + "=" + std::to_string(static_cast<int64_t>(*value.value));
+  return value.name + "=" + to_hex(*value.value);
+}
+
+nlohmann::json fetched_json(const FetchedValue& value) {
+  nlohmann::json json = {{"name", value.name}, {"type", fetch_type_name(value.type)}};
+  if (value.value) {
+    json["value"] = to_hex(*value.value);
+    if (value.type.is_signed) json["signed_value"] = static_cast<int64_t>(*value.value);
+  } else {
+    json["value"] = nullptr;
+    json["error"] = "unreadable: " + errno_name(value.error) + " (" + std::to_string(value.error) + ")";
+  }
+  return json;
+}
+
+const std::string& TraceRenderer::function_name(uint32_t function_id) const {
+  if (function_id < plan_.functions.size()) return plan_.functions[function_id].symbol.demangled;
+  return kUnknown;
+}
+
+uint64_t TraceRenderer::function_start(uint32_t function_id) const {
+  return function_id < plan_.functions.size() ? plan_.functions[function_id].symbol.start : 0;
+}
+
+uint64_t TraceRenderer::slide() const {
+  auto bias = target_.space.load_bias(*plan_.module);
+  return bias ? *bias : 0;
+}
+
+CallSiteInfo TraceRenderer::call_site(uint64_t live_return_address) {
+  if (auto cached = call_site_cache_.find(live_return_address); cached != call_site_cache_.end()) {
+    return cached->second;
+  }
+  CallSiteInfo info;
+  const ResolvedAddress resolved = resolve_address(target_.space, live_return_address);
+  if (!resolved.candidates.empty()) {
+    const ResolvedCandidate& candidate = resolved.candidates.front();
+    info.known = true;
+    info.call_site_va = candidate.candidate.static_va;
+    if (candidate.candidate.module != plan_.module) info.module = candidate.candidate.module->name();
+    if (candidate.function) {
+      info.caller_va = candidate.function->start;
+      info.caller = candidate.function->demangled;
+      auto image = target_.space.image(*candidate.candidate.module);
+      std::shared_ptr<FunctionCode>& code = code_cache_[candidate.function->start];
+      if (!code && image) {
+        auto disassembled = disassemble(**image, *candidate.function);
+        if (disassembled) code = std::make_shared<FunctionCode>(std::move(*disassembled));
+      }
+      if (code && candidate.candidate.static_va > 0) {
+        // The call is the instruction that ends exactly at the return address.
+        const Instruction* before = instruction_containing(*code, candidate.candidate.static_va - 1);
+        if (before != nullptr && before->kind == InstructionKind::call &&
+            before->end() == candidate.candidate.static_va) {
+          info.call_site_va = before->address;
+          info.verified = true;
+        }
+      }
+    }
+  }
+  call_site_cache_[live_return_address] = info;
+  return info;
+}
+
+std::string TraceRenderer::status(const TraceWindow& window, bool target_exited) const {
+  if (window.ended) {
+    switch (window.end_status) {
+      case XREF_WINDOW_COMPLETE: return "complete";
+      case XREF_WINDOW_TRUNCATED: return "truncated";
+      case XREF_WINDOW_UNWOUND: return "unwound";
+    }
+    return "unknown";
+  }
+  return target_exited ? "target_exited" : "open_at_stop";
+}
+
+bool TraceRenderer::possible_loss(const TraceWindow& window, const TraceRun* run) const {
+  if (window.lost_reported > 0 || window.missing_events() > 0) return true;
+  // A window whose end record never came may have lost it.
+  return !window.ended && run != nullptr && run->counters.lost_events > 0;
+}
+
+nlohmann::json TraceRenderer::window_json(const TraceWindow& window, const TraceRun* run) {
+  nlohmann::json events = nlohmann::json::array();
+  nlohmann::json start_fetches = nlohmann::json::array();
+  for (const TraceEvent& event : window.events) {
+    nlohmann::json fetches = nlohmann::json::array();
+    for (const FetchedValue& value : event.fetches) fetches.push_back(fetched_json(value));
+    if (event.window_begin) start_fetches = fetches;
+    nlohmann::json json = {
+        {"seq", event.seq},
+        {"kind", event_kind_name(event.type)},
+        {"depth", event.depth},
+        {"target_va", event.type == XREF_EVENT_STOP && plan_.stop_va ? to_hex(*plan_.stop_va)
+                                                                     : to_hex(function_start(event.function_id))},
+        {"symbol", event.type == XREF_EVENT_STOP ? "" : function_name(event.function_id)},
+        {"tail_call", event.type == XREF_EVENT_TAIL_EXIT},
+        {"timestamp_ns", event.timestamp_ns},
+        {"fetches", fetches},
+    };
+    if (event.probe_index < plan_.probes.size()) json["probe_va"] = to_hex(plan_.probes[event.probe_index].static_va);
+    if (event.type == XREF_EVENT_ENTRY) {
+      const CallSiteInfo site = call_site(event.return_address);
+      json["call_site_va"] = site.known ? nlohmann::json(to_hex(site.call_site_va)) : nlohmann::json(nullptr);
+      json["call_site_verified"] = site.verified;
+      json["caller_va"] = site.caller_va ? nlohmann::json(to_hex(site.caller_va)) : nlohmann::json(nullptr);
+      if (!site.caller.empty()) json["caller"] = site.caller;
+      if (!site.module.empty()) json["call_site_module"] = site.module;
+    }
+    if (event.depth_overflow) json["depth_overflow"] = true;
+    events.push_back(std::move(json));
+  }
+  const bool exited = run != nullptr && run->target_exited;
+  const uint64_t end_ns = window.ended ? window.end_timestamp_ns
+                                       : (window.events.empty() ? 0 : window.events.back().timestamp_ns);
+  return {
+      {"window_id", window.window_id},
+      {"tid", window.tid},
+      {"start_va", to_hex(plan_.start_va)},
+      {"stop_va", plan_.stop_va ? to_hex(*plan_.stop_va) : to_hex(plan_.stop_return_va)},
+      {"start_timestamp_ns", window.first_timestamp_ns()},
+      {"end_timestamp_ns", end_ns},
+      {"duration_ns", end_ns >= window.first_timestamp_ns() ? end_ns - window.first_timestamp_ns() : 0},
+      {"status", status(window, exited)},
+      {"possible_loss", possible_loss(window, run)},
+      {"lost_events", std::max<uint64_t>(window.lost_reported, window.missing_events())},
+      {"start_fetches", start_fetches},
+      {"events", events},
+  };
+}
+
+void TraceRenderer::print_header(std::ostream& out, const std::string& backend) const {
+  out << "pid " << target_.process.pid() << "  match " << target_.binary_match << "  slide +" << to_hex(slide())
+      << "  backend " << backend << "  return_mode " << plan_.return_mode << "\n";
+  for (const std::string& warning : plan_.warnings) out << "warning: " << warning << "\n";
+}
+
+void TraceRenderer::print_window(std::ostream& out, const TraceWindow& window, const TraceRun* run) {
+  const bool exited = run != nullptr && run->target_exited;
+  out << "window " << window.window_id << "  tid " << window.tid << "  start " << to_hex(plan_.start_va)
+      << "  status " << status(window, exited);
+  if (window.ended && window.end_status == XREF_WINDOW_COMPLETE) {
+    out << "  stop " << (plan_.stop_va ? to_hex(*plan_.stop_va) : to_hex(plan_.stop_return_va));
+  }
+  if (!window.events.empty() && window.events.front().window_begin) {
+    for (const FetchedValue& value : window.events.front().fetches) out << "  " << fetched_text(value);
+  }
+  const uint64_t lost = std::max<uint64_t>(window.lost_reported, window.missing_events());
+  if (possible_loss(window, run)) out << "  lost " << lost << " (incomplete)";
+  out << "\n";
+  for (const TraceEvent& event : window.events) {
+    std::ostringstream line;
+    line << std::setw(4) << event.depth << "  " << std::string(2 * event.depth, ' ');
+    const std::string target = to_hex(function_start(event.function_id));
+    const std::string name = function_name(event.function_id);
+    switch (event.type) {
+      case XREF_EVENT_ENTRY: {
+        line << "> " << target;
+        const CallSiteInfo site = call_site(event.return_address);
+        if (site.known) {
+          line << " @" << (site.module.empty() ? "" : site.module + ":") << to_hex(site.call_site_va)
+               << (site.verified ? "" : "?");
+        }
+        line << " (" << name << ")";
+        break;
+      }
+      case XREF_EVENT_RETURN: line << "< " << target << " (" << name << ")"; break;
+      case XREF_EVENT_TAIL_EXIT: line << "< " << target << " (" << name << ") [tail]"; break;
+      case XREF_EVENT_UNWOUND: line << "< " << target << " (" << name << ") [unwound]"; break;
+      case XREF_EVENT_STOP: line << "* " << (plan_.stop_va ? to_hex(*plan_.stop_va) : "?") << " (stop)"; break;
+    }
+    if (event.depth_overflow) line << " [depth overflow]";
+    for (const FetchedValue& value : event.fetches) line << "  " << fetched_text(value);
+    out << line.str() << "\n";
+  }
+}
+
+nlohmann::json TraceRenderer::summary_json(const TraceRun& run) const {
+  uint64_t complete = 0, events = 0;
+  for (const auto& [id, window] : run.windows->windows()) {
+    events += window.events.size();
+    if (status(window, run.target_exited) == "complete" && !possible_loss(window, &run)) ++complete;
+  }
+  const uint64_t windows = run.windows->windows().size();
+  return {
+      {"windows", windows},
+      {"complete_windows", complete},
+      {"incomplete_windows", windows - complete},
+      {"events", events},
+      {"lost", run.counters.lost_events},
+      {"lost_events",
+       {{"status", "known"},
+        {"overrun", 0},
+        {"commit_overrun", 0},
+        {"dropped_events", run.counters.lost_events},
+        {"perf_lost_records", 0},
+        {"total", run.counters.lost_events}}},
+      {"stop_reason", run.stop_reason},
+      {"return_mode", plan_.return_mode},
+      {"elapsed_ms", run.elapsed_ms},
+      {"unparsed_events", run.windows->unparsed_events()},
+      {"excluded_other_tgid_events", 0},
+      {"ambiguous_tid_events", 0},
+      {"windows_opened", run.counters.windows_opened},
+      {"starts_filtered", run.counters.starts_filtered},
+      {"probes", plan_.probes.size()},
+  };
+}
+
+void TraceRenderer::print_summary(std::ostream& out, const TraceRun& run) const {
+  const nlohmann::json summary = summary_json(run);
+  out << "summary: windows=" << summary["windows"].get<uint64_t>()
+      << " complete=" << summary["complete_windows"].get<uint64_t>()
+      << " events=" << summary["events"].get<uint64_t>() << " lost=" << run.counters.lost_events
+      << " stop=" << run.stop_reason << " elapsed_ms=" << run.elapsed_ms << "\n";
+}
+
+nlohmann::json TraceRenderer::process_json_after(const TraceRun& run) const {
+  nlohmann::json process = process_json(target_.process.identity(), target_.binary_match);
+  auto still = target_.process.recheck();
+  process["pid_alive_after"] = still.ok();
+  process["process_changed"] = !still.ok() && still.error().code == ErrorCode::process_changed;
+  process["pie_slide"] = to_hex(slide());
+  process["warnings"] = plan_.warnings;
+  (void)run;
+  return process;
+}
+
+nlohmann::json TraceRenderer::document(const TraceRun& run) {
+  nlohmann::json windows = nlohmann::json::array();
+  for (const auto& [id, window] : run.windows->windows()) windows.push_back(window_json(window, &run));
+  return {
+      {"schema_version", kSchemaVersion},
+      {"tool", "xref"},
+      {"tool_version", XREF_VERSION},
+      {"operation", "live_trace"},
+      {"backend", run.backend},
+      {"process", process_json_after(run)},
+      {"summary", summary_json(run)},
+      {"windows", windows},
+      {"error", nullptr},
+      {"warnings", plan_.warnings},
+      {"limits", nlohmann::json::object()},
+      {"stops", nlohmann::json::array({run.stop_reason})},
+  };
+}
+
+}  // namespace xref

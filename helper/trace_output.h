@@ -1,0 +1,62 @@
+// Rendering trace windows: the text shape (docs/trace.md), the live_trace
+// JSON document (schema_version 1) and JSON lines. Every VA shown is a
+// static VA, so output from different runs of one build compares.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+
+#include "disassembly.h"
+#include "target.h"
+#include "trace_plan.h"
+#include "trace_session.h"
+#include "trace_windows.h"
+
+namespace xref {
+
+// Where an entry was called from: the live return address read at entry,
+// turned into the static VA of the call instruction when the instruction
+// before the return address is a call (then verified).
+struct CallSiteInfo {
+  bool known = false;
+  uint64_t call_site_va = 0;  // static; the return site when not verified
+  bool verified = false;
+  uint64_t caller_va = 0;     // the calling function's start (static), 0 if unknown
+  std::string caller;         // its name
+  std::string module;         // the module it is in, when not the traced one
+};
+
+class TraceRenderer {
+ public:
+  TraceRenderer(const Target& target, const TracePlan& plan) : target_(target), plan_(plan) {}
+
+  std::string status(const TraceWindow& window, bool target_exited) const;
+  bool possible_loss(const TraceWindow& window, const TraceRun* run) const;
+  nlohmann::json window_json(const TraceWindow& window, const TraceRun* run);
+  void print_window(std::ostream& out, const TraceWindow& window, const TraceRun* run);
+  void print_header(std::ostream& out, const std::string& backend) const;
+  nlohmann::json summary_json(const TraceRun& run) const;
+  void print_summary(std::ostream& out, const TraceRun& run) const;
+  nlohmann::json process_json_after(const TraceRun& run) const;
+  nlohmann::json document(const TraceRun& run);
+
+ private:
+  CallSiteInfo call_site(uint64_t live_return_address);
+  const std::string& function_name(uint32_t function_id) const;
+  uint64_t function_start(uint32_t function_id) const;
+  uint64_t slide() const;
+
+  const Target& target_;
+  const TracePlan& plan_;
+  std::map<uint64_t, std::shared_ptr<FunctionCode>> code_cache_;
+  std::map<uint64_t, CallSiteInfo> call_site_cache_;
+};
+
+std::string event_kind_name(uint8_t type);
+std::string fetched_text(const FetchedValue& value);
+nlohmann::json fetched_json(const FetchedValue& value);
+
+}  // namespace xref

@@ -1,0 +1,63 @@
+// From a TraceRequest to the exact set of probes: every traced function's
+// entry, each of its ret instructions and tail jumps (found by disassembly,
+// so returns are seen without uretprobes), the --stop address, and the fetch
+// specs compiled for each. Every probe address is checked to be an
+// instruction start: a uprobe inside an instruction corrupts the target.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "address_space.h"
+#include "elf_image.h"
+#include "fetch_spec.h"
+#include "filter_program.h"
+#include "result.h"
+#include "target.h"
+#include "trace_abi.h"
+#include "trace_request.h"
+
+namespace xref {
+
+struct TracedFunction {
+  uint32_t id = 0;
+  FunctionSymbol symbol;
+  std::vector<FetchItem> entry_fetches;
+  std::vector<FetchItem> return_fetches;
+  bool stop_return = false;
+};
+
+struct PlannedProbe {
+  uint64_t static_va = 0;
+  uint64_t file_offset = 0;
+  uint32_t function_id = 0;
+  uint8_t kind = XREF_PROBE_ENTRY;
+  uint8_t flags = 0;
+  bool start = false;
+  std::vector<FetchItem> fetches;
+};
+
+struct TracePlan {
+  const Module* module = nullptr;            // the traced image (the main executable)
+  std::shared_ptr<const ElfImage> image;
+  std::vector<TracedFunction> functions;     // indexed by id
+  std::vector<PlannedProbe> probes;          // indexed by cookie
+  uint64_t start_va = 0;
+  std::optional<uint64_t> stop_va;
+  uint64_t stop_return_va = 0;
+  std::vector<FetchItem> start_fetches;
+  std::optional<FilterProgram> start_filter;
+  std::string return_mode = "ret_site_exact";
+  std::vector<std::string> warnings;
+  std::vector<uint64_t> entry_nop_probes;    // probes that sit on a 5-byte nop
+};
+
+Result<TracePlan> plan_trace(const Target& target, const TraceRequest& request);
+
+// Resolves "symbol" or "0xSTATIC_VA" to a function of `image` (a VA must be
+// a function's first byte).
+Result<FunctionSymbol> resolve_function(const ElfImage& image, const std::string& text, const std::string& what);
+
+}  // namespace xref

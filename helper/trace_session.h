@@ -1,0 +1,37 @@
+// Runs one trace: attach, drain the ring buffer on a short timer (no
+// per-event wakeups), watch the bounds, the target's exit and SIGINT/SIGTERM,
+// then detach everything and take the final counts.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "result.h"
+#include "target.h"
+#include "trace_bpf.h"
+#include "trace_plan.h"
+#include "trace_request.h"
+#include "trace_windows.h"
+
+namespace xref {
+
+struct TraceRun {
+  std::string backend;
+  std::string stop_reason;  // max_windows, max_events, duration, interrupted, target_exited
+  uint64_t elapsed_ms = 0;
+  bool target_exited = false;
+  TraceCounters counters;
+  std::unique_ptr<WindowCollector> windows;
+};
+
+struct TraceCallbacks {
+  std::function<void(const std::string& backend, size_t probes)> attached;
+  std::function<void(const TraceWindow&)> window_closed;
+};
+
+Result<TraceRun> run_trace(const Target& target, const TracePlan& plan, const TraceRequest& request,
+                           const TraceCallbacks& callbacks);
+
+}  // namespace xref

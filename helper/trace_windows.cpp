@@ -1,0 +1,65 @@
+#include "trace_windows.h"
+
+#include <algorithm>
+
+namespace xref {
+
+uint64_t TraceWindow::missing_events() const {
+  // Received: the events plus the end record; expected: every seq up to the
+  // highest seen.
+  uint64_t highest = ended ? end_seq : (events.empty() ? 0 : events.back().seq);
+  const uint64_t received = events.size() + (ended ? 1 : 0);
+  return highest + 1 > received ? highest + 1 - received : 0;
+}
+
+std::optional<uint64_t> WindowCollector::add(const xref_trace_event& record) {
+  ++events_received_;
+  if (record.window_id == 0 || record.type < XREF_EVENT_ENTRY || record.type > XREF_EVENT_WINDOW_END) {
+    ++unparsed_events_;
+    return std::nullopt;
+  }
+  TraceWindow& window = windows_[record.window_id];
+  window.window_id = record.window_id;
+  window.tid = record.tid;
+  if (record.type == XREF_EVENT_WINDOW_END) {
+    window.ended = true;
+    window.end_status = record.status;
+    window.lost_reported = record.lost;
+    window.end_seq = record.seq;
+    window.end_timestamp_ns = record.timestamp_ns;
+    return record.window_id;
+  }
+  TraceEvent event;
+  event.seq = record.seq;
+  event.type = record.type;
+  event.depth = record.depth;
+  event.function_id = record.function_id;
+  event.probe_index = record.probe_index;
+  event.timestamp_ns = record.timestamp_ns;
+  event.sp = record.sp;
+  event.return_address = record.return_address;
+  event.window_begin = record.flags & XREF_EVENT_F_WINDOW_BEGIN;
+  event.depth_overflow = record.flags & XREF_EVENT_F_DEPTH_OVERFLOW;
+  if (record.probe_index < plan_.probes.size()) {
+    const auto& items = plan_.probes[record.probe_index].fetches;
+    for (size_t i = 0; i < items.size() && i < record.fetch_count && i < XREF_FETCH_MAX_ITEMS; ++i) {
+      FetchedValue value;
+      value.name = items[i].name;
+      value.type = items[i].type;
+      if ((record.fetch_failed >> i) & 1u) {
+        value.error = record.fetch_error[i];
+      } else {
+        value.value = record.values[i];
+      }
+      event.fetches.push_back(std::move(value));
+    }
+  }
+  // The ring buffer hands records over in reservation order, which per
+  // thread is program order; insert by seq anyway so order never depends on it.
+  auto position = std::upper_bound(window.events.begin(), window.events.end(), event.seq,
+                                   [](uint64_t seq, const TraceEvent& other) { return seq < other.seq; });
+  window.events.insert(position, std::move(event));
+  return std::nullopt;
+}
+
+}  // namespace xref

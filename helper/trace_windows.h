@@ -1,0 +1,73 @@
+// Windows assembled from the ring buffer's events: grouped by window id and
+// ordered by the sequence numbers the BPF program assigned, so the order is
+// the thread's program order whatever CPU each event ran on. Gaps in the
+// sequence are events the ring buffer could not take.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fetch_spec.h"
+#include "trace_abi.h"
+#include "trace_plan.h"
+
+namespace xref {
+
+struct FetchedValue {
+  std::string name;
+  FetchType type;
+  std::optional<uint64_t> value;  // absent when the read failed
+  int error = 0;                  // -errno of the failed read
+};
+
+struct TraceEvent {
+  uint64_t seq = 0;
+  uint8_t type = 0;         // XREF_EVENT_*
+  uint32_t depth = 0;
+  uint32_t function_id = 0;
+  uint32_t probe_index = 0;
+  uint64_t timestamp_ns = 0;
+  uint64_t sp = 0;
+  uint64_t return_address = 0;  // live; entries only
+  bool window_begin = false;
+  bool depth_overflow = false;
+  std::vector<FetchedValue> fetches;
+};
+
+struct TraceWindow {
+  uint64_t window_id = 0;
+  uint32_t tid = 0;
+  std::vector<TraceEvent> events;  // by seq, without the WINDOW_END record
+  bool ended = false;
+  uint8_t end_status = 0;          // XREF_WINDOW_*
+  uint32_t lost_reported = 0;      // from the WINDOW_END record
+  uint64_t end_seq = 0;
+  uint64_t end_timestamp_ns = 0;
+
+  uint64_t first_timestamp_ns() const { return events.empty() ? 0 : events.front().timestamp_ns; }
+  // Sequence numbers never received: lost events, including a lost end.
+  uint64_t missing_events() const;
+};
+
+class WindowCollector {
+ public:
+  explicit WindowCollector(const TracePlan& plan) : plan_(plan) {}
+
+  // Adds one ring-buffer record; returns the window id when it ended a window.
+  std::optional<uint64_t> add(const xref_trace_event& record);
+
+  const std::map<uint64_t, TraceWindow>& windows() const { return windows_; }
+  uint64_t events_received() const { return events_received_; }
+  uint64_t unparsed_events() const { return unparsed_events_; }
+
+ private:
+  const TracePlan& plan_;
+  std::map<uint64_t, TraceWindow> windows_;
+  uint64_t events_received_ = 0;
+  uint64_t unparsed_events_ = 0;
+};
+
+}  // namespace xref

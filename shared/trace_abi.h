@@ -1,0 +1,101 @@
+/* What bpf/trace.bpf.c and the helper's trace engine share: the probe table
+ * (indexed by the attach cookie), the per-thread window state, and the event
+ * record sent through the ring buffer. Plain C for both compilers. */
+#ifndef XREF_TRACE_ABI_H
+#define XREF_TRACE_ABI_H
+
+#include "bpf_abi.h"
+
+#define XREF_TRACE_MAX_PROBES 8192
+#define XREF_TRACE_MAX_DEPTH 64      /* frames tracked per window */
+#define XREF_TRACE_MAX_THREADS 65536 /* threads with an open window at once */
+
+/* The attach cookie of a probe: its index in the probe table, plus the
+ * START flag in bit 32 so an inactive thread is turned away after a single
+ * map lookup (its own state), without reading the probe table. */
+#define XREF_COOKIE_INDEX_MASK 0xffffffffull
+#define XREF_COOKIE_START (1ull << 32)
+
+/* xref_probe.kind: what kind of instruction the probe sits on. */
+#define XREF_PROBE_ENTRY 1     /* a function's first instruction */
+#define XREF_PROBE_RET 2       /* a ret instruction of the function */
+#define XREF_PROBE_TAIL_EXIT 3 /* a jmp that leaves the function for another one */
+#define XREF_PROBE_STOP 4      /* --stop VA: closes the window when hit */
+
+/* xref_probe.flags */
+#define XREF_PROBE_F_STOP_RETURN 1 /* entry or ret of the --stop-return function */
+
+struct xref_probe {
+  __u64 static_va;
+  __u32 function_id; /* the traced function this probe belongs to */
+  __u8 kind;         /* XREF_PROBE_* */
+  __u8 flags;        /* XREF_PROBE_F_* */
+  __u8 fetch_count;  /* 0..XREF_FETCH_MAX_ITEMS */
+  __u8 reserved;
+  struct xref_fetch fetches[XREF_FETCH_MAX_ITEMS];
+};
+
+/* One traced frame: the stack pointer at the function's entry (the address
+ * of its return address) identifies it; a frame is over when an event on
+ * its thread sees a stack pointer above it. */
+struct xref_frame {
+  __u64 entry_sp;
+  __u32 function_id;
+  __u32 reserved;
+};
+
+/* Per thread (HASH tid -> state); only threads with an open window have one. */
+struct xref_thread_window {
+  __u64 window_id; /* 1-based; never 0 in the map */
+  __u64 seq;       /* next sequence number, consumed by lost events too */
+  __u64 start_sp;  /* entry sp of the start call */
+  __u64 stop_sp;   /* entry sp of the --stop-return frame, 0 until entered */
+  __u32 depth;     /* frames in use */
+  __u32 lost;      /* events of this window the ring buffer refused */
+  __u64 start_ns;
+  struct xref_frame frames[XREF_TRACE_MAX_DEPTH];
+};
+
+/* xref_trace_event.type */
+#define XREF_EVENT_ENTRY 1
+#define XREF_EVENT_RETURN 2
+#define XREF_EVENT_TAIL_EXIT 3
+#define XREF_EVENT_UNWOUND 4    /* a frame left without passing a probed ret */
+#define XREF_EVENT_STOP 5       /* the --stop probe was hit */
+#define XREF_EVENT_WINDOW_END 6 /* last event of a window; status says how */
+
+/* xref_trace_event.flags */
+#define XREF_EVENT_F_WINDOW_BEGIN 1 /* the entry that opened the window */
+#define XREF_EVENT_F_DEPTH_OVERFLOW 2
+
+/* xref_trace_event.status of WINDOW_END */
+#define XREF_WINDOW_COMPLETE 1  /* the start call returned, or --stop was hit */
+#define XREF_WINDOW_TRUNCATED 2 /* a new start on the thread while still open */
+#define XREF_WINDOW_UNWOUND 3   /* the start frame was left by unwinding */
+
+struct xref_trace_event {
+  __u64 window_id;
+  __u64 seq;
+  __u64 timestamp_ns;
+  __u64 sp;
+  __u64 return_address; /* ENTRY: the word at sp (where the call returns) */
+  __u32 tid;
+  __u32 probe_index;    /* the probe hit; for UNWOUND, none (0xffffffff) */
+  __u32 function_id;    /* ENTRY/RETURN/TAIL_EXIT/UNWOUND: the frame's function */
+  __u32 lost;           /* WINDOW_END: events of the window that were lost */
+  __u16 depth;          /* the frame's depth, 0 = the start call */
+  __u8 type;            /* XREF_EVENT_* */
+  __u8 flags;           /* XREF_EVENT_F_* */
+  __u8 status;          /* WINDOW_END: XREF_WINDOW_* */
+  __u8 fetch_count;
+  __u16 fetch_failed;   /* bit i: fetch i could not be read */
+  __s16 fetch_error[XREF_FETCH_MAX_ITEMS]; /* -errno of the failed read, 0 if read */
+  __u64 values[XREF_FETCH_MAX_ITEMS];
+};
+
+/* Why the BPF side stopped emitting (trace_bpf.bss stop_reason). */
+#define XREF_STOP_NONE 0
+#define XREF_STOP_MAX_EVENTS 1
+#define XREF_STOP_MAX_WINDOWS 2
+
+#endif /* XREF_TRACE_ABI_H */
