@@ -106,7 +106,8 @@ Result<std::unique_ptr<TraceBpf>> TraceBpf::start(const TracePlan& plan, const T
       trace_bpf__destroy(trace->skeleton_);
       trace->skeleton_ = nullptr;
     }
-    if (options.backend == "uprobe_multi" || error.code == ErrorCode::permission_denied) return error;
+    // Only a kernel without uprobe_multi falls back; any other failure is final.
+    if (options.backend == "uprobe_multi" || error.code != ErrorCode::unsupported) return error;
     multi_failure = error.message;
   }
   trace->skeleton_ = open_configured(plan, options, false, error);

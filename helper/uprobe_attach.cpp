@@ -34,6 +34,9 @@ static_assert(offsetof(UprobeMultiLinkAttr, path) == 16);
 static_assert(offsetof(UprobeMultiLinkAttr, pid) == 56);
 
 Error errno_error(const std::string& what, int error_number) {
+  if (error_number == ESRCH) {
+    return make_error(ErrorCode::process_exited, what + ": the target process exited");
+  }
   const ErrorCode code = (error_number == EPERM || error_number == EACCES) ? ErrorCode::permission_denied
                          : (error_number == EINVAL || error_number == EOPNOTSUPP || error_number == ENOENT)
                              ? ErrorCode::unsupported
