@@ -52,6 +52,13 @@ struct {
   __type(value, struct xref_thread_window);
 } threads SEC(".maps");
 
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, XREF_TRACE_MAX_THREADS);
+  __type(key, __u64);
+  __type(value, struct xref_window_result);
+} window_results SEC(".maps");
+
 /* Reservation failures per CPU: user space sums them. */
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -209,6 +216,9 @@ static __always_inline void count_loss(struct xref_thread_window *window) {
   if (per_cpu) *per_cpu += 1;
   __sync_fetch_and_add(&lost_events, 1);
   window->lost += 1;
+  __u64 window_id = window->window_id;
+  struct xref_window_result *result = bpf_map_lookup_elem(&window_results, &window_id);
+  if (result) __sync_fetch_and_add(&result->lost, 1);
 }
 
 static __always_inline void stop_emitting(__u32 reason) {
@@ -267,6 +277,9 @@ static __always_inline void emit_frame_event(struct xref_thread_window *window, 
 }
 
 static __always_inline void close_window(struct xref_thread_window *window, __u32 tid, __u8 status) {
+  __u64 window_id = window->window_id;
+  struct xref_window_result *result = bpf_map_lookup_elem(&window_results, &window_id);
+  if (result) result->status = status;
   struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_WINDOW_END);
   if (event) {
     event->status = status;
@@ -349,6 +362,8 @@ static __always_inline void open_window(struct pt_regs *ctx, __u32 tid, __u32 in
   if (!window) return;
   window->window_id = window_id;
   window->start_sp = PT_REGS_SP(ctx);
+  struct xref_window_result result = {.lost = 0, .tid = tid, .status = 0};
+  bpf_map_update_elem(&window_results, &window_id, &result, BPF_ANY);
   window->start_ns = bpf_ktime_get_ns();
   emit_entry(ctx, window, tid, index, probe, values, XREF_EVENT_F_WINDOW_BEGIN);
 }

@@ -127,6 +127,20 @@ TraceBpf::~TraceBpf() {
 
 int TraceBpf::ringbuf_fd() const { return bpf_map__fd(skeleton_->maps.events); }
 
+std::map<uint64_t, xref_window_result> TraceBpf::window_results() const {
+  std::map<uint64_t, xref_window_result> results;
+  const int fd = bpf_map__fd(skeleton_->maps.window_results);
+  uint64_t key = 0, next = 0;
+  const uint64_t* previous = nullptr;
+  while (bpf_map_get_next_key(fd, previous, &next) == 0) {
+    xref_window_result result;
+    if (bpf_map_lookup_elem(fd, &next, &result) == 0) results[next] = result;
+    key = next;
+    previous = &key;
+  }
+  return results;
+}
+
 TraceCounters TraceBpf::counters() const {
   TraceCounters counters;
   const auto* bss = skeleton_->bss;

@@ -175,6 +175,7 @@ nlohmann::json TraceRenderer::window_json(const TraceWindow& window, const Trace
       {"status", status(window, exited)},
       {"possible_loss", possible_loss(window, run)},
       {"lost_events", std::max<uint64_t>(window.lost_reported, window.missing_events())},
+      {"end_record_lost", window.end_record_lost},
       {"start_fetches", start_fetches},
       {"events", events},
   };

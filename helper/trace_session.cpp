@@ -115,6 +115,7 @@ Result<TraceRun> run_trace(const Target& target, const TracePlan& plan, const Tr
   (*bpf)->detach();
   ring_buffer__consume(ring.get());  // what was submitted before the detach
   run.counters = (*bpf)->counters();
+  run.windows->apply_results((*bpf)->window_results());
   run.elapsed_ms = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count());
   return run;

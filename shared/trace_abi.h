@@ -93,6 +93,16 @@ struct xref_trace_event {
   __u64 values[XREF_FETCH_MAX_ITEMS];
 };
 
+/* Per window, kept after the window's end (HASH window_id -> result), so
+ * user space learns the loss count and the end status even when the
+ * ring buffer refused the WINDOW_END record itself. */
+struct xref_window_result {
+  __u64 lost;
+  __u32 tid;
+  __u8 status; /* XREF_WINDOW_*, 0 while open */
+  __u8 reserved[3];
+};
+
 /* Why the BPF side stopped emitting (trace_bpf.bss stop_reason). */
 #define XREF_STOP_NONE 0
 #define XREF_STOP_MAX_EVENTS 1
