@@ -32,7 +32,8 @@ void expect_windows_match_record(const nlohmann::json& document, const std::stri
 
 TEST(TraceCli, NestedRecursionExceptionAndTailCallEqualGroundTruth) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
-  const std::string record = record_path("nested");
+  const RecordFile record_file("nested");
+  const std::string& record = record_file.path;
   TargetProcess target(target_command(record, {}));
   // Requests 0..5 cover recursion depths 1-3, the exception (id 3) and the tail call (ids 1, 5).
   const XrefRun run = run_xref(trace_args(target, {"--functions", functions_option(all_traced_functions()),
@@ -64,7 +65,8 @@ TEST(TraceCli, NestedRecursionExceptionAndTailCallEqualGroundTruth) {
 
 TEST(TraceCli, CallSitesAreVerifiedStaticVas) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
-  const std::string record = record_path("callsite");
+  const RecordFile record_file("callsite");
+  const std::string& record = record_file.path;
   TargetProcess target(target_command(record, {}));
   const XrefRun run = run_xref(trace_args(target, {"--functions", "svc::validate,svc::settle",
                                                    "--start-filter", "id == 2", "--max-windows", "1"}));
@@ -87,7 +89,8 @@ TEST(TraceCli, CallSitesAreVerifiedStaticVas) {
 
 TEST(TraceCli, RegisterAndMemoryFetchesEqualRecordedValues) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
-  const std::string record = record_path("fetch");
+  const RecordFile record_file("fetch");
+  const std::string& record = record_file.path;
   TargetProcess target(target_command(record, {}));
   const XrefRun run = run_xref(trace_args(
       target, {"--functions", "svc::apply_fee,svc::settle", "--fetch-at", "svc::apply_fee",
@@ -149,7 +152,8 @@ TEST(TraceCli, RegisterAndMemoryFetchesEqualRecordedValues) {
 
 TEST(TraceCli, TwoThreadsHaveWindowsOpenAtTheSameTime) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
-  const std::string record = record_path("overlap");
+  const RecordFile record_file("overlap");
+  const std::string& record = record_file.path;
   TargetProcess target(target_command(record, {"--threads", "2", "--overlap"}));
   const std::set<std::string> traced = {"handle_request", "validate", "settle", "rendezvous"};
   const XrefRun run = run_xref(trace_args(target, {"--functions", functions_option(traced), "--start-filter",
@@ -168,7 +172,8 @@ TEST(TraceCli, TwoThreadsHaveWindowsOpenAtTheSameTime) {
 
 TEST(TraceCli, StartFilterSelectsOneRequestAmongMany) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
-  const std::string record = record_path("filter");
+  const RecordFile record_file("filter");
+  const std::string& record = record_file.path;
   TargetProcess target(target_command(record, {"--threads", "2"}));
   const XrefRun run = run_xref(trace_args(target,
                                           {"--start-filter", "id == 1000007 && asset == 4", "--max-windows", "1",
@@ -185,7 +190,8 @@ TEST(TraceCli, StartFilterSelectsOneRequestAmongMany) {
 
 TEST(TraceCli, MaxEventsStopsInsideAWindow) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
-  const std::string record = record_path("maxevents");
+  const RecordFile record_file("maxevents");
+  const std::string& record = record_file.path;
   TargetProcess target(target_command(record, {}));
   const XrefRun run = run_xref(trace_args(target, {"--functions", functions_option(all_traced_functions()),
                                                    "--max-events", "7"}));
@@ -204,7 +210,8 @@ TEST(TraceCli, MaxEventsStopsInsideAWindow) {
 
 TEST(TraceCli, WindowCutByTargetExit) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
-  const std::string record = record_path("exit");
+  const RecordFile record_file("exit");
+  const std::string& record = record_file.path;
   TargetProcess target(target_command(record, {"--exit-in-request", "4"}));
   const XrefRun run = run_xref(trace_args(target, {"--functions", functions_option(all_traced_functions()),
                                                    "--start-filter", "id == 4"}));
@@ -224,7 +231,8 @@ TEST(TraceCli, WindowCutByTargetExit) {
 // two drains: events are lost, and the count says exactly how many.
 TEST(TraceCli, TinyRingBufferLossIsCountedExactly) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
-  const std::string record = record_path("loss");
+  const RecordFile record_file("loss");
+  const std::string& record = record_file.path;
   TargetProcess target(target_command(record, {"--burst", "3000", "--requests", "3"}));
   const XrefRun run = run_xref(trace_args(target, {"--functions", "svc::tick", "--start-filter", "id == 1",
                                                    "--ringbuf-bytes", "4096", "--max-windows", "1"}));
@@ -248,7 +256,8 @@ TEST(TraceCli, TinyRingBufferLossIsCountedExactly) {
 
 TEST(TraceCli, PerfUprobeBackendGivesTheSameWindows) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
-  const std::string record = record_path("perf");
+  const RecordFile record_file("perf");
+  const std::string& record = record_file.path;
   TargetProcess target(target_command(record, {}));
   const XrefRun run = run_xref(trace_args(target, {"--functions", functions_option(all_traced_functions()),
                                                    "--backend", "perf_uprobe", "--start-filter", "id <= 3",
@@ -264,7 +273,8 @@ TEST(TraceCli, PerfUprobeBackendGivesTheSameWindows) {
 // file's bytes: no int3 left behind.
 TEST(TraceCli, NothingStaysAttached) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
-  const std::string record = record_path("detach");
+  const RecordFile record_file("detach");
+  const std::string& record = record_file.path;
   TargetProcess target(target_command(record, {}));
   const XrefRun run = run_xref(trace_args(target, {"--functions", functions_option(all_traced_functions()),
                                                    "--max-windows", "1"}));
@@ -287,7 +297,8 @@ TEST(TraceCli, NothingStaysAttached) {
 }
 
 TEST(TraceCli, BadInputIsRefusedBeforeAnythingIsAttached) {
-  const std::string record = record_path("bad");
+  const RecordFile record_file("bad");
+  const std::string& record = record_file.path;
   TargetProcess target(target_command(record, {}));
   const std::string pid = std::to_string(target.pid());
   const std::string nm = command_output("nm " + std::string(XREF_TRACE_TARGET) + " | grep ' _ZN3svc8validateEmm$'");

@@ -120,11 +120,17 @@ inline std::string functions_option(const std::set<std::string>& names) {
   return list;
 }
 
-inline std::string record_path(const std::string& test) {
-  const std::string path = "/tmp/xref-trace-" + test + "-" + std::to_string(getpid()) + ".record";
-  unlink(path.c_str());
-  return path;
-}
+// The target's record file, removed when the test ends.
+struct RecordFile {
+  explicit RecordFile(const std::string& test)
+      : path("/tmp/xref-trace-" + test + "-" + std::to_string(getpid()) + ".record") {
+    unlink(path.c_str());
+  }
+  ~RecordFile() { unlink(path.c_str()); }
+  RecordFile(const RecordFile&) = delete;
+  RecordFile& operator=(const RecordFile&) = delete;
+  const std::string path;
+};
 
 // The target with a first delay, so the tracer is attached before request 0.
 inline std::vector<std::string> target_command(const std::string& record, std::vector<std::string> extra) {
