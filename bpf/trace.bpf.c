@@ -403,7 +403,10 @@ int trace_probe(struct pt_regs *ctx) {
       return 0;
     }
     case XREF_PROBE_RET:
-    case XREF_PROBE_TAIL_EXIT: {
+    case XREF_PROBE_TAIL_EXIT:
+    case XREF_PROBE_URETPROBE: {
+      /* A uretprobe runs after the ret popped the return address. */
+      if (probe->kind == XREF_PROBE_URETPROBE) sp -= 8;
       if (pop_unwound(window, tid, sp, 0)) return 0;
       __u32 depth = window->depth;
       if (depth == 0 || depth > XREF_TRACE_MAX_DEPTH) return 0;
@@ -412,8 +415,9 @@ int trace_probe(struct pt_regs *ctx) {
       if (top->entry_sp != sp || top->function_id != probe->function_id) return 0;
       window->depth = depth - 1;
       run_fetches(ctx, probe, values);
+      const int is_return = probe->kind != XREF_PROBE_TAIL_EXIT;
       struct xref_trace_event *event =
-          reserve_event(window, tid, probe->kind == XREF_PROBE_RET ? XREF_EVENT_RETURN : XREF_EVENT_TAIL_EXIT);
+          reserve_event(window, tid, is_return ? XREF_EVENT_RETURN : XREF_EVENT_TAIL_EXIT);
       if (event) {
         event->depth = (__u16)(depth - 1);
         event->probe_index = index;
@@ -423,7 +427,7 @@ int trace_probe(struct pt_regs *ctx) {
         submit(event);
       }
       /* The start call (or the --stop-return frame) came back. */
-      if (probe->kind == XREF_PROBE_RET &&
+      if (is_return &&
           (depth - 1 == 0 || (window->stop_sp == sp && (probe->flags & XREF_PROBE_F_STOP_RETURN)))) {
         close_window(window, tid, XREF_WINDOW_COMPLETE);
       }

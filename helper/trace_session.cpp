@@ -91,6 +91,12 @@ Result<TraceRun> run_trace(const Target& target, const TracePlan& plan, const Tr
   for (;;) {
     const int ready = poll(watched, 2, kDrainIntervalMs);
     ring_buffer__consume(ring.get());
+    // A bound reached in BPF came first if it is already set.
+    const TraceCounters counters = (*bpf)->counters();
+    if (counters.stopped) {
+      run.stop_reason = counters.stop_reason == XREF_STOP_MAX_EVENTS ? "max_events" : "max_windows";
+      break;
+    }
     if (ready > 0 && (watched[0].revents & POLLIN)) {
       run.target_exited = true;
       run.stop_reason = "target_exited";
@@ -98,11 +104,6 @@ Result<TraceRun> run_trace(const Target& target, const TracePlan& plan, const Tr
     }
     if (ready > 0 && (watched[1].revents & POLLIN)) {
       run.stop_reason = "interrupted";
-      break;
-    }
-    const TraceCounters counters = (*bpf)->counters();
-    if (counters.stopped) {
-      run.stop_reason = counters.stop_reason == XREF_STOP_MAX_EVENTS ? "max_events" : "max_windows";
       break;
     }
     const auto elapsed = std::chrono::steady_clock::now() - started;

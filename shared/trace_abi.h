@@ -21,6 +21,7 @@
 #define XREF_PROBE_RET 2       /* a ret instruction of the function */
 #define XREF_PROBE_TAIL_EXIT 3 /* a jmp that leaves the function for another one */
 #define XREF_PROBE_STOP 4      /* --stop VA: closes the window when hit */
+#define XREF_PROBE_URETPROBE 5 /* --uretprobes: a return probe on the function entry */
 
 /* xref_probe.flags */
 #define XREF_PROBE_F_STOP_RETURN 1 /* entry or ret of the --stop-return function */

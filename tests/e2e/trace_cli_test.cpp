@@ -269,6 +269,24 @@ TEST(TraceCli, PerfUprobeBackendGivesTheSameWindows) {
   expect_windows_match_record(document, record, all_traced_functions());
 }
 
+// --uretprobes: the kernel's return probes, best effort. On calls that return
+// normally the windows equal the record; the mode and the warning say what it is.
+TEST(TraceCli, UretprobesAreExplicitAndBestEffort) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  const RecordFile record_file("uretprobe");
+  const std::string& record = record_file.path;
+  TargetProcess target(target_command(record, {}));
+  const XrefRun run = run_xref(trace_args(target, {"--functions", "svc::validate,svc::settle", "--uretprobes",
+                                                   "--start-filter", "id == 2", "--max-windows", "1"}));
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  const auto document = run.json();
+  EXPECT_EQ(document["summary"]["return_mode"], "mixed_uretprobe_best_effort");
+  EXPECT_EQ(document["process"]["warnings"][0], "uretprobe_returns_are_best_effort_under_unwind");
+  ASSERT_EQ(document["windows"].size(), 1u);
+  EXPECT_EQ(document["windows"][0]["status"], "complete");
+  expect_windows_match_record(document, record, {"handle_request", "validate", "settle"});
+}
+
 // After xref exits, every probed instruction of the target reads back as the
 // file's bytes: no int3 left behind.
 TEST(TraceCli, NothingStaysAttached) {
