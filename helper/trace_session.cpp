@@ -26,7 +26,14 @@ class StopSignals {
     fd_ = signalfd(-1, &set_, SFD_CLOEXEC | SFD_NONBLOCK);
   }
   ~StopSignals() {
-    if (fd_ >= 0) close(fd_);
+    // Take the pending signals out first: unblocked, they would kill the
+    // helper before it prints what it captured.
+    if (fd_ >= 0) {
+      signalfd_siginfo info;
+      while (read(fd_, &info, sizeof info) == sizeof info) {
+      }
+      close(fd_);
+    }
     pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
   }
   int fd() const { return fd_; }

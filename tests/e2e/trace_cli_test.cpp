@@ -314,6 +314,25 @@ TEST(TraceCli, NothingStaysAttached) {
   EXPECT_EQ(in_memory[0] == 0xcc, false);
 }
 
+// Ctrl-C (SIGINT) ends an unbounded trace: what was captured is printed,
+// the exit status is 0, and the probes are gone.
+TEST(TraceCli, InterruptDetachesAndPrints) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  const RecordFile record_file("interrupt");
+  TargetProcess target(target_command(record_file.path, {"--requests", "0"}));
+  const std::string command = "timeout --preserve-status -s INT 3 " + shell_quote(XREF_BINARY) + " trace --pid " +
+                              std::to_string(target.pid()) +
+                              " --start svc::handle_request --functions svc::settle; echo exit=$?";
+  const std::string output = command_output(command + " 2>/dev/null");
+  EXPECT_NE(output.find("stop=interrupted"), std::string::npos) << output;
+  EXPECT_NE(output.find("status complete"), std::string::npos) << output;
+  EXPECT_NE(output.find("exit=0"), std::string::npos) << output;
+  // The target keeps running untouched.
+  EXPECT_EQ(kill(target.pid(), 0), 0);
+  const auto links = command_output("bpftool link list 2>/dev/null | grep -c uprobe_multi || true");
+  EXPECT_EQ(std::stoi(links), 0) << links;
+}
+
 TEST(TraceCli, BadInputIsRefusedBeforeAnythingIsAttached) {
   const RecordFile record_file("bad");
   const std::string& record = record_file.path;
