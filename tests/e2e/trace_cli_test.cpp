@@ -314,6 +314,35 @@ TEST(TraceCli, NothingStaysAttached) {
   EXPECT_EQ(in_memory[0] == 0xcc, false);
 }
 
+// --stop closes the window at an address; --jsonl streams one line per window.
+TEST(TraceCli, StopAddressAndJsonLines) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  const RecordFile record_file("stop");
+  TargetProcess target(target_command(record_file.path, {}));
+  const XrefRun run = run_xref({"trace", "--pid", std::to_string(target.pid()), "--start", "svc::handle_request",
+                                "--functions", "svc::validate,svc::settle", "--stop", "svc::compute_price",
+                                "--max-windows", "2", "--duration-ms", "20000", "--jsonl"});
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  std::vector<nlohmann::json> lines;
+  size_t start = 0;
+  while (start < run.out.size()) {
+    const size_t end = run.out.find('\n', start);
+    lines.push_back(nlohmann::json::parse(run.out.substr(start, end - start)));
+    start = end + 1;
+  }
+  ASSERT_EQ(lines.size(), 3u) << run.out;
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(lines[i]["type"], "window");
+    const auto& window = lines[i]["window"];
+    EXPECT_EQ(window["status"], "complete");
+    // handle_request >, validate >, validate <, then the stop at compute_price: settle never ran.
+    EXPECT_EQ(window_events(window), (std::vector<std::string>{"0 entry handle_request", "1 entry validate",
+                                                               "1 return validate", "1 stop "}));
+  }
+  EXPECT_EQ(lines[2]["type"], "summary");
+  EXPECT_EQ(lines[2]["summary"]["windows"], 2);
+}
+
 // Ctrl-C (SIGINT) ends an unbounded trace: what was captured is printed,
 // the exit status is 0, and the probes are gone.
 TEST(TraceCli, InterruptDetachesAndPrints) {
