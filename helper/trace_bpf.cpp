@@ -38,6 +38,7 @@ xref_probe compile_probe(const PlannedProbe& planned) {
   probe.function_id = planned.function_id;
   probe.kind = planned.kind;
   probe.flags = planned.flags;
+  probe.return_function_id = planned.return_function_id;
   probe.fetch_count = static_cast<uint8_t>(planned.fetches.size());
   for (size_t i = 0; i < planned.fetches.size() && i < XREF_FETCH_MAX_ITEMS; ++i) {
     probe.fetches[i] = compile_fetch(planned.fetches[i]);

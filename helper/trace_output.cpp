@@ -113,6 +113,50 @@ CallSiteInfo TraceRenderer::call_site(uint64_t live_return_address) {
   return info;
 }
 
+CallSiteInfo TraceRenderer::entry_call_site(const TraceEvent& event) {
+  if (event.probe_index < plan_.probes.size()) {
+    const PlannedProbe& probe = plan_.probes[event.probe_index];
+    if (probe.kind == XREF_PROBE_CALL_SITE || probe.kind == XREF_PROBE_TAIL_SITE) {
+      // The probe is the call (or jump) instruction itself.
+      CallSiteInfo info;
+      info.known = true;
+      info.verified = true;
+      info.call_site_va = probe.static_va;
+      if (const FunctionSymbol* caller = plan_.image->function_containing(probe.static_va)) {
+        info.caller_va = caller->start;
+        info.caller = caller->demangled;
+      }
+      return info;
+    }
+  }
+  return call_site(event.return_address);
+}
+
+// An indirect call's target, named from the value fetched at the call.
+std::optional<std::pair<uint64_t, std::string>> TraceRenderer::indirect_target(const TraceEvent& event) {
+  if (event.function_id >= plan_.functions.size() || !plan_.functions[event.function_id].indirect) return std::nullopt;
+  for (const FetchedValue& value : event.fetches) {
+    if (value.name != "target" || !value.value) continue;
+    const ResolvedAddress resolved = resolve_address(target_.space, *value.value);
+    if (resolved.candidates.empty()) return std::make_pair(*value.value, std::string("?"));
+    const ResolvedCandidate& candidate = resolved.candidates.front();
+    std::string name = candidate.function ? candidate.function->demangled : to_hex(candidate.candidate.static_va);
+    if (candidate.candidate.module != plan_.module) name = candidate.candidate.module->name() + ":" + name;
+    return std::make_pair(candidate.candidate.static_va, name);
+  }
+  return std::nullopt;
+}
+
+std::string TraceRenderer::entry_target_text(const TraceEvent& event) {
+  if (auto indirect = indirect_target(event)) return to_hex(indirect->first);
+  return to_hex(function_start(event.function_id));
+}
+
+std::string TraceRenderer::entry_target_name(const TraceEvent& event, const std::string& fallback) {
+  if (auto indirect = indirect_target(event)) return indirect->second + " [indirect]";
+  return fallback;
+}
+
 std::string TraceRenderer::status(const TraceWindow& window, bool target_exited) const {
   if (window.ended) {
     switch (window.end_status) {
@@ -145,13 +189,13 @@ nlohmann::json TraceRenderer::window_json(const TraceWindow& window, const Trace
         {"target_va", event.type == XREF_EVENT_STOP && plan_.stop_va ? to_hex(*plan_.stop_va)
                                                                      : to_hex(function_start(event.function_id))},
         {"symbol", event.type == XREF_EVENT_STOP ? "" : function_name(event.function_id)},
-        {"tail_call", event.type == XREF_EVENT_TAIL_EXIT},
+        {"tail_call", event.type == XREF_EVENT_TAIL_EXIT || event.tail},
         {"timestamp_ns", event.timestamp_ns},
         {"fetches", fetches},
     };
     if (event.probe_index < plan_.probes.size()) json["probe_va"] = to_hex(plan_.probes[event.probe_index].static_va);
     if (event.type == XREF_EVENT_ENTRY) {
-      const CallSiteInfo site = call_site(event.return_address);
+      const CallSiteInfo site = entry_call_site(event);
       json["call_site_va"] = site.known ? nlohmann::json(to_hex(site.call_site_va)) : nlohmann::json(nullptr);
       json["call_site_verified"] = site.verified;
       json["caller_va"] = site.caller_va ? nlohmann::json(to_hex(site.caller_va)) : nlohmann::json(nullptr);
@@ -159,6 +203,11 @@ nlohmann::json TraceRenderer::window_json(const TraceWindow& window, const Trace
       if (!site.module.empty()) json["call_site_module"] = site.module;
     }
     if (event.depth_overflow) json["depth_overflow"] = true;
+    if (auto indirect = indirect_target(event)) {
+      json["indirect"] = true;
+      json["target_va"] = to_hex(indirect->first);
+      json["symbol"] = indirect->second;
+    }
     events.push_back(std::move(json));
   }
   const bool exited = run != nullptr && run->target_exited;
@@ -207,13 +256,14 @@ void TraceRenderer::print_window(std::ostream& out, const TraceWindow& window, c
     const std::string name = function_label(event.function_id);
     switch (event.type) {
       case XREF_EVENT_ENTRY: {
-        line << "> " << target;
-        const CallSiteInfo site = call_site(event.return_address);
+        line << "> " << entry_target_text(event);
+        const CallSiteInfo site = entry_call_site(event);
         if (site.known) {
           line << " @" << (site.module.empty() ? "" : site.module + ":") << to_hex(site.call_site_va)
                << (site.verified ? "" : "?");
         }
-        line << " (" << name << ")";
+        line << " (" << entry_target_name(event, name) << ")";
+        if (event.tail) line << " [tail]";
         break;
       }
       case XREF_EVENT_RETURN: line << "< " << target << " (" << name << ")"; break;

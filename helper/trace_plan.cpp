@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <map>
+#include <regex>
+#include <set>
 
+#include "callee_tree.h"
 #include "disassembly.h"
 #include "filter_expr.h"
 #include "hex.h"
@@ -88,6 +91,9 @@ class Planner {
     if (auto fetches = apply_fetch_options(); !fetches) return fetches.error();
     functions_by_start_[plan_.stop_return_va]->stop_return = true;
     if (auto probes = build_probes(); !probes) return probes.error();
+    if (!request_.callees_of.empty() || !request_.all_calls_in.empty()) {
+      if (auto sites = build_call_site_probes(); !sites) return sites.error();
+    }
     if (!request_.stop.empty()) {
       if (auto stop = add_stop_probe(); !stop) return stop.error();
     }
@@ -217,6 +223,159 @@ class Planner {
     return {};
   }
 
+  // --callees-of FN --depth N / --all-calls-in FN: the callers are the
+  // expanded functions of the static callee tree; each of their call sites
+  // is probed at the call (the callee's entry) and at the return site (its
+  // return), so every event carries its exact call site and no return
+  // address on the stack is ever touched.
+  Result<void> build_call_site_probes() {
+    const bool all_calls = !request_.all_calls_in.empty();
+    plan_.mode = all_calls ? "all_calls_in" : "callees_of";
+    plan_.return_mode = "call_site_exact";
+    const std::string& root_text = all_calls ? request_.all_calls_in : request_.callees_of;
+    const char* flag = all_calls ? "--all-calls-in" : "--callees-of";
+    auto root = resolve_function(*plan_.image, root_text, flag);
+    if (!root) return root.error();
+    const int depth = all_calls ? 1 : request_.depth;
+    if (depth < 1 || depth > 16) {
+      return make_error(ErrorCode::invalid_argument, "--depth must be between 1 and 16, got " + std::to_string(depth));
+    }
+    auto tree = callee_tree(*plan_.image, root->start, depth, 20000);
+    if (!tree) return tree.error();
+    std::set<uint64_t> probed_callers;
+    size_t sites = 0;
+    for (const CalleeNode& node : tree->nodes) {
+      if (node.state == NodeState::recursive && node.function) {
+        plan_.warnings.push_back("recursion: " + node.function->demangled + " is reached again from itself");
+      }
+      if (node.state != NodeState::expanded || !node.function || !probed_callers.insert(node.va).second) continue;
+      if (!node.complete) {
+        return make_error(ErrorCode::not_an_instruction,
+                          node.function->demangled + " did not disassemble cleanly",
+                          "xref will not guess instruction boundaries; trace a smaller tree");
+      }
+      auto code = disassemble(*plan_.image, *node.function);
+      if (!code) return code.error();
+      for (const CalleeEdge& edge : node.edges) {
+        if (auto added = add_edge(*code, node, edge); !added) return added;
+        if (edge.kind == EdgeKind::call || edge.kind == EdgeKind::indirect_call || edge.kind == EdgeKind::tail_jump) {
+          ++sites;
+        }
+        // The compiler's split-off ".cold" part runs as part of this call
+        // (an exception handler, an unlikely branch): its call sites are
+        // the function's too.
+        if (edge.kind == EdgeKind::jump && edge.child >= 0) {
+          const CalleeNode& part = tree->nodes[static_cast<size_t>(edge.child)];
+          if (!part.function || part.function->name.find(".cold") == std::string::npos ||
+              !probed_callers.insert(part.va).second) {
+            continue;
+          }
+          auto cold_tree = callee_tree(*plan_.image, part.va, 1, 1000);
+          auto cold_code = disassemble(*plan_.image, *part.function);
+          if (!cold_tree || !cold_code) continue;
+          for (const CalleeEdge& cold_edge : cold_tree->nodes[0].edges) {
+            if (auto added = add_edge(*cold_code, cold_tree->nodes[0], cold_edge); !added) return added;
+          }
+        }
+      }
+    }
+    if (sites == 0) {
+      plan_.warnings.push_back(root->demangled + " has no call sites: its callees were inlined (or it calls nothing)");
+    }
+    return {};
+  }
+
+  uint32_t callee_id(const CalleeEdge& edge, const CalleeTree* = nullptr) {
+    if (auto existing = functions_by_start_.find(edge.target.va);
+        edge.kind != EdgeKind::indirect_call && existing != functions_by_start_.end()) {
+      return existing->second->id;
+    }
+    TracedFunction function;
+    function.id = static_cast<uint32_t>(plan_.functions.size());
+    if (edge.kind == EdgeKind::indirect_call) {
+      function.indirect = true;
+      function.symbol.name = "indirect@" + to_hex(edge.site_va);
+      function.symbol.demangled = "indirect call " + edge.target.operand;
+      function.symbol.start = 0;
+    } else if (const FunctionSymbol* symbol = plan_.image->function_at(edge.target.va)) {
+      function.symbol = *symbol;
+    } else {
+      function.symbol.name = function.symbol.demangled = to_hex(edge.target.va);
+      function.symbol.start = edge.target.va;
+    }
+    plan_.functions.push_back(function);
+    index_functions();
+    if (edge.kind == EdgeKind::indirect_call) return function.id;
+    functions_by_start_[edge.target.va] = &plan_.functions.back();
+    return function.id;
+  }
+
+  // What to fetch at an indirect call to learn its target.
+  std::vector<FetchItem> indirect_target_fetch(const CalleeEdge& edge) {
+    FetchItem item;
+    item.name = "target";
+    if (edge.target.kind == OperandKind::register_) {
+      auto reg = register_from_name(edge.target.operand);
+      if (!reg) return {};
+      item.base = *reg;
+      return {item};
+    }
+    if (edge.target.kind == OperandKind::rip_memory) {
+      // At the probe, ip is the call instruction's address.
+      item.base = Register::ip;
+      item.deref_offsets = {static_cast<int32_t>(edge.target.va - edge.site_va)};
+      return {item};
+    }
+    static const std::regex memory(R"(qword ptr \[(\w+)(?: ([+-]) (0x[0-9a-f]+|\d+))?\])");
+    std::smatch match;
+    if (std::regex_match(edge.target.operand, match, memory)) {
+      auto reg = register_from_name(match[1].str());
+      if (!reg) return {};
+      item.base = *reg;
+      int64_t offset = match[3].matched ? std::stoll(match[3].str(), nullptr, 0) : 0;
+      if (match[2].str() == "-") offset = -offset;
+      item.deref_offsets = {static_cast<int32_t>(offset)};
+      return {item};
+    }
+    plan_.warnings.push_back("indirect call at " + to_hex(edge.site_va) + " (" + edge.target.operand +
+                             "): its target cannot be fetched and stays unnamed");
+    return {};
+  }
+
+  Result<void> add_edge(const FunctionCode& code, const CalleeNode& caller, const CalleeEdge& edge) {
+    const std::string caller_name = caller.function->demangled;
+    switch (edge.kind) {
+      case EdgeKind::call:
+      case EdgeKind::indirect_call: {
+        const uint32_t id = callee_id(edge);
+        TracedFunction callee = plan_.functions[id];
+        std::vector<FetchItem> fetches =
+            edge.kind == EdgeKind::indirect_call ? indirect_target_fetch(edge) : std::vector<FetchItem>{};
+        if (auto probe = add_probe(code, callee, edge.site_va, XREF_PROBE_CALL_SITE, 0, false, fetches); !probe) {
+          return probe;
+        }
+        plan_.probes.back().indirect = edge.kind == EdgeKind::indirect_call;
+        if (!edge.return_in_function) {
+          plan_.warnings.push_back("call at " + to_hex(edge.site_va) + " in " + caller_name +
+                                   " does not return into the function (noreturn callee): no return probe");
+          return {};
+        }
+        return add_probe(code, callee, edge.return_va, XREF_PROBE_RETURN_SITE, 0, false, {});
+      }
+      case EdgeKind::tail_jump: {
+        const uint32_t id = callee_id(edge);
+        if (id < plan_.functions.size() && plan_.functions[id].symbol.start == caller.va) {
+          plan_.warnings.push_back("recursion through a tail call: " + caller_name + " jumps to itself");
+        }
+        return add_probe(code, plan_.functions[id], edge.site_va, XREF_PROBE_TAIL_SITE, 0, false, {});
+      }
+      case EdgeKind::jump:
+      case EdgeKind::indirect_jump:
+        return {};
+    }
+    return {};
+  }
+
   Result<void> add_stop_probe() {
     auto va = parse_u64(request_.stop, "--stop");
     uint64_t stop_va = 0;
@@ -243,9 +402,29 @@ class Planner {
                          uint8_t flags, bool start, const std::vector<FetchItem>& fetches) {
     const std::string what = std::string(kind == XREF_PROBE_STOP ? "--stop" : "probe") + " at " + to_hex(va);
     if (auto site = check_probe_site(*plan_.image, code, va, what); !site) return site;
-    for (const PlannedProbe& existing : plan_.probes) {
+    for (PlannedProbe& existing : plan_.probes) {
+      if (existing.static_va != va) continue;
+      // Back-to-back calls: the return site of one is the call site (or a
+      // ret, a tail jump) of the next. One probe plays both parts.
+      const bool existing_plain_return = existing.kind == XREF_PROBE_RETURN_SITE;
+      if ((kind == XREF_PROBE_RETURN_SITE || existing_plain_return) && !(existing.flags & XREF_PROBE_F_RETURN_SITE) &&
+          kind != existing.kind && kind != XREF_PROBE_STOP && existing.kind != XREF_PROBE_STOP) {
+        if (kind == XREF_PROBE_RETURN_SITE) {
+          existing.flags |= XREF_PROBE_F_RETURN_SITE;
+          existing.return_function_id = function.id;
+        } else {
+          const uint32_t returning = existing.function_id;
+          existing.kind = kind;
+          existing.function_id = function.id;
+          existing.flags |= flags | XREF_PROBE_F_RETURN_SITE;
+          existing.return_function_id = returning;
+          existing.start = start;
+          existing.fetches = fetches;
+        }
+        return {};
+      }
       // An entry and a uretprobe share the function's first byte by design.
-      if (existing.static_va == va && kind != XREF_PROBE_URETPROBE) {
+      if (kind != XREF_PROBE_URETPROBE) {
         return make_error(ErrorCode::invalid_argument, what + " is already probed as another event",
                           "pick a --stop address that is not a traced function's entry, ret or tail jump");
       }

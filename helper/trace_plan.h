@@ -23,7 +23,8 @@ namespace xref {
 
 struct TracedFunction {
   uint32_t id = 0;
-  FunctionSymbol symbol;
+  FunctionSymbol symbol;          // for an indirect call site: a placeholder named "indirect@SITE"
+  bool indirect = false;          // the callee of one indirect call site, named at run time
   std::vector<FetchItem> entry_fetches;
   std::vector<FetchItem> return_fetches;
   bool stop_return = false;
@@ -37,6 +38,10 @@ struct PlannedProbe {
   uint8_t flags = 0;
   bool start = false;
   std::vector<FetchItem> fetches;
+  bool indirect = false;           // a call site whose fetch "target" names the callee
+  // XREF_PROBE_F_RETURN_SITE: this address is also the return site of a call
+  // to return_function_id (back-to-back calls share it).
+  uint32_t return_function_id = 0;
 };
 
 struct TracePlan {
@@ -50,6 +55,7 @@ struct TracePlan {
   std::vector<FetchItem> start_fetches;
   std::optional<FilterProgram> start_filter;
   std::string return_mode = "ret_site_exact";
+  std::string mode = "functions";            // functions, callees_of, all_calls_in
   std::vector<std::string> warnings;
   std::vector<uint64_t> entry_nop_probes;    // probes that sit on a 5-byte nop
 };
