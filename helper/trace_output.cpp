@@ -20,6 +20,27 @@ std::string errno_name(int error) {
   return std::string(std::strerror(positive));
 }
 
+// Returns of an indirect call carry only the call site's placeholder; the
+// target named at the entry is remembered per depth for them.
+class IndirectFrames {
+ public:
+  using Target = std::optional<std::pair<uint64_t, std::string>>;
+  Target target(const TraceEvent& event, Target at_entry) {
+    if (event.type == XREF_EVENT_ENTRY) {
+      if (frames_.size() <= event.depth) frames_.resize(event.depth + 1);
+      frames_[event.depth] = at_entry;
+      return at_entry;
+    }
+    if (event.type == XREF_EVENT_STOP || event.depth >= frames_.size()) return std::nullopt;
+    Target known = frames_[event.depth];
+    frames_[event.depth].reset();
+    return known;
+  }
+
+ private:
+  std::vector<Target> frames_;
+};
+
 }  // namespace
 
 std::string event_kind_name(uint8_t type) {
@@ -147,16 +168,6 @@ std::optional<std::pair<uint64_t, std::string>> TraceRenderer::indirect_target(c
   return std::nullopt;
 }
 
-std::string TraceRenderer::entry_target_text(const TraceEvent& event) {
-  if (auto indirect = indirect_target(event)) return to_hex(indirect->first);
-  return to_hex(function_start(event.function_id));
-}
-
-std::string TraceRenderer::entry_target_name(const TraceEvent& event, const std::string& fallback) {
-  if (auto indirect = indirect_target(event)) return indirect->second + " [indirect]";
-  return fallback;
-}
-
 std::string TraceRenderer::status(const TraceWindow& window, bool target_exited) const {
   if (window.ended) {
     switch (window.end_status) {
@@ -178,6 +189,7 @@ bool TraceRenderer::possible_loss(const TraceWindow& window, const TraceRun* run
 nlohmann::json TraceRenderer::window_json(const TraceWindow& window, const TraceRun* run) {
   nlohmann::json events = nlohmann::json::array();
   nlohmann::json start_fetches = nlohmann::json::array();
+  IndirectFrames indirect_frames;
   for (const TraceEvent& event : window.events) {
     nlohmann::json fetches = nlohmann::json::array();
     for (const FetchedValue& value : event.fetches) fetches.push_back(fetched_json(value));
@@ -203,7 +215,7 @@ nlohmann::json TraceRenderer::window_json(const TraceWindow& window, const Trace
       if (!site.module.empty()) json["call_site_module"] = site.module;
     }
     if (event.depth_overflow) json["depth_overflow"] = true;
-    if (auto indirect = indirect_target(event)) {
+    if (auto indirect = indirect_frames.target(event, indirect_target(event))) {
       json["indirect"] = true;
       json["target_va"] = to_hex(indirect->first);
       json["symbol"] = indirect->second;
@@ -249,30 +261,40 @@ void TraceRenderer::print_window(std::ostream& out, const TraceWindow& window, c
   const uint64_t lost = std::max<uint64_t>(window.lost_reported, window.missing_events());
   if (possible_loss(window, run)) out << "  lost " << lost << " (incomplete)";
   out << "\n";
+  IndirectFrames indirect_frames;
   for (const TraceEvent& event : window.events) {
+    const auto indirect = indirect_frames.target(event, indirect_target(event));
     std::ostringstream line;
     line << std::setw(4) << event.depth << "  " << std::string(2 * event.depth, ' ');
     const std::string target = to_hex(function_start(event.function_id));
     const std::string name = function_label(event.function_id);
     switch (event.type) {
       case XREF_EVENT_ENTRY: {
-        line << "> " << entry_target_text(event);
+        line << "> " << (indirect ? to_hex(indirect->first) : target);
         const CallSiteInfo site = entry_call_site(event);
         if (site.known) {
           line << " @" << (site.module.empty() ? "" : site.module + ":") << to_hex(site.call_site_va)
                << (site.verified ? "" : "?");
         }
-        line << " (" << entry_target_name(event, name) << ")";
+        line << " (" << (indirect ? indirect->second + " [indirect]" : name) << ")";
         if (event.tail) line << " [tail]";
         break;
       }
-      case XREF_EVENT_RETURN: line << "< " << target << " (" << name << ")"; break;
-      case XREF_EVENT_TAIL_EXIT: line << "< " << target << " (" << name << ") [tail]"; break;
-      case XREF_EVENT_UNWOUND: line << "< " << target << " (" << name << ") [unwound]"; break;
+      case XREF_EVENT_RETURN:
+      case XREF_EVENT_TAIL_EXIT:
+      case XREF_EVENT_UNWOUND:
+        line << "< " << (indirect ? to_hex(indirect->first) : target) << " ("
+             << (indirect ? indirect->second + " [indirect]" : name) << ")";
+        if (event.type == XREF_EVENT_TAIL_EXIT) line << " [tail]";
+        if (event.type == XREF_EVENT_UNWOUND) line << " [unwound]";
+        break;
       case XREF_EVENT_STOP: line << "* " << (plan_.stop_va ? to_hex(*plan_.stop_va) : "?") << " (stop)"; break;
     }
     if (event.depth_overflow) line << " [depth overflow]";
-    for (const FetchedValue& value : event.fetches) line << "  " << fetched_text(value);
+    for (const FetchedValue& value : event.fetches) {
+      // The fetched live target of an indirect call is shown as its static VA above.
+      if (!(indirect && value.name == "target")) line << "  " << fetched_text(value);
+    }
     out << line.str() << "\n";
   }
 }

@@ -49,8 +49,6 @@ class TraceRenderer {
   CallSiteInfo call_site(uint64_t live_return_address);
   CallSiteInfo entry_call_site(const TraceEvent& event);
   std::optional<std::pair<uint64_t, std::string>> indirect_target(const TraceEvent& event);
-  std::string entry_target_text(const TraceEvent& event);
-  std::string entry_target_name(const TraceEvent& event, const std::string& fallback);
   const std::string& function_name(uint32_t function_id) const;
   // The name for text lines: without the parameter list unless two traced
   // functions would then look the same.
