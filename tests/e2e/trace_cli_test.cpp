@@ -269,6 +269,98 @@ TEST(TraceCli, PerfUprobeBackendGivesTheSameWindows) {
   expect_windows_match_record(document, record, all_traced_functions());
 }
 
+// --callees-of at depth 2: call and return sites only, no return address
+// touched; exceptions, recursion and the tail call as the record says.
+TEST(TraceCli, CalleesOfAtDepthTwoEqualsGroundTruth) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  const RecordFile record_file("callees");
+  const std::string& record = record_file.path;
+  TargetProcess target(target_command(record, {}));
+  const XrefRun run = run_xref(trace_args(target, {"--callees-of", "svc::handle_request", "--depth", "2",
+                                                   "--start-filter", "id <= 5", "--max-windows", "6"}));
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  const auto document = run.json();
+  EXPECT_EQ(document["summary"]["return_mode"], "call_site_exact");
+  ASSERT_EQ(document["windows"].size(), 6u);
+  std::set<RequestKey> keys;
+  for (const auto& window : document["windows"]) {
+    keys.insert({window["tid"].get<uint32_t>(), fetched(window["start_fetches"], "id")});
+  }
+  const auto recorded = await_record(record, keys);
+  const auto& traced = all_traced_functions();
+  for (const auto& window : document["windows"]) {
+    EXPECT_EQ(window["status"], "complete");
+    const RequestKey key{window["tid"].get<uint32_t>(), fetched(window["start_fetches"], "id")};
+    EXPECT_EQ(window_events(window, &traced), expected_call_site_events(recorded.at(key), traced))
+        << "request " << key.second;
+    // Every call-site entry names its call instruction exactly.
+    for (const auto& event : window["events"]) {
+      if (event["kind"] == "entry" && event["depth"] > 0) {
+        EXPECT_EQ(event["call_site_verified"], true);
+      }
+    }
+  }
+  EXPECT_EQ(kill(target.pid(), 0), 0);
+}
+
+// --all-calls-in: the indirect call through the routing table is named at
+// run time, and matches what the sample service recorded.
+TEST(TraceCli, AllCallsInNamesIndirectCallTargets) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  const RecordFile record_file("indirect");
+  TargetProcess target({XREF_SAMPLE_SERVICE, "--threads", "1", "--requests", "400", "--interval-us", "2000",
+                        "--record", record_file.path});
+  const XrefRun run = run_xref({"trace", "--pid", std::to_string(target.pid()), "--start", "handle_request",
+                                "--all-calls-in", "handle_request", "--fetch", "id=+0(%di):u64", "--max-windows",
+                                "4", "--duration-ms", "20000", "--json"});
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  const auto document = run.json();
+  ASSERT_EQ(document["windows"].size(), 4u);
+  std::set<RequestKey> keys;
+  for (const auto& window : document["windows"]) {
+    keys.insert({window["tid"].get<uint32_t>(), fetched(window["start_fetches"], "id")});
+  }
+  // The sample service records "TID REQ FUNC ARGS...", one call per line.
+  std::map<RequestKey, std::vector<std::string>> recorded;
+  for (int attempt = 0; attempt < 200 && recorded.size() < keys.size(); ++attempt) {
+    recorded.clear();
+    for (const auto& line : command_lines("cat " + record_file.path)) {
+      std::istringstream fields(line);
+      uint32_t tid;
+      uint64_t request;
+      std::string function;
+      if ((fields >> tid >> request >> function) && keys.count({tid, request})) recorded[{tid, request}].push_back(function);
+    }
+    if (recorded.size() < keys.size()) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  const std::set<std::string> direct_callees = {"validate", "price_order", "route_even", "route_odd", "settle"};
+  for (const auto& window : document["windows"]) {
+    const RequestKey key{window["tid"].get<uint32_t>(), fetched(window["start_fetches"], "id")};
+    // The record's direct callees of handle_request, in order: one level.
+    std::vector<std::string> expected;
+    int settle_seen = 0;
+    ASSERT_TRUE(recorded.count(key)) << "request " << key.second << " not recorded";
+    for (const auto& function : recorded.at(key)) {
+      if (!direct_callees.count(function)) continue;
+      if (function == "settle" && settle_seen++ > 0) continue;  // deeper settles are not call sites in handle_request
+      expected.push_back(function);
+    }
+    std::vector<std::string> actual;
+    bool indirect_seen = false;
+    for (const auto& event : window["events"]) {
+      if (event["kind"] != "entry" || event["depth"] != 1) continue;
+      if (!direct_callees.count(plain_name(event["symbol"]))) continue;  // libc calls of the recorder
+      actual.push_back(plain_name(event["symbol"]));
+      if (event.value("indirect", false)) {
+        indirect_seen = true;
+        EXPECT_TRUE(event["symbol"] == "route_even" || event["symbol"] == "route_odd") << event.dump();
+      }
+    }
+    EXPECT_TRUE(indirect_seen);
+    EXPECT_EQ(actual, expected) << "request " << key.second;
+  }
+}
+
 // --uretprobes: the kernel's return probes, best effort. On calls that return
 // normally the windows equal the record; the mode and the warning say what it is.
 TEST(TraceCli, UretprobesAreExplicitAndBestEffort) {

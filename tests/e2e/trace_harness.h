@@ -91,11 +91,45 @@ inline std::vector<std::string> expected_events(const std::vector<RecordedEvent>
   return events;
 }
 
-inline std::vector<std::string> window_events(const nlohmann::json& window) {
+// The same record as call-site mode reports it: a tail jump is an entry of
+// the target marked [tail] at the jumping function's depth, and the return
+// that follows is the original callee's, seen at its return site.
+inline std::vector<std::string> expected_call_site_events(const std::vector<RecordedEvent>& record,
+                                                          const std::set<std::string>& traced) {
+  std::vector<std::string> events;
+  std::vector<std::string> frames;  // the function each open frame returns as
+  bool tail_pending = false;
+  for (const RecordedEvent& event : record) {
+    if (!traced.count(event.function)) continue;
+    if (event.kind == '~') {
+      tail_pending = true;
+    } else if (event.kind == '>' && tail_pending) {
+      // The jumping function's frame becomes the target's: same depth, no push.
+      events.push_back(std::to_string(frames.size() - 1) + " entry " + event.function + " [tail]");
+      tail_pending = false;
+    } else if (event.kind == '>') {
+      events.push_back(std::to_string(frames.size()) + " entry " + event.function);
+      frames.push_back(event.function);
+    } else if ((event.kind == '<' || event.kind == '!') && !frames.empty()) {
+      const std::string name = frames.back();
+      frames.pop_back();
+      events.push_back(std::to_string(frames.size()) + (event.kind == '<' ? " return " : " unwound ") + name);
+    }
+  }
+  return events;
+}
+
+// Filters a window to the named functions (call-site mode also reports the
+// target's untraced helpers).
+inline std::vector<std::string> window_events(const nlohmann::json& window,
+                                              const std::set<std::string>* only = nullptr) {
   std::vector<std::string> events;
   for (const auto& event : window["events"]) {
-    events.push_back(std::to_string(event["depth"].get<int>()) + " " + event["kind"].get<std::string>() + " " +
-                     plain_name(event["symbol"].get<std::string>()));
+    const std::string name = plain_name(event["symbol"].get<std::string>());
+    if (only != nullptr && event["kind"] != "stop" && !only->count(name)) continue;
+    std::string line = std::to_string(event["depth"].get<int>()) + " " + event["kind"].get<std::string>() + " " + name;
+    if (event["kind"] == "entry" && event["tail_call"] == true) line += " [tail]";
+    events.push_back(line);
   }
   return events;
 }
