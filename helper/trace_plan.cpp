@@ -162,6 +162,28 @@ class Planner {
     return apply(request_.fetch_ret, "--fetch-ret", true);
   }
 
+  // A compiler split-off part of `caller` (".cold", or in a stripped image an
+  // FDE range): code reached by a jump from the caller that jumps back into
+  // it. Entering it is not leaving the function.
+  bool is_split_part(const FunctionCode& caller, uint64_t target_va) {
+    if (target_va == 0) return false;
+    auto cached = split_parts_.find({caller.start, target_va});
+    if (cached != split_parts_.end()) return cached->second;
+    bool split = false;
+    if (const FunctionSymbol* part = plan_.image->function_at(target_va)) {
+      split = part->name.find(".cold") != std::string::npos;
+      if (!split) {
+        if (auto code = disassemble(*plan_.image, *part)) {
+          for (const ExitJump& exit : code->exits) {
+            if (exit.target.va >= caller.start && exit.target.va < caller.end) split = true;
+          }
+        }
+      }
+    }
+    split_parts_[{caller.start, target_va}] = split;
+    return split;
+  }
+
   Result<void> build_probes() {
     index_functions();
     for (TracedFunction& function : plan_.functions) {
@@ -206,7 +228,13 @@ class Planner {
         }
       }
       for (const ExitJump& exit : code->exits) {
-        if (exit.kind == ExitKind::cold_part) continue;
+        if (exit.kind == ExitKind::cold_part || is_split_part(*code, exit.target.va)) continue;
+        if (exit.conditional) {
+          // A probe on a jcc fires whether or not the jump is taken.
+          plan_.warnings.push_back(function.symbol.demangled + " may tail-jump conditionally at " + to_hex(exit.va) +
+                                   "; that exit is seen at the next event");
+          continue;
+        }
         if (exit.kind == ExitKind::indirect || exit.kind == ExitKind::outside_jump) {
           plan_.warnings.push_back(function.symbol.demangled + " may leave through " + exit_kind_name(exit.kind) +
                                    " jump at " + to_hex(exit.va) + "; such exits are seen at the next event");
@@ -257,17 +285,23 @@ class Planner {
       auto code = disassemble(*plan_.image, *node.function);
       if (!code) return code.error();
       for (const CalleeEdge& edge : node.edges) {
-        if (auto added = add_edge(*code, node, edge); !added) return added;
+        if (edge.kind == EdgeKind::tail_jump && is_split_part(*code, edge.target.va)) {
+          // Not a tail call: the jump enters this function's own split part (handled below).
+        } else if (edge.kind == EdgeKind::tail_jump && is_conditional(*code, edge.site_va)) {
+          plan_.warnings.push_back(caller_label(node) + " may tail-jump conditionally at " + to_hex(edge.site_va) +
+                                   "; that jump is not followed");
+        } else if (auto added = add_edge(*code, node, edge); !added) {
+          return added;
+        }
         if (edge.kind == EdgeKind::call || edge.kind == EdgeKind::indirect_call || edge.kind == EdgeKind::tail_jump) {
           ++sites;
         }
         // The compiler's split-off ".cold" part runs as part of this call
         // (an exception handler, an unlikely branch): its call sites are
         // the function's too.
-        if (edge.kind == EdgeKind::jump && edge.child >= 0) {
+        if ((edge.kind == EdgeKind::jump || edge.kind == EdgeKind::tail_jump) && edge.child >= 0) {
           const CalleeNode& part = tree->nodes[static_cast<size_t>(edge.child)];
-          if (!part.function || part.function->name.find(".cold") == std::string::npos ||
-              !probed_callers.insert(part.va).second) {
+          if (!part.function || !is_split_part(*code, part.va) || !probed_callers.insert(part.va).second) {
             continue;
           }
           auto cold_tree = callee_tree(*plan_.image, part.va, 1, 1000);
@@ -285,7 +319,18 @@ class Planner {
     return {};
   }
 
-  uint32_t callee_id(const CalleeEdge& edge, const CalleeTree* = nullptr) {
+  static bool is_conditional(const FunctionCode& code, uint64_t va) {
+    for (const ExitJump& exit : code.exits) {
+      if (exit.va == va) return exit.conditional;
+    }
+    return false;
+  }
+
+  static std::string caller_label(const CalleeNode& node) {
+    return node.function ? node.function->demangled : to_hex(node.va);
+  }
+
+  uint32_t callee_id(const CalleeEdge& edge) {
     if (auto existing = functions_by_start_.find(edge.target.va);
         edge.kind != EdgeKind::indirect_call && existing != functions_by_start_.end()) {
       return existing->second->id;
@@ -447,6 +492,7 @@ class Planner {
   const TraceRequest& request_;
   TracePlan plan_;
   std::map<uint64_t, TracedFunction*> functions_by_start_;
+  std::map<std::pair<uint64_t, uint64_t>, bool> split_parts_;
 };
 
 }  // namespace

@@ -303,6 +303,98 @@ TEST(TraceCli, CalleesOfAtDepthTwoEqualsGroundTruth) {
   EXPECT_EQ(kill(target.pid(), 0), 0);
 }
 
+// A stripped build, traced by static VA: functions are .eh_frame ranges, the
+// catch handler's split-off part is recognised by its jump back, and the
+// windows still equal the record.
+TEST(TraceCli, StrippedCalleesOfByStaticVa) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  const RecordFile record_file("stripped");
+  const std::string stripped = std::string(XREF_TRACE_TARGET) + "_stripped";
+  std::vector<std::string> argv = target_command(record_file.path, {});
+  argv[0] = stripped;
+  TargetProcess target(argv);
+  // Names for static VAs, from the unstripped twin (same layout).
+  std::map<uint64_t, std::string> names;
+  for (const auto& line : command_lines("nm -C " + std::string(XREF_TRACE_TARGET))) {
+    std::istringstream fields(line);
+    std::string address, type, name;
+    if (line.empty() || line[0] == ' ') continue;  // undefined symbols have no address
+    if (fields >> address >> type && std::getline(fields, name)) {
+      names[std::stoull(address, nullptr, 16)] = plain_name(name.substr(1));
+    }
+  }
+  uint64_t handle_request = 0;
+  for (const auto& [va, name] : names) {
+    if (name == "handle_request") handle_request = va;
+  }
+  ASSERT_NE(handle_request, 0u);
+  const std::string root = hex_string(handle_request);
+  const XrefRun run = run_xref({"trace", "--pid", std::to_string(target.pid()), "--start", root, "--callees-of", root,
+                                "--depth", "2", "--fetch", "id=+0(%di):u64", "--start-filter", "id <= 5",
+                                "--max-windows", "6", "--duration-ms", "20000", "--json"});
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  const auto document = run.json();
+  ASSERT_EQ(document["windows"].size(), 6u);
+  std::set<RequestKey> keys;
+  for (const auto& window : document["windows"]) {
+    keys.insert({window["tid"].get<uint32_t>(), fetched(window["start_fetches"], "id")});
+  }
+  const auto recorded = await_record(record_file.path, keys);
+  const auto& traced = all_traced_functions();
+  for (auto window : document["windows"]) {
+    // Rename events by static VA, as a reader with the unstripped twin would.
+    for (auto& event : window["events"]) {
+      const uint64_t va = std::stoull(event["target_va"].get<std::string>(), nullptr, 16);
+      event["symbol"] = names.count(va) ? names.at(va) : event["symbol"].get<std::string>();
+    }
+    const RequestKey key{window["tid"].get<uint32_t>(), fetched(window["start_fetches"], "id")};
+    EXPECT_EQ(window_events(window, &traced), expected_call_site_events(recorded.at(key), traced))
+        << "request " << key.second;
+  }
+}
+
+// A probe address inside an instruction is refused before anything is
+// attached, and the target's code is left exactly as the file has it.
+TEST(TraceCli, MidInstructionAddressIsRefusedAndTargetUntouched) {
+  const RecordFile record_file("midinsn");
+  TargetProcess target(target_command(record_file.path, {}));
+  // From objdump: the first instruction of compute_price longer than one byte.
+  const auto listing = command_lines("objdump -d --no-show-raw-insn " + std::string(XREF_TRACE_TARGET));
+  std::vector<uint64_t> starts;
+  bool inside = false;
+  for (const auto& line : listing) {
+    if (line.find("<_ZN3svc13compute_priceEmm>:") != std::string::npos) inside = true;
+    else if (inside && line.empty()) break;
+    else if (inside && line.find(':') != std::string::npos) starts.push_back(std::stoull(line, nullptr, 16));
+  }
+  ASSERT_GE(starts.size(), 3u);
+  size_t wide = 0;
+  while (starts[wide + 1] - starts[wide] < 2) ++wide;
+  const uint64_t middle = starts[wide] + 1;
+
+  const uint64_t live = target.value("func", "compute_price");
+  const uint64_t live_middle = live + (middle - starts[0]);
+  const std::string mem = "/proc/" + std::to_string(target.pid()) + "/mem";
+  auto read_code = [&] {
+    std::string bytes(64, '\0');
+    const int fd = open(mem.c_str(), O_RDONLY);
+    const ssize_t got = pread(fd, bytes.data(), bytes.size(), static_cast<off_t>(live));
+    close(fd);
+    return got == 64 ? bytes : std::string();
+  };
+  const std::string before = read_code();
+  ASSERT_EQ(before.size(), 64u);
+
+  const XrefRun run = run_xref({"trace", "--pid", std::to_string(target.pid()), "--start", "svc::handle_request",
+                                "--stop", hex_string(middle), "--json"});
+  EXPECT_EQ(run.exit_status, 13) << run.out;
+  const auto error = run.json()["error"];
+  EXPECT_EQ(error["code"], "not_an_instruction");
+  EXPECT_NE(error["message"].get<std::string>().find("inside the"), std::string::npos) << error.dump();
+  EXPECT_EQ(read_code(), before);
+  (void)live_middle;
+}
+
 // --all-calls-in: the indirect call through the routing table is named at
 // run time, and matches what the sample service recorded.
 TEST(TraceCli, AllCallsInNamesIndirectCallTargets) {
