@@ -464,6 +464,52 @@ TEST(TraceCli, AllCallsInNamesIndirectCallTargets) {
   }
 }
 
+// A Rust panic caught by catch_unwind passes through traced frames: the
+// target survives, the frames show as unwound, and depth is right after.
+TEST(TraceCli, RustPanicThroughTracedFramesInBothModes) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  const std::set<std::string> traced = {"handle_request", "validate", "compute", "fee", "settle",
+                                        "risky",          "risky_inner", "recover"};
+  for (const bool call_sites : {false, true}) {
+    const RecordFile record_file(call_sites ? "rust-sites" : "rust-functions");
+    std::vector<std::string> argv = target_command(record_file.path, {});
+    argv[0] = XREF_RUST_TARGET;
+    TargetProcess target(argv);
+    std::vector<std::string> args = {"trace", "--pid", std::to_string(target.pid()), "--start",
+                                     "rust_target::svc::handle_request", "--fetch", "id=+0(%di):u64",
+                                     "--start-filter", "id >= 2 && id <= 4", "--max-windows", "3",
+                                     "--duration-ms", "20000", "--json"};
+    if (call_sites) {
+      args.insert(args.end(), {"--callees-of", "rust_target::svc::handle_request", "--depth", "2"});
+    } else {
+      std::string list;
+      for (const auto& name : traced) list += (list.empty() ? "" : ",") + ("rust_target::svc::" + name);
+      args.insert(args.end(), {"--functions", list});
+    }
+    const XrefRun run = run_xref_attached(args, record_file.go_file());
+    ASSERT_EQ(run.exit_status, 0) << run.err << run.out;
+    const auto document = run.json();
+    ASSERT_EQ(document["windows"].size(), 3u);
+    std::set<RequestKey> keys;
+    for (const auto& window : document["windows"]) {
+      keys.insert({window["tid"].get<uint32_t>(), fetched(window["start_fetches"], "id")});
+    }
+    const auto recorded = await_record(record_file.path, keys);
+    bool unwound_seen = false;
+    for (const auto& window : document["windows"]) {
+      const RequestKey key{window["tid"].get<uint32_t>(), fetched(window["start_fetches"], "id")};
+      const auto expected = call_sites ? expected_call_site_events(recorded.at(key), traced)
+                                       : expected_events(recorded.at(key), traced);
+      EXPECT_EQ(window_events(window, &traced), expected) << (call_sites ? "call sites" : "functions")
+                                                          << ", request " << key.second;
+      for (const auto& event : window["events"]) unwound_seen |= event["kind"] == "unwound";
+      EXPECT_EQ(window["status"], "complete");
+    }
+    EXPECT_TRUE(unwound_seen) << "request 3 panics through risky_inner and risky";
+    EXPECT_EQ(kill(target.pid(), 0), 0) << "the target must survive the panic";
+  }
+}
+
 // --uretprobes: the kernel's return probes, best effort. On calls that return
 // normally the windows equal the record; the mode and the warning say what it is.
 TEST(TraceCli, UretprobesAreExplicitAndBestEffort) {

@@ -368,15 +368,18 @@ fn parse_count(text: Option<&String>) -> Option<u64> {
     text.parse().ok()
 }
 
-fn parse_options(args: &[String]) -> Option<(Options, Option<String>)> {
+fn parse_options(args: &[String]) -> Option<(Options, Option<String>, Option<String>)> {
     let mut options = Options { threads: 1, requests: 0, interval_us: 1000, first_delay_ms: 0 };
     let mut record_path = None;
+    let mut go_file = None;
     let mut i = 0;
     while i < args.len() {
         let flag = args[i].as_str();
         let value = args.get(i + 1);
         if flag == "--record" {
             record_path = Some(value?.clone());
+        } else if flag == "--go-file" {
+            go_file = Some(value?.clone());
         } else {
             let number = parse_count(value)?;
             match flag {
@@ -389,17 +392,18 @@ fn parse_options(args: &[String]) -> Option<(Options, Option<String>)> {
         }
         i += 2;
     }
-    Some((options, record_path))
+    Some((options, record_path, go_file))
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (options, record_path) = match parse_options(&args) {
+    let (options, record_path, go_file) = match parse_options(&args) {
         Some(parsed) => parsed,
         None => {
             eprintln!(
                 "usage: rust_target [--threads N (1-64, default 1)] [--requests N per thread (0 = forever, default)]\n\
-                 \x20                  [--interval-us N (default 1000)] [--first-delay-ms N (default 0)] [--record PATH]"
+                 \x20                  [--interval-us N (default 1000)] [--first-delay-ms N (default 0)] [--record PATH]\n\
+                 \x20                  [--go-file PATH (wait until it exists before the first request)]"
             );
             std::process::exit(2);
         }
@@ -433,6 +437,12 @@ fn main() {
         let _ = out.flush();
     }
 
+    // Tests create the go file once the tracer is attached.
+    if let Some(path) = &go_file {
+        while !std::path::Path::new(path).exists() && !STOP_REQUESTED.load(Ordering::SeqCst) {
+            sleep_us(5000);
+        }
+    }
     sleep_us(options.first_delay_ms * 1000);
 
     let mut workers = Vec::new();
