@@ -70,7 +70,7 @@ Result<TraceRun> run_trace(const Target& target, const TracePlan& plan, const Tr
                            const TraceCallbacks& callbacks) {
   TraceBpfOptions options;
   options.pid = target.process.pid();
-  options.attach_path = plan.module->open_path;
+  for (const PlanModule& module : plan.modules) options.module_paths.push_back(module.module->open_path);
   options.max_events = request.max_events;
   options.max_windows = request.max_windows;
   options.ringbuf_bytes = request.ringbuf_bytes;

@@ -510,6 +510,55 @@ TEST(TraceCli, RustPanicThroughTracedFramesInBothModes) {
   }
 }
 
+// A shared-library function, named module:symbol: one uprobe_multi link per
+// file, VAs module-relative with the module named. The sample service calls
+// gettid once per recorded call, so the record says how many to expect.
+TEST(TraceCli, LibcFunctionByModuleAndSymbol) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  const RecordFile record_file("libc");
+  TargetProcess target({XREF_SAMPLE_SERVICE, "--threads", "1", "--requests", "5000", "--interval-us", "2000",
+                        "--record", record_file.path});
+  const XrefRun run = run_xref({"trace", "--pid", std::to_string(target.pid()), "--start", "handle_request",
+                                "--functions", "validate,libc.so.6:gettid", "--fetch", "id=+0(%di):u64",
+                                "--max-windows", "2", "--duration-ms", "20000", "--json"});
+  ASSERT_EQ(run.exit_status, 0) << run.err << run.out;
+  const auto document = run.json();
+  ASSERT_EQ(document["windows"].size(), 2u);
+  const std::string nm = command_output("nm -D --defined-only /lib/x86_64-linux-gnu/libc.so.6 | grep ' gettid@@'");
+  const std::string gettid_va = hex_string(std::stoull(nm.substr(0, 16), nullptr, 16));
+  for (const auto& window : document["windows"]) {
+    const uint64_t id = fetched(window["start_fetches"], "id");
+    std::vector<std::string> recorded;
+    for (int attempt = 0; attempt < 200 && recorded.empty(); ++attempt) {
+      for (const auto& line : command_lines("cat " + record_file.path)) {
+        std::istringstream fields(line);
+        uint32_t tid;
+        uint64_t request;
+        std::string function;
+        if ((fields >> tid >> request >> function) && request == id) recorded.push_back(function);
+      }
+      if (recorded.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    ASSERT_FALSE(recorded.empty()) << "request " << id;
+    size_t gettid_entries = 0;
+    for (const auto& event : window["events"]) {
+      if (event.value("module", "") != "libc.so.6") continue;
+      EXPECT_EQ(event["target_va"], gettid_va);
+      if (event["kind"] == "entry") {
+        ++gettid_entries;
+        EXPECT_EQ(event["call_site_verified"], true);
+      }
+    }
+    // One gettid per recorded call: handle_request's, validate's and the rest.
+    EXPECT_EQ(gettid_entries, recorded.size()) << "request " << id;
+    // validate's own gettid is one level below it.
+    const auto events = window_events(window);
+    const auto at = std::find(events.begin(), events.end(), "1 entry validate");
+    ASSERT_NE(at, events.end());
+    EXPECT_EQ(*(at + 1), "2 entry gettid");
+  }
+}
+
 // --uretprobes: the kernel's return probes, best effort. On calls that return
 // normally the windows equal the record; the mode and the warning say what it is.
 TEST(TraceCli, UretprobesAreExplicitAndBestEffort) {
