@@ -255,6 +255,7 @@ void TraceRenderer::print_header(std::ostream& out, const std::string& backend) 
   out << "pid " << target_.process.pid() << "  match " << target_.binary_match << "  slide +" << to_hex(slide())
       << "  backend " << backend << "  return_mode " << plan_.return_mode << "\n";
   for (const std::string& warning : plan_.warnings) out << "warning: " << warning << "\n";
+  out << "probes " << plan_.probes.size() << "  on 5-byte nops " << plan_.entry_nop_probes.size() << "\n";
 }
 
 void TraceRenderer::print_window(std::ostream& out, const TraceWindow& window, const TraceRun* run) {
@@ -337,6 +338,11 @@ nlohmann::json TraceRenderer::summary_json(const TraceRun& run) const {
       {"windows_opened", run.counters.windows_opened},
       {"starts_filtered", run.counters.starts_filtered},
       {"probes", plan_.probes.size()},
+      {"nop5_probes", [&] {
+         nlohmann::json list = nlohmann::json::array();
+         for (uint64_t va : plan_.entry_nop_probes) list.push_back(to_hex(va));
+         return list;
+       }()},
   };
 }
 

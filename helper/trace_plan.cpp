@@ -106,6 +106,11 @@ class Planner {
     if (!request_.stop.empty()) {
       if (auto stop = add_stop_probe(); !stop) return stop.error();
     }
+    for (const PlannedProbe& probe : plan_.probes) {
+      auto bytes = image_of(probe.module_index).bytes_at(probe.static_va, 5);
+      static constexpr uint8_t kNop5[5] = {0x0f, 0x1f, 0x44, 0x00, 0x00};
+      if (bytes && std::equal(bytes->begin(), bytes->end(), kNop5)) plan_.entry_nop_probes.push_back(probe.static_va);
+    }
     if (plan_.probes.size() > XREF_TRACE_MAX_PROBES) {
       return make_error(ErrorCode::invalid_argument,
                         std::to_string(plan_.probes.size()) + " probes needed; the limit is " +
@@ -247,13 +252,12 @@ class Planner {
                           "use one of them for the start probe");
       }
       if (is_start) plan_.start_fetches = entry_fetches;
-      if (auto probe = add_probe(*code, function, function.symbol.start, XREF_PROBE_ENTRY, flags, is_start,
-                                 entry_fetches);
-          !probe) {
+      // After a leading endbr64, a 5-byte nop is the better entry probe: the
+      // kernel turns a uprobe there into a call (~10x cheaper than int3), and
+      // the stack pointer is the same as at the first byte.
+      const uint64_t entry_va = code->entry_nop_va ? *code->entry_nop_va : function.symbol.start;
+      if (auto probe = add_probe(*code, function, entry_va, XREF_PROBE_ENTRY, flags, is_start, entry_fetches); !probe) {
         return probe;
-      }
-      if (code->entry_nop_va && *code->entry_nop_va == function.symbol.start) {
-        plan_.entry_nop_probes.push_back(function.symbol.start);
       }
       if (request_.uretprobes) {
         // One return probe at the entry; the kernel swaps the return address.

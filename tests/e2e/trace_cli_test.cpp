@@ -559,6 +559,31 @@ TEST(TraceCli, LibcFunctionByModuleAndSymbol) {
   }
 }
 
+// A function starting with endbr64 + a 5-byte nop gets its entry probe on
+// the nop, and the plan says so; the calls are still seen exactly.
+TEST(TraceCli, EntryProbeGoesOnTheNopAfterEndbr64) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  TargetProcess target({XREF_SAMPLE_SERVICE, "--threads", "1", "--requests", "5000", "--interval-us", "2000"});
+  const std::string nm = command_output("nm " + std::string(XREF_SAMPLE_SERVICE) + " | grep ' nop_entry$'");
+  const uint64_t nop_entry = std::stoull(nm.substr(0, 16), nullptr, 16);
+  const XrefRun run = run_xref({"trace", "--pid", std::to_string(target.pid()), "--start", "handle_request",
+                                "--functions", "nop_entry", "--fetch-ret", "nop_entry", "ret=%ax:u64",
+                                "--fetch-at", "nop_entry", "arg=%di:u64", "--max-windows", "2", "--duration-ms",
+                                "20000", "--json"});
+  ASSERT_EQ(run.exit_status, 0) << run.err << run.out;
+  const auto document = run.json();
+  EXPECT_EQ(document["summary"]["nop5_probes"], nlohmann::json::array({hex_string(nop_entry + 4)}));
+  ASSERT_EQ(document["windows"].size(), 2u);
+  for (const auto& window : document["windows"]) {
+    EXPECT_EQ(window_events(window), (std::vector<std::string>{"0 entry handle_request", "1 entry nop_entry",
+                                                               "1 return nop_entry", "0 return handle_request"}));
+    const auto& entry = window["events"][1];
+    EXPECT_EQ(entry["probe_va"], hex_string(nop_entry + 4));
+    EXPECT_EQ(entry["target_va"], hex_string(nop_entry));
+    EXPECT_EQ(fetched(window["events"][2]["fetches"], "ret"), fetched(entry["fetches"], "arg") + 1);
+  }
+}
+
 // --uretprobes: the kernel's return probes, best effort. On calls that return
 // normally the windows equal the record; the mode and the warning say what it is.
 TEST(TraceCli, UretprobesAreExplicitAndBestEffort) {
