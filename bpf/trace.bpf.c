@@ -52,6 +52,13 @@ struct {
   __type(value, struct xref_thread_window);
 } threads SEC(".maps");
 
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, XREF_TRACE_MAX_THREADS);
+  __type(key, __u64);
+  __type(value, struct xref_window_result);
+} window_results SEC(".maps");
+
 /* Reservation failures per CPU: user space sums them. */
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -209,6 +216,9 @@ static __always_inline void count_loss(struct xref_thread_window *window) {
   if (per_cpu) *per_cpu += 1;
   __sync_fetch_and_add(&lost_events, 1);
   window->lost += 1;
+  __u64 window_id = window->window_id;
+  struct xref_window_result *result = bpf_map_lookup_elem(&window_results, &window_id);
+  if (result) __sync_fetch_and_add(&result->lost, 1);
 }
 
 static __always_inline void stop_emitting(__u32 reason) {
@@ -267,6 +277,9 @@ static __always_inline void emit_frame_event(struct xref_thread_window *window, 
 }
 
 static __always_inline void close_window(struct xref_thread_window *window, __u32 tid, __u8 status) {
+  __u64 window_id = window->window_id;
+  struct xref_window_result *result = bpf_map_lookup_elem(&window_results, &window_id);
+  if (result) result->status = status;
   struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_WINDOW_END);
   if (event) {
     event->status = status;
@@ -349,6 +362,8 @@ static __always_inline void open_window(struct pt_regs *ctx, __u32 tid, __u32 in
   if (!window) return;
   window->window_id = window_id;
   window->start_sp = PT_REGS_SP(ctx);
+  struct xref_window_result result = {.lost = 0, .tid = tid, .status = 0};
+  bpf_map_update_elem(&window_results, &window_id, &result, BPF_ANY);
   window->start_ns = bpf_ktime_get_ns();
   emit_entry(ctx, window, tid, index, probe, values, XREF_EVENT_F_WINDOW_BEGIN);
 }
@@ -388,7 +403,10 @@ int trace_probe(struct pt_regs *ctx) {
       return 0;
     }
     case XREF_PROBE_RET:
-    case XREF_PROBE_TAIL_EXIT: {
+    case XREF_PROBE_TAIL_EXIT:
+    case XREF_PROBE_URETPROBE: {
+      /* A uretprobe runs after the ret popped the return address. */
+      if (probe->kind == XREF_PROBE_URETPROBE) sp -= 8;
       if (pop_unwound(window, tid, sp, 0)) return 0;
       __u32 depth = window->depth;
       if (depth == 0 || depth > XREF_TRACE_MAX_DEPTH) return 0;
@@ -397,8 +415,9 @@ int trace_probe(struct pt_regs *ctx) {
       if (top->entry_sp != sp || top->function_id != probe->function_id) return 0;
       window->depth = depth - 1;
       run_fetches(ctx, probe, values);
+      const int is_return = probe->kind != XREF_PROBE_TAIL_EXIT;
       struct xref_trace_event *event =
-          reserve_event(window, tid, probe->kind == XREF_PROBE_RET ? XREF_EVENT_RETURN : XREF_EVENT_TAIL_EXIT);
+          reserve_event(window, tid, is_return ? XREF_EVENT_RETURN : XREF_EVENT_TAIL_EXIT);
       if (event) {
         event->depth = (__u16)(depth - 1);
         event->probe_index = index;
@@ -408,7 +427,7 @@ int trace_probe(struct pt_regs *ctx) {
         submit(event);
       }
       /* The start call (or the --stop-return frame) came back. */
-      if (probe->kind == XREF_PROBE_RET &&
+      if (is_return &&
           (depth - 1 == 0 || (window->stop_sp == sp && (probe->flags & XREF_PROBE_F_STOP_RETURN)))) {
         close_window(window, tid, XREF_WINDOW_COMPLETE);
       }

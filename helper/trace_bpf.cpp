@@ -79,24 +79,50 @@ trace_bpf* open_configured(const TracePlan& plan, const TraceBpfOptions& options
 
 }  // namespace
 
+namespace {
+
+// Offsets and cookies of one attachment: uprobes, or (with --uretprobes)
+// the return probes, which need a link of their own.
+struct ProbeSet {
+  std::vector<uint64_t> offsets;
+  std::vector<uint64_t> cookies;
+};
+
+using AttachFunction = Result<UprobeLink> (*)(int, const std::string&, std::span<const uint64_t>,
+                                              std::span<const uint64_t>, pid_t, bool);
+
+Result<UprobeLink> attach_sets(AttachFunction attach, int program_fd, const TraceBpfOptions& options,
+                               const ProbeSet& entries, const ProbeSet& returns) {
+  UprobeLink all;
+  for (const auto* set : {&entries, &returns}) {
+    if (set->offsets.empty()) continue;
+    auto link = attach(program_fd, options.attach_path, set->offsets, set->cookies, options.pid, set == &returns);
+    if (!link) return link.error();
+    all.adopt(std::move(*link));
+  }
+  return all;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<TraceBpf>> TraceBpf::start(const TracePlan& plan, const TraceBpfOptions& options) {
   if (options.ringbuf_bytes < 4096 || (options.ringbuf_bytes & (options.ringbuf_bytes - 1)) != 0 ||
       options.ringbuf_bytes > (1ull << 30)) {
     return make_error(ErrorCode::invalid_argument, "--ringbuf-bytes must be a power of two between 4096 and 1 GiB");
   }
-  std::vector<uint64_t> offsets, cookies;
+  ProbeSet entries, returns;
   for (size_t index = 0; index < plan.probes.size(); ++index) {
-    offsets.push_back(plan.probes[index].file_offset);
-    cookies.push_back(index | (plan.probes[index].start ? XREF_COOKIE_START : 0));
+    ProbeSet& set = plan.probes[index].kind == XREF_PROBE_URETPROBE ? returns : entries;
+    set.offsets.push_back(plan.probes[index].file_offset);
+    set.cookies.push_back(index | (plan.probes[index].start ? XREF_COOKIE_START : 0));
   }
   std::unique_ptr<TraceBpf> trace(new TraceBpf());
   Error error;
-  std::string multi_failure;
   if (options.backend == "auto" || options.backend == "uprobe_multi") {
     trace->skeleton_ = open_configured(plan, options, true, error);
     if (trace->skeleton_ != nullptr) {
-      auto link = attach_uprobe_multi(bpf_program__fd(trace->skeleton_->progs.trace_probe), options.attach_path,
-                                      offsets, cookies, options.pid);
+      auto link = attach_sets(attach_uprobe_multi, bpf_program__fd(trace->skeleton_->progs.trace_probe), options,
+                              entries, returns);
       if (link) {
         trace->link_ = std::move(*link);
         trace->backend_ = "uprobe_multi";
@@ -106,13 +132,13 @@ Result<std::unique_ptr<TraceBpf>> TraceBpf::start(const TracePlan& plan, const T
       trace_bpf__destroy(trace->skeleton_);
       trace->skeleton_ = nullptr;
     }
-    if (options.backend == "uprobe_multi" || error.code == ErrorCode::permission_denied) return error;
-    multi_failure = error.message;
+    // Only a kernel without uprobe_multi falls back; any other failure is final.
+    if (options.backend == "uprobe_multi" || error.code != ErrorCode::unsupported) return error;
   }
   trace->skeleton_ = open_configured(plan, options, false, error);
   if (trace->skeleton_ == nullptr) return error;
-  auto link = attach_perf_uprobes(bpf_program__fd(trace->skeleton_->progs.trace_probe), options.attach_path, offsets,
-                                  cookies, options.pid);
+  auto link =
+      attach_sets(attach_perf_uprobes, bpf_program__fd(trace->skeleton_->progs.trace_probe), options, entries, returns);
   if (!link) return link.error();
   trace->link_ = std::move(*link);
   trace->backend_ = "perf_uprobe";
@@ -125,6 +151,20 @@ TraceBpf::~TraceBpf() {
 }
 
 int TraceBpf::ringbuf_fd() const { return bpf_map__fd(skeleton_->maps.events); }
+
+std::map<uint64_t, xref_window_result> TraceBpf::window_results() const {
+  std::map<uint64_t, xref_window_result> results;
+  const int fd = bpf_map__fd(skeleton_->maps.window_results);
+  uint64_t key = 0, next = 0;
+  const uint64_t* previous = nullptr;
+  while (bpf_map_get_next_key(fd, previous, &next) == 0) {
+    xref_window_result result;
+    if (bpf_map_lookup_elem(fd, &next, &result) == 0) results[next] = result;
+    key = next;
+    previous = &key;
+  }
+  return results;
+}
 
 TraceCounters TraceBpf::counters() const {
   TraceCounters counters;

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -48,6 +49,8 @@ class TraceBpf {
   const std::string& backend() const { return backend_; }
   int ringbuf_fd() const;
   TraceCounters counters() const;
+  // Every window the BPF side opened, with its loss count and end status.
+  std::map<uint64_t, xref_window_result> window_results() const;
   void detach() { link_.close(); }
 
  private:

@@ -56,6 +56,19 @@ const std::string& TraceRenderer::function_name(uint32_t function_id) const {
   return kUnknown;
 }
 
+std::string TraceRenderer::function_label(uint32_t function_id) const {
+  auto without_parameters = [](const std::string& name) {
+    const size_t paren = name.find('(');
+    return paren == std::string::npos ? name : name.substr(0, paren);
+  };
+  const std::string& full = function_name(function_id);
+  const std::string short_name = without_parameters(full);
+  for (const TracedFunction& other : plan_.functions) {
+    if (other.id != function_id && without_parameters(other.symbol.demangled) == short_name) return full;
+  }
+  return short_name;
+}
+
 uint64_t TraceRenderer::function_start(uint32_t function_id) const {
   return function_id < plan_.functions.size() ? plan_.functions[function_id].symbol.start : 0;
 }
@@ -162,6 +175,7 @@ nlohmann::json TraceRenderer::window_json(const TraceWindow& window, const Trace
       {"status", status(window, exited)},
       {"possible_loss", possible_loss(window, run)},
       {"lost_events", std::max<uint64_t>(window.lost_reported, window.missing_events())},
+      {"end_record_lost", window.end_record_lost},
       {"start_fetches", start_fetches},
       {"events", events},
   };
@@ -190,7 +204,7 @@ void TraceRenderer::print_window(std::ostream& out, const TraceWindow& window, c
     std::ostringstream line;
     line << std::setw(4) << event.depth << "  " << std::string(2 * event.depth, ' ');
     const std::string target = to_hex(function_start(event.function_id));
-    const std::string name = function_name(event.function_id);
+    const std::string name = function_label(event.function_id);
     switch (event.type) {
       case XREF_EVENT_ENTRY: {
         line << "> " << target;

@@ -46,6 +46,9 @@ class TraceRenderer {
  private:
   CallSiteInfo call_site(uint64_t live_return_address);
   const std::string& function_name(uint32_t function_id) const;
+  // The name for text lines: without the parameter list unless two traced
+  // functions would then look the same.
+  std::string function_label(uint32_t function_id) const;
   uint64_t function_start(uint32_t function_id) const;
   uint64_t slide() const;
 

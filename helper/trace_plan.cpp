@@ -53,8 +53,8 @@ class Planner {
       return make_error(ErrorCode::invalid_argument, "--start is required", "name the function that opens a window");
     }
     if (request_.uretprobes) {
-      return make_error(ErrorCode::unsupported, "--uretprobes is not available yet",
-                        "returns are observed at ret instructions, which survives unwinding");
+      plan_.return_mode = "mixed_uretprobe_best_effort";
+      plan_.warnings.push_back("uretprobe_returns_are_best_effort_under_unwind");
     }
     auto start = resolve_function(*plan_.image, request_.start, "--start");
     if (!start) return start.error();
@@ -184,6 +184,15 @@ class Planner {
       if (code->entry_nop_va && *code->entry_nop_va == function.symbol.start) {
         plan_.entry_nop_probes.push_back(function.symbol.start);
       }
+      if (request_.uretprobes) {
+        // One return probe at the entry; the kernel swaps the return address.
+        if (auto probe = add_probe(*code, function, function.symbol.start, XREF_PROBE_URETPROBE, flags, false,
+                                   function.return_fetches);
+            !probe) {
+          return probe;
+        }
+        continue;
+      }
       for (uint64_t ret : code->rets) {
         if (auto probe = add_probe(*code, function, ret, XREF_PROBE_RET, flags, false, function.return_fetches);
             !probe) {
@@ -235,7 +244,8 @@ class Planner {
     const std::string what = std::string(kind == XREF_PROBE_STOP ? "--stop" : "probe") + " at " + to_hex(va);
     if (auto site = check_probe_site(*plan_.image, code, va, what); !site) return site;
     for (const PlannedProbe& existing : plan_.probes) {
-      if (existing.static_va == va) {
+      // An entry and a uretprobe share the function's first byte by design.
+      if (existing.static_va == va && kind != XREF_PROBE_URETPROBE) {
         return make_error(ErrorCode::invalid_argument, what + " is already probed as another event",
                           "pick a --stop address that is not a traced function's entry, ret or tail jump");
       }

@@ -26,7 +26,14 @@ class StopSignals {
     fd_ = signalfd(-1, &set_, SFD_CLOEXEC | SFD_NONBLOCK);
   }
   ~StopSignals() {
-    if (fd_ >= 0) close(fd_);
+    // Take the pending signals out first: unblocked, they would kill the
+    // helper before it prints what it captured.
+    if (fd_ >= 0) {
+      signalfd_siginfo info;
+      while (read(fd_, &info, sizeof info) == sizeof info) {
+      }
+      close(fd_);
+    }
     pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
   }
   int fd() const { return fd_; }
@@ -91,6 +98,12 @@ Result<TraceRun> run_trace(const Target& target, const TracePlan& plan, const Tr
   for (;;) {
     const int ready = poll(watched, 2, kDrainIntervalMs);
     ring_buffer__consume(ring.get());
+    // A bound reached in BPF came first if it is already set.
+    const TraceCounters counters = (*bpf)->counters();
+    if (counters.stopped) {
+      run.stop_reason = counters.stop_reason == XREF_STOP_MAX_EVENTS ? "max_events" : "max_windows";
+      break;
+    }
     if (ready > 0 && (watched[0].revents & POLLIN)) {
       run.target_exited = true;
       run.stop_reason = "target_exited";
@@ -98,11 +111,6 @@ Result<TraceRun> run_trace(const Target& target, const TracePlan& plan, const Tr
     }
     if (ready > 0 && (watched[1].revents & POLLIN)) {
       run.stop_reason = "interrupted";
-      break;
-    }
-    const TraceCounters counters = (*bpf)->counters();
-    if (counters.stopped) {
-      run.stop_reason = counters.stop_reason == XREF_STOP_MAX_EVENTS ? "max_events" : "max_windows";
       break;
     }
     const auto elapsed = std::chrono::steady_clock::now() - started;
@@ -115,6 +123,7 @@ Result<TraceRun> run_trace(const Target& target, const TracePlan& plan, const Tr
   (*bpf)->detach();
   ring_buffer__consume(ring.get());  // what was submitted before the detach
   run.counters = (*bpf)->counters();
+  run.windows->apply_results((*bpf)->window_results());
   run.elapsed_ms = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count());
   return run;

@@ -7,9 +7,25 @@ namespace xref {
 uint64_t TraceWindow::missing_events() const {
   // Received: the events plus the end record; expected: every seq up to the
   // highest seen.
-  uint64_t highest = ended ? end_seq : (events.empty() ? 0 : events.back().seq);
-  const uint64_t received = events.size() + (ended ? 1 : 0);
+  const bool end_received = ended && !end_record_lost;
+  const uint64_t highest = end_received ? end_seq : (events.empty() ? 0 : events.back().seq);
+  const uint64_t received = events.size() + (end_received ? 1 : 0);
+  if (received == 0) return 0;
   return highest + 1 > received ? highest + 1 - received : 0;
+}
+
+void WindowCollector::apply_results(const std::map<uint64_t, xref_window_result>& results) {
+  for (const auto& [window_id, result] : results) {
+    TraceWindow& window = windows_[window_id];
+    window.window_id = window_id;
+    window.tid = result.tid;
+    window.lost_reported = result.lost;
+    if (result.status != 0 && !window.ended) {
+      window.ended = true;
+      window.end_status = result.status;
+      window.end_record_lost = true;
+    }
+  }
 }
 
 std::optional<uint64_t> WindowCollector::add(const xref_trace_event& record) {

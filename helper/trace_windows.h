@@ -43,8 +43,9 @@ struct TraceWindow {
   std::vector<TraceEvent> events;  // by seq, without the WINDOW_END record
   bool ended = false;
   uint8_t end_status = 0;          // XREF_WINDOW_*
-  uint32_t lost_reported = 0;      // from the WINDOW_END record
+  uint64_t lost_reported = 0;      // from the BPF window result (or the WINDOW_END record)
   uint64_t end_seq = 0;
+  bool end_record_lost = false;    // ended per BPF, but its WINDOW_END record never arrived
   uint64_t end_timestamp_ns = 0;
 
   uint64_t first_timestamp_ns() const { return events.empty() ? 0 : events.front().timestamp_ns; }
@@ -60,6 +61,9 @@ class WindowCollector {
   std::optional<uint64_t> add(const xref_trace_event& record);
 
   const std::map<uint64_t, TraceWindow>& windows() const { return windows_; }
+  // Final word from BPF: exact loss per window and how each ended, even when
+  // the end record (or every record) of a window was lost.
+  void apply_results(const std::map<uint64_t, xref_window_result>& results);
   uint64_t events_received() const { return events_received_; }
   uint64_t unparsed_events() const { return unparsed_events_; }
 

@@ -32,8 +32,21 @@ struct UprobeMultiLinkAttr {
 };
 static_assert(offsetof(UprobeMultiLinkAttr, path) == 16);
 static_assert(offsetof(UprobeMultiLinkAttr, pid) == 56);
+constexpr uint32_t kUprobeMultiReturn = 1;  // BPF_F_UPROBE_MULTI_RETURN
+
+// The config bit that makes a perf uprobe a uretprobe
+// (/sys/bus/event_source/devices/uprobe/format/retprobe reads "config:N").
+uint64_t retprobe_config_bit() {
+  std::ifstream file("/sys/bus/event_source/devices/uprobe/format/retprobe");
+  std::string format;
+  if (file >> format && format.rfind("config:", 0) == 0) return uint64_t{1} << std::stoul(format.substr(7));
+  return 1;
+}
 
 Error errno_error(const std::string& what, int error_number) {
+  if (error_number == ESRCH) {
+    return make_error(ErrorCode::process_exited, what + ": the target process exited");
+  }
   const ErrorCode code = (error_number == EPERM || error_number == EACCES) ? ErrorCode::permission_denied
                          : (error_number == EINVAL || error_number == EOPNOTSUPP || error_number == ENOENT)
                              ? ErrorCode::unsupported
@@ -54,6 +67,11 @@ UprobeLink& UprobeLink::operator=(UprobeLink&& other) noexcept {
   return *this;
 }
 
+void UprobeLink::adopt(UprobeLink&& other) {
+  fds_.insert(fds_.end(), other.fds_.begin(), other.fds_.end());
+  other.fds_.clear();
+}
+
 void UprobeLink::close() {
   // Links first (reverse order), so no program runs on a half-closed set.
   for (auto it = fds_.rbegin(); it != fds_.rend(); ++it) ::close(*it);
@@ -62,7 +80,7 @@ void UprobeLink::close() {
 
 Result<UprobeLink> attach_uprobe_multi(int program_fd, const std::string& path,
                                        std::span<const uint64_t> file_offsets,
-                                       std::span<const uint64_t> cookies, pid_t pid) {
+                                       std::span<const uint64_t> cookies, pid_t pid, bool return_probes) {
   if (file_offsets.empty() || file_offsets.size() != cookies.size()) {
     return make_error(ErrorCode::internal, "uprobe_multi needs one cookie per offset");
   }
@@ -75,6 +93,7 @@ Result<UprobeLink> attach_uprobe_multi(int program_fd, const std::string& path,
   attr.cookies = reinterpret_cast<uint64_t>(cookies.data());
   attr.count = static_cast<uint32_t>(file_offsets.size());
   attr.pid = static_cast<uint32_t>(pid);
+  attr.multi_flags = return_probes ? kUprobeMultiReturn : 0;
   const long fd = syscall(SYS_bpf, BPF_LINK_CREATE, &attr, sizeof attr);
   if (fd < 0) return errno_error("uprobe_multi link on " + path, errno);
   return UprobeLink({static_cast<int>(fd)});
@@ -92,7 +111,7 @@ Result<uint32_t> uprobe_pmu_type() {
 
 Result<UprobeLink> attach_perf_uprobes(int program_fd, const std::string& path,
                                        std::span<const uint64_t> file_offsets,
-                                       std::span<const uint64_t> cookies, pid_t pid) {
+                                       std::span<const uint64_t> cookies, pid_t pid, bool return_probes) {
   if (file_offsets.size() != cookies.size()) return make_error(ErrorCode::internal, "one cookie per offset");
   auto pmu = uprobe_pmu_type();
   if (!pmu) return pmu.error();
@@ -109,6 +128,7 @@ Result<UprobeLink> attach_perf_uprobes(int program_fd, const std::string& path,
     attr.type = *pmu;
     attr.config1 = reinterpret_cast<uint64_t>(path.c_str());
     attr.config2 = file_offsets[i];
+    attr.config = return_probes ? retprobe_config_bit() : 0;
     attr.disabled = 1;
     // A uprobe event for one task filters by its mm, so every thread of the
     // process is covered.

@@ -33,19 +33,23 @@ class UprobeLink {
 
   void close();
   bool attached() const { return !fds_.empty(); }
+  // Takes over the other link's attachments too.
+  void adopt(UprobeLink&& other);
 
  private:
   std::vector<int> fds_;
 };
 
 // `program_fd` must be loaded with expected_attach_type kBpfTraceUprobeMulti.
+// `return_probes`: attach uretprobes (the probe fires when the function at
+// each offset returns) instead of uprobes.
 Result<UprobeLink> attach_uprobe_multi(int program_fd, const std::string& path,
                                        std::span<const uint64_t> file_offsets,
-                                       std::span<const uint64_t> cookies, pid_t pid);
+                                       std::span<const uint64_t> cookies, pid_t pid, bool return_probes = false);
 
 Result<UprobeLink> attach_perf_uprobes(int program_fd, const std::string& path,
                                        std::span<const uint64_t> file_offsets,
-                                       std::span<const uint64_t> cookies, pid_t pid);
+                                       std::span<const uint64_t> cookies, pid_t pid, bool return_probes = false);
 
 // The dynamic PMU type of perf uprobes (/sys/bus/event_source/devices/uprobe/type).
 Result<uint32_t> uprobe_pmu_type();

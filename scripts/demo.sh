@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages, builds xref, starts the bundled sample
-# service and shows what xref sees in it: the host's capabilities, the
-# process's modules, and live addresses resolved to static VAs and symbols.
+# service and prints a real trace window from it: one request, in order, on
+# the thread that handled it, with call sites and fetched values.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -10,7 +10,7 @@ bash scripts/build.sh >/dev/null
 
 xref=build/helper/xref
 output=$(mktemp)
-build/tests/targets/sample_service --threads 2 --requests 0 >"$output" &
+build/tests/targets/sample_service --threads 2 --requests 0 --interval-us 20000 >"$output" &
 service=$!
 trap 'kill $service 2>/dev/null || true; rm -f "$output"' EXIT
 for _ in $(seq 50); do grep -q '^ready' "$output" && break; sleep 0.1; done
@@ -18,10 +18,13 @@ for _ in $(seq 50); do grep -q '^ready' "$output" && break; sleep 0.1; done
 echo "== xref doctor"
 $xref doctor
 echo
-echo "== xref maps --pid $service"
-$xref maps --pid "$service"
+echo "== xref trace --pid $service --start handle_request ... --max-windows 1"
+$xref trace --pid "$service" --start handle_request \
+  --functions validate,price_order,apply_fee,route_even,route_odd,settle \
+  --fetch-at price_order 'asset=%di:u64,amount=%si:u64' \
+  --fetch-ret apply_fee 'fee=%ax:u64' \
+  --max-windows 1 --duration-ms 10000
 echo
-addresses=$(awk '$1 == "func" {print $3}' "$output" | head -4)
-echo "== xref resolve --pid $service $(echo $addresses)"
-# shellcheck disable=SC2086
-$xref resolve --pid "$service" $addresses
+first=$(awk '$1 == "func" {print $3; exit}' "$output")
+echo "== xref resolve --pid $service $first"
+$xref resolve --pid "$service" "$first"

@@ -362,6 +362,16 @@ std::vector<const FunctionSymbol*> ElfImage::find_functions(std::string_view nam
       found.push_back(&function);
     }
   }
+  // "f" means f itself, not the compiler's split-off parts of it
+  // ("f [clone .cold]", "f.cold"), unless only those match.
+  auto is_clone = [](const FunctionSymbol* function) {
+    return function->demangled.find(" [clone ") != std::string::npos ||
+           function->name.find(".cold") != std::string::npos;
+  };
+  const bool any_original = std::any_of(found.begin(), found.end(), [&](auto* f) { return !is_clone(f); });
+  if (any_original && found.size() > 1) {
+    found.erase(std::remove_if(found.begin(), found.end(), is_clone), found.end());
+  }
   return found;
 }
 

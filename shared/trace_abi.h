@@ -21,6 +21,7 @@
 #define XREF_PROBE_RET 2       /* a ret instruction of the function */
 #define XREF_PROBE_TAIL_EXIT 3 /* a jmp that leaves the function for another one */
 #define XREF_PROBE_STOP 4      /* --stop VA: closes the window when hit */
+#define XREF_PROBE_URETPROBE 5 /* --uretprobes: a return probe on the function entry */
 
 /* xref_probe.flags */
 #define XREF_PROBE_F_STOP_RETURN 1 /* entry or ret of the --stop-return function */
@@ -91,6 +92,16 @@ struct xref_trace_event {
   __u16 fetch_failed;   /* bit i: fetch i could not be read */
   __s16 fetch_error[XREF_FETCH_MAX_ITEMS]; /* -errno of the failed read, 0 if read */
   __u64 values[XREF_FETCH_MAX_ITEMS];
+};
+
+/* Per window, kept after the window's end (HASH window_id -> result), so
+ * user space learns the loss count and the end status even when the
+ * ring buffer refused the WINDOW_END record itself. */
+struct xref_window_result {
+  __u64 lost;
+  __u32 tid;
+  __u8 status; /* XREF_WINDOW_*, 0 while open */
+  __u8 reserved[3];
 };
 
 /* Why the BPF side stopped emitting (trace_bpf.bss stop_reason). */

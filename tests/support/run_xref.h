@@ -27,6 +27,12 @@ inline std::string shell_quote(const std::string& text) {
   return quoted + "'";
 }
 
+inline std::string hex_string(uint64_t value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
 inline XrefRun run_xref(const std::vector<std::string>& args) {
   char err_path[] = "/tmp/xref-test-stderr-XXXXXX";
   const int err_fd = mkstemp(err_path);

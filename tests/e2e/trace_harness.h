@@ -1,0 +1,148 @@
+// Trace tests compare xref's windows with the ground truth trace_target
+// records itself: per (thread, request), the traced functions it entered and
+// left, in order, with argument and return values.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "require.h"
+#include "run_xref.h"
+#include "target_process.h"
+
+namespace xref::test {
+
+// One line of the record: "TID REQ > FUNC 0xARG..." / "< FUNC 0xRET" /
+// "! FUNC" (unwound) / "~ FUNC" (tail exit).
+struct RecordedEvent {
+  char kind = '?';
+  std::string function;
+  std::vector<uint64_t> values;
+};
+
+using RequestKey = std::pair<uint32_t, uint64_t>;  // tid, request id
+
+inline std::map<RequestKey, std::vector<RecordedEvent>> read_record(const std::string& path) {
+  std::map<RequestKey, std::vector<RecordedEvent>> requests;
+  std::ifstream file(path);
+  std::string line;
+  while (std::getline(file, line)) {
+    std::istringstream fields(line);
+    uint32_t tid;
+    uint64_t request;
+    RecordedEvent event;
+    std::string kind;
+    if (!(fields >> tid >> request >> kind >> event.function)) continue;
+    event.kind = kind[0];
+    std::string value;
+    while (fields >> value) event.values.push_back(std::stoull(value, nullptr, 16));
+    requests[{tid, request}].push_back(event);
+  }
+  return requests;
+}
+
+// Waits (bounded) until the target has written the requests.
+inline std::map<RequestKey, std::vector<RecordedEvent>> await_record(const std::string& path,
+                                                                     const std::set<RequestKey>& wanted) {
+  std::map<RequestKey, std::vector<RecordedEvent>> record;
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    record = read_record(path);
+    bool all = true;
+    for (const auto& key : wanted) all &= record.count(key) > 0;
+    if (all) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  return record;
+}
+
+// "svc::settle(unsigned long)" -> "settle"
+inline std::string plain_name(const std::string& symbol) {
+  std::string name = symbol.substr(0, symbol.find('('));
+  const size_t colons = name.rfind("::");
+  return colons == std::string::npos ? name : name.substr(colons + 2);
+}
+
+// The record as the events xref should report for the traced functions:
+// kind, plain function name and depth, one line each, for diffing.
+inline std::vector<std::string> expected_events(const std::vector<RecordedEvent>& record,
+                                                const std::set<std::string>& traced) {
+  std::vector<std::string> events;
+  int depth = 0;
+  for (const RecordedEvent& event : record) {
+    if (!traced.count(event.function)) continue;
+    switch (event.kind) {
+      case '>': events.push_back(std::to_string(depth++) + " entry " + event.function); break;
+      case '<': events.push_back(std::to_string(--depth) + " return " + event.function); break;
+      case '!': events.push_back(std::to_string(--depth) + " unwound " + event.function); break;
+      case '~': events.push_back(std::to_string(--depth) + " tail_exit " + event.function); break;
+    }
+  }
+  return events;
+}
+
+inline std::vector<std::string> window_events(const nlohmann::json& window) {
+  std::vector<std::string> events;
+  for (const auto& event : window["events"]) {
+    events.push_back(std::to_string(event["depth"].get<int>()) + " " + event["kind"].get<std::string>() + " " +
+                     plain_name(event["symbol"].get<std::string>()));
+  }
+  return events;
+}
+
+inline uint64_t fetched(const nlohmann::json& fetches, const std::string& name) {
+  for (const auto& fetch : fetches) {
+    if (fetch["name"] == name) return std::stoull(fetch["value"].get<std::string>(), nullptr, 16);
+  }
+  throw std::runtime_error("no fetch named " + name);
+}
+
+inline const std::set<std::string>& all_traced_functions() {
+  static const std::set<std::string> names = {"handle_request", "validate", "compute_price", "apply_fee",
+                                              "settle",         "risky",    "risky_inner",   "recover",
+                                              "forward",        "finish",   "rendezvous",    "exit_now"};
+  return names;
+}
+
+inline std::string functions_option(const std::set<std::string>& names) {
+  std::string list;
+  for (const auto& name : names) list += (list.empty() ? "svc::" : ",svc::") + name;
+  return list;
+}
+
+// The target's record file, removed when the test ends.
+struct RecordFile {
+  explicit RecordFile(const std::string& test)
+      : path("/tmp/xref-trace-" + test + "-" + std::to_string(getpid()) + ".record") {
+    unlink(path.c_str());
+  }
+  ~RecordFile() { unlink(path.c_str()); }
+  RecordFile(const RecordFile&) = delete;
+  RecordFile& operator=(const RecordFile&) = delete;
+  const std::string path;
+};
+
+// The target with a first delay, so the tracer is attached before request 0.
+inline std::vector<std::string> target_command(const std::string& record, std::vector<std::string> extra) {
+  std::vector<std::string> argv = {XREF_TRACE_TARGET, "--record", record, "--first-delay-ms", "1500",
+                                   "--interval-us", "2000"};
+  // Always a finite run: a test that dies must not leave a target writing
+  // its record forever.
+  if (std::find(extra.begin(), extra.end(), "--requests") == extra.end()) extra.insert(extra.end(), {"--requests", "500"});
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return argv;
+}
+
+inline bool bpf_usable() { return geteuid() == 0; }
+
+}  // namespace xref::test
