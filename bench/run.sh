@@ -108,9 +108,10 @@ for ((round = 1; round <= ROUNDS; round++)); do
       xref_untraced) run_xref untraced ;;
       *) "run_$variant" ;;
     esac
-    printf '%s\t%s\t%s\t%s\t%s\n' "$round" "$variant" "$NS_PER_CALL" "$CALLS_RUN" "$HITS_SEEN" >>"$RESULTS"
-    printf 'bench: round %d %-14s %12s ns/call  (%s calls, hits %s)\n' \
-      "$round" "$variant" "$NS_PER_CALL" "$CALLS_RUN" "$HITS_SEEN"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$variant" "$NS_PER_CALL" "$CALLS_RUN" "$HITS_SEEN" \
+      "$CPU_NS_PER_CALL" >>"$RESULTS"
+    printf 'bench: round %d %-14s %12s ns/call, %12s CPU ns/call  (%s calls, hits %s)\n' \
+      "$round" "$variant" "$NS_PER_CALL" "$CPU_NS_PER_CALL" "$CALLS_RUN" "$HITS_SEEN"
   done
 done
 

@@ -1,7 +1,7 @@
 # shellcheck shell=bash disable=SC2034  # sets variables bench/run.sh reads
 # bench/variants.sh: sourced by bench/run.sh. The probe sites, the target
 # process plumbing, and one run_<variant> function per measured variant;
-# each sets NS_PER_CALL, CALLS_RUN and HITS_SEEN, and dies when the run is
+# each sets NS_PER_CALL, CPU_NS_PER_CALL, CALLS_RUN and HITS_SEEN, and dies when the run is
 # not a valid measurement (a probe that did not fire, a lost xref event).
 
 # --- the probe sites: hot's entry and each of its ret instructions ---------
@@ -64,6 +64,7 @@ start_target() { # CALLS [--untraced]
   rm -f "$WORK/go"
   mkfifo "$WORK/go"
   TARGET_LOG=$WORK/target.log
+  : >"$TARGET_LOG" # emptied here, not in the child: wait_for must not see the last run's lines
   "$TARGET" --calls "$calls" "$@" <"$WORK/go" >"$TARGET_LOG" 2>&1 &
   TARGET_PID=$!
   exec {GO_FD}>"$WORK/go"
@@ -116,6 +117,7 @@ go_and_measure() {
   printf g >&"$GO_FD"
   wait_for "$TARGET_LOG" '^ns_per_call' "$TARGET_PID" bench_target
   NS_PER_CALL=$(awk '$1 == "ns_per_call" { print $2 }' "$TARGET_LOG")
+  CPU_NS_PER_CALL=$(awk '$1 == "cpu_ns_per_call" { print $2 }' "$TARGET_LOG")
 }
 
 finish_target() {
@@ -173,6 +175,7 @@ run_bpftrace() {
   start_target "$CALLS_RUN"
   expect_unarmed
   local log=$WORK/bpftrace.log
+  : >"$log"
   bpftrace -p "$TARGET_PID" -e "$(bpftrace_program)" >"$log" 2>&1 {GO_FD}>&- &
   TRACER_PID=$!
   wait_for "$log" '^Attaching' "$TRACER_PID" bpftrace
@@ -182,7 +185,13 @@ run_bpftrace() {
   wait_armed "$TRACER_PID" bpftrace
   go_and_measure
   [[ -z $BPF_STATS ]] || read_bpf_stats "$TRACER_PID"
-  kill -INT "$TRACER_PID"
+  # bpftrace 0.17 can miss a SIGINT that lands between its exit-flag check
+  # and its next epoll_wait, and then waits for events forever: repeat it.
+  local polls=0
+  while alive "$TRACER_PID"; do
+    ((polls++ % 50 == 0)) && kill -INT "$TRACER_PID" 2>/dev/null
+    sleep 0.02
+  done
   wait "$TRACER_PID" || die "bpftrace exited with status $?: $(cat "$log")"
   TRACER_PID=""
   finish_target
@@ -207,6 +216,8 @@ run_xref() { # traced|untraced
   local max_windows=1
   [[ -z $BPF_STATS ]] || max_windows=2
   xref_args "$TARGET_PID" "$max_windows"
+  : >"$out"
+  : >"$err"
   "$XREF" "${XREF_ARGS[@]}" >"$out" 2>"$err" {GO_FD}>&- &
   TRACER_PID=$!
   wait_for "$err" 'tracing PID' "$TRACER_PID" xref
@@ -239,6 +250,7 @@ run_gdb() {
   local args=(-nx -batch -p "$TARGET_PID")
   for offset in "${PROBE_OFFSETS[@]}"; do args+=(-ex "dprintf *$(live_address "$offset"),\"hit\\n\""); done
   args+=(-ex continue)
+  : >"$log"
   gdb "${args[@]}" >"$log" 2>&1 {GO_FD}>&- &
   TRACER_PID=$!
   # gdb writes its breakpoints as it resumes the target ("Continuing." may
