@@ -46,6 +46,11 @@ uint64_t retprobe_config_bit() {
 }
 
 Error errno_error(const std::string& what, int error_number) {
+  if (error_number == 524) {  // ENOTSUPP, kernel-internal
+    return make_error(ErrorCode::unsupported,
+                      what + ": the kernel cannot place a uprobe on one of the instructions",
+                      "trace fewer or other functions; `xref resolve` shows the instruction at an address");
+  }
   if (error_number == ESRCH) {
     return make_error(ErrorCode::process_exited, what + ": the target process exited");
   }
