@@ -143,9 +143,10 @@ per call − that round's baseline ns per call) / $HITS_PER_CALL, and the
 gives medians over the rounds and the interquartile range of the per-round
 ratio. A run counts only when it is checked: the bare uprobe's hits in
 \`uprobe_profile\`, bpftrace's count, gdb's printed lines and xref's recorded
-events all equal calls × $HITS_PER_CALL, and xref reports \`lost=0\`. (The xref
-window also records \`outer\`'s entry and return: 2 hits per run, not
-subtracted.)
+events all equal calls × $HITS_PER_CALL, and xref reports \`lost=0\`; xref untraced's
+hits are counted in the BPF statistics runs below (one program run per hit).
+(The xref traced window also records \`outer\`'s entry and return: 2 hits per
+run, not subtracted.)
 
 ## Machine
 
