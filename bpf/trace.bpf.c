@@ -311,10 +311,13 @@ static __always_inline int pop_unwound(struct xref_thread_window *window, __u32 
   return 0;
 }
 
+/* Pushes a frame for the entered function and emits its entry. `sp` is the
+ * callee's entry sp: the probe's sp at a function's first instruction, or
+ * sp - 8 at a call instruction (the call is about to push the return
+ * address). */
 static __always_inline void emit_entry(struct pt_regs *ctx, struct xref_thread_window *window, __u32 tid,
                                        __u32 index, const struct xref_probe *probe, const struct fetched *values,
-                                       __u8 flags) {
-  __u64 sp = PT_REGS_SP(ctx);
+                                       __u8 flags, __u64 sp) {
   __u32 depth = window->depth;
   struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_ENTRY);
   if (depth < XREF_TRACE_MAX_DEPTH) {
@@ -332,7 +335,8 @@ static __always_inline void emit_entry(struct pt_regs *ctx, struct xref_thread_w
   event->sp = sp;
   event->flags = flags;
   __u64 return_address = 0;
-  if (bpf_probe_read_user(&return_address, sizeof(return_address), (const void *)sp) == 0) {
+  if (probe->kind == XREF_PROBE_ENTRY &&
+      bpf_probe_read_user(&return_address, sizeof(return_address), (const void *)sp) == 0) {
     event->return_address = return_address;
   }
   copy_fetched(event, values);
@@ -365,7 +369,44 @@ static __always_inline void open_window(struct pt_regs *ctx, __u32 tid, __u32 in
   struct xref_window_result result = {.lost = 0, .tid = tid, .status = 0};
   bpf_map_update_elem(&window_results, &window_id, &result, BPF_ANY);
   window->start_ns = bpf_ktime_get_ns();
-  emit_entry(ctx, window, tid, index, probe, values, XREF_EVENT_F_WINDOW_BEGIN);
+  emit_entry(ctx, window, tid, index, probe, values, XREF_EVENT_F_WINDOW_BEGIN, PT_REGS_SP(ctx));
+}
+
+/* A return seen at a ret (sp = the frame's entry sp), at a uretprobe or a
+ * return site (the ret already popped the return address: sp - 8), or a
+ * tail exit. Returns 1 when the window closed. */
+static __always_inline int handle_return(struct pt_regs *ctx, struct xref_thread_window *window, __u32 tid,
+                                         __u32 index, const struct xref_probe *probe, __u32 function_id,
+                                         __u8 kind, __u64 sp) {
+  __u32 zero = 0;
+  struct fetched *values = bpf_map_lookup_elem(&scratch_fetched, &zero);
+  if (!values) return 0;
+  if (kind == XREF_PROBE_URETPROBE || kind == XREF_PROBE_RETURN_SITE) sp -= 8;
+  if (pop_unwound(window, tid, sp, 0)) return 1;
+  __u32 depth = window->depth;
+  if (depth == 0 || depth > XREF_TRACE_MAX_DEPTH) return 0;
+  struct xref_frame *top = &window->frames[(depth - 1) & (XREF_TRACE_MAX_DEPTH - 1)];
+  /* Not this frame: a ret of a call that began before the window. */
+  if (top->entry_sp != sp || top->function_id != function_id) return 0;
+  window->depth = depth - 1;
+  if (kind == probe->kind) run_fetches(ctx, probe, values);
+  else values->count = 0, values->failed = 0;
+  const int is_return = kind != XREF_PROBE_TAIL_EXIT;
+  struct xref_trace_event *event = reserve_event(window, tid, is_return ? XREF_EVENT_RETURN : XREF_EVENT_TAIL_EXIT);
+  if (event) {
+    event->depth = (__u16)(depth - 1);
+    event->probe_index = index;
+    event->function_id = function_id;
+    event->sp = sp;
+    copy_fetched(event, values);
+    submit(event);
+  }
+  /* The start call (or the --stop-return frame) came back. */
+  if (is_return && (depth - 1 == 0 || (window->stop_sp == sp && (probe->flags & XREF_PROBE_F_STOP_RETURN)))) {
+    close_window(window, tid, XREF_WINDOW_COMPLETE);
+    return 1;
+  }
+  return 0;
 }
 
 SEC("uprobe")
@@ -395,44 +436,44 @@ int trace_probe(struct pt_regs *ctx) {
   struct fetched *values = bpf_map_lookup_elem(&scratch_fetched, &zero);
   if (!values) return 0;
 
+  if (probe->flags & XREF_PROBE_F_RETURN_SITE) {
+    if (handle_return(ctx, window, tid, index, probe, probe->return_function_id, XREF_PROBE_RETURN_SITE, sp)) {
+      return 0;
+    }
+  }
+
   switch (probe->kind) {
-    case XREF_PROBE_ENTRY: {
+    case XREF_PROBE_ENTRY:
+    case XREF_PROBE_CALL_SITE: {
+      if (probe->kind == XREF_PROBE_CALL_SITE) sp -= 8;
       if (pop_unwound(window, tid, sp, 1)) return 0;
       run_fetches(ctx, probe, values);
-      emit_entry(ctx, window, tid, index, probe, values, 0);
+      emit_entry(ctx, window, tid, index, probe, values, 0, sp);
+      return 0;
+    }
+    case XREF_PROBE_TAIL_SITE: {
+      /* The caller's frame becomes the target's: no push, no pop. */
+      if (pop_unwound(window, tid, sp, 0)) return 0;
+      __u32 depth = window->depth;
+      run_fetches(ctx, probe, values);
+      struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_ENTRY);
+      if (event) {
+        event->depth = (__u16)(depth > 0 ? depth - 1 : 0);
+        event->probe_index = index;
+        event->function_id = probe->function_id;
+        event->sp = sp;
+        event->flags = XREF_EVENT_F_TAIL;
+        copy_fetched(event, values);
+        submit(event);
+      }
       return 0;
     }
     case XREF_PROBE_RET:
     case XREF_PROBE_TAIL_EXIT:
-    case XREF_PROBE_URETPROBE: {
-      /* A uretprobe runs after the ret popped the return address. */
-      if (probe->kind == XREF_PROBE_URETPROBE) sp -= 8;
-      if (pop_unwound(window, tid, sp, 0)) return 0;
-      __u32 depth = window->depth;
-      if (depth == 0 || depth > XREF_TRACE_MAX_DEPTH) return 0;
-      struct xref_frame *top = &window->frames[(depth - 1) & (XREF_TRACE_MAX_DEPTH - 1)];
-      /* Not this frame: a ret of a call that began before the window. */
-      if (top->entry_sp != sp || top->function_id != probe->function_id) return 0;
-      window->depth = depth - 1;
-      run_fetches(ctx, probe, values);
-      const int is_return = probe->kind != XREF_PROBE_TAIL_EXIT;
-      struct xref_trace_event *event =
-          reserve_event(window, tid, is_return ? XREF_EVENT_RETURN : XREF_EVENT_TAIL_EXIT);
-      if (event) {
-        event->depth = (__u16)(depth - 1);
-        event->probe_index = index;
-        event->function_id = probe->function_id;
-        event->sp = sp;
-        copy_fetched(event, values);
-        submit(event);
-      }
-      /* The start call (or the --stop-return frame) came back. */
-      if (is_return &&
-          (depth - 1 == 0 || (window->stop_sp == sp && (probe->flags & XREF_PROBE_F_STOP_RETURN)))) {
-        close_window(window, tid, XREF_WINDOW_COMPLETE);
-      }
+    case XREF_PROBE_URETPROBE:
+    case XREF_PROBE_RETURN_SITE:
+      handle_return(ctx, window, tid, index, probe, probe->function_id, probe->kind, sp);
       return 0;
-    }
     case XREF_PROBE_STOP: {
       if (pop_unwound(window, tid, sp, 0)) return 0;
       run_fetches(ctx, probe, values);

@@ -28,6 +28,13 @@ Result<void> validate_bounds(const TraceRequest& request) {
   if (request.max_events > kMaxEventsBound) {
     return make_error(ErrorCode::invalid_argument, "--max-events is at most " + std::to_string(kMaxEventsBound));
   }
+  if (!request.callees_of.empty() && !request.all_calls_in.empty()) {
+    return make_error(ErrorCode::invalid_argument, "--callees-of and --all-calls-in exclude each other");
+  }
+  if ((!request.callees_of.empty() || !request.all_calls_in.empty()) && request.uretprobes) {
+    return make_error(ErrorCode::invalid_argument, "--uretprobes applies to --functions mode only",
+                      "call-site mode observes returns at return sites");
+  }
   if (request.backend != "auto" && request.backend != "uprobe_multi" && request.backend != "perf_uprobe") {
     return make_error(ErrorCode::invalid_argument, "--backend must be auto, uprobe_multi or perf_uprobe");
   }
@@ -119,6 +126,11 @@ void setup_trace(CLI::App& app, int& exit_status) {
                       "function whose return closes the window (default: the --start function)");
   command->add_option("--functions", request.functions, "functions to trace: names or static VAs, comma-separated")
       ->delimiter(',');
+  command->add_option("--callees-of", request.callees_of,
+                      "trace the static callee tree of this function, at call and return sites");
+  command->add_option("--depth", request.depth, "levels of the --callees-of tree")->capture_default_str();
+  command->add_option("--all-calls-in", request.all_calls_in,
+                      "trace every call site (direct and indirect) in this function");
   command->add_option("--fetch-at", request.fetch_at, "VA SPEC: values read at that function's entry")
       ->type_size(2);
   command->add_option("--fetch-ret", request.fetch_ret, "VA SPEC: values read at that function's returns")

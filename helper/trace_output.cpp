@@ -20,6 +20,27 @@ std::string errno_name(int error) {
   return std::string(std::strerror(positive));
 }
 
+// Returns of an indirect call carry only the call site's placeholder; the
+// target named at the entry is remembered per depth for them.
+class IndirectFrames {
+ public:
+  using Target = std::optional<std::pair<uint64_t, std::string>>;
+  Target target(const TraceEvent& event, Target at_entry) {
+    if (event.type == XREF_EVENT_ENTRY) {
+      if (frames_.size() <= event.depth) frames_.resize(event.depth + 1);
+      frames_[event.depth] = at_entry;
+      return at_entry;
+    }
+    if (event.type == XREF_EVENT_STOP || event.depth >= frames_.size()) return std::nullopt;
+    Target known = frames_[event.depth];
+    frames_[event.depth].reset();
+    return known;
+  }
+
+ private:
+  std::vector<Target> frames_;
+};
+
 }  // namespace
 
 std::string event_kind_name(uint8_t type) {
@@ -54,6 +75,12 @@ nlohmann::json fetched_json(const FetchedValue& value) {
 const std::string& TraceRenderer::function_name(uint32_t function_id) const {
   if (function_id < plan_.functions.size()) return plan_.functions[function_id].symbol.demangled;
   return kUnknown;
+}
+
+std::string TraceRenderer::module_prefix(uint32_t function_id) const {
+  if (function_id >= plan_.functions.size()) return "";
+  const uint32_t module = plan_.functions[function_id].module_index;
+  return module == 0 ? "" : plan_.modules[module].module->name() + ":";
 }
 
 std::string TraceRenderer::function_label(uint32_t function_id) const {
@@ -113,6 +140,40 @@ CallSiteInfo TraceRenderer::call_site(uint64_t live_return_address) {
   return info;
 }
 
+CallSiteInfo TraceRenderer::entry_call_site(const TraceEvent& event) {
+  if (event.probe_index < plan_.probes.size()) {
+    const PlannedProbe& probe = plan_.probes[event.probe_index];
+    if (probe.kind == XREF_PROBE_CALL_SITE || probe.kind == XREF_PROBE_TAIL_SITE) {
+      // The probe is the call (or jump) instruction itself.
+      CallSiteInfo info;
+      info.known = true;
+      info.verified = true;
+      info.call_site_va = probe.static_va;
+      if (const FunctionSymbol* caller = plan_.image->function_containing(probe.static_va)) {
+        info.caller_va = caller->start;
+        info.caller = caller->demangled;
+      }
+      return info;
+    }
+  }
+  return call_site(event.return_address);
+}
+
+// An indirect call's target, named from the value fetched at the call.
+std::optional<std::pair<uint64_t, std::string>> TraceRenderer::indirect_target(const TraceEvent& event) {
+  if (event.function_id >= plan_.functions.size() || !plan_.functions[event.function_id].indirect) return std::nullopt;
+  for (const FetchedValue& value : event.fetches) {
+    if (value.name != "target" || !value.value) continue;
+    const ResolvedAddress resolved = resolve_address(target_.space, *value.value);
+    if (resolved.candidates.empty()) return std::make_pair(*value.value, std::string("?"));
+    const ResolvedCandidate& candidate = resolved.candidates.front();
+    std::string name = candidate.function ? candidate.function->demangled : to_hex(candidate.candidate.static_va);
+    if (candidate.candidate.module != plan_.module) name = candidate.candidate.module->name() + ":" + name;
+    return std::make_pair(candidate.candidate.static_va, name);
+  }
+  return std::nullopt;
+}
+
 std::string TraceRenderer::status(const TraceWindow& window, bool target_exited) const {
   if (window.ended) {
     switch (window.end_status) {
@@ -134,6 +195,7 @@ bool TraceRenderer::possible_loss(const TraceWindow& window, const TraceRun* run
 nlohmann::json TraceRenderer::window_json(const TraceWindow& window, const TraceRun* run) {
   nlohmann::json events = nlohmann::json::array();
   nlohmann::json start_fetches = nlohmann::json::array();
+  IndirectFrames indirect_frames;
   for (const TraceEvent& event : window.events) {
     nlohmann::json fetches = nlohmann::json::array();
     for (const FetchedValue& value : event.fetches) fetches.push_back(fetched_json(value));
@@ -145,13 +207,16 @@ nlohmann::json TraceRenderer::window_json(const TraceWindow& window, const Trace
         {"target_va", event.type == XREF_EVENT_STOP && plan_.stop_va ? to_hex(*plan_.stop_va)
                                                                      : to_hex(function_start(event.function_id))},
         {"symbol", event.type == XREF_EVENT_STOP ? "" : function_name(event.function_id)},
-        {"tail_call", event.type == XREF_EVENT_TAIL_EXIT},
+        {"tail_call", event.type == XREF_EVENT_TAIL_EXIT || event.tail},
         {"timestamp_ns", event.timestamp_ns},
         {"fetches", fetches},
     };
     if (event.probe_index < plan_.probes.size()) json["probe_va"] = to_hex(plan_.probes[event.probe_index].static_va);
+    if (const std::string prefix = module_prefix(event.function_id); !prefix.empty()) {
+      json["module"] = prefix.substr(0, prefix.size() - 1);
+    }
     if (event.type == XREF_EVENT_ENTRY) {
-      const CallSiteInfo site = call_site(event.return_address);
+      const CallSiteInfo site = entry_call_site(event);
       json["call_site_va"] = site.known ? nlohmann::json(to_hex(site.call_site_va)) : nlohmann::json(nullptr);
       json["call_site_verified"] = site.verified;
       json["caller_va"] = site.caller_va ? nlohmann::json(to_hex(site.caller_va)) : nlohmann::json(nullptr);
@@ -159,6 +224,11 @@ nlohmann::json TraceRenderer::window_json(const TraceWindow& window, const Trace
       if (!site.module.empty()) json["call_site_module"] = site.module;
     }
     if (event.depth_overflow) json["depth_overflow"] = true;
+    if (auto indirect = indirect_frames.target(event, indirect_target(event))) {
+      json["indirect"] = true;
+      json["target_va"] = to_hex(indirect->first);
+      json["symbol"] = indirect->second;
+    }
     events.push_back(std::move(json));
   }
   const bool exited = run != nullptr && run->target_exited;
@@ -185,6 +255,7 @@ void TraceRenderer::print_header(std::ostream& out, const std::string& backend) 
   out << "pid " << target_.process.pid() << "  match " << target_.binary_match << "  slide +" << to_hex(slide())
       << "  backend " << backend << "  return_mode " << plan_.return_mode << "\n";
   for (const std::string& warning : plan_.warnings) out << "warning: " << warning << "\n";
+  out << "probes " << plan_.probes.size() << "  on 5-byte nops " << plan_.entry_nop_probes.size() << "\n";
 }
 
 void TraceRenderer::print_window(std::ostream& out, const TraceWindow& window, const TraceRun* run) {
@@ -200,29 +271,40 @@ void TraceRenderer::print_window(std::ostream& out, const TraceWindow& window, c
   const uint64_t lost = std::max<uint64_t>(window.lost_reported, window.missing_events());
   if (possible_loss(window, run)) out << "  lost " << lost << " (incomplete)";
   out << "\n";
+  IndirectFrames indirect_frames;
   for (const TraceEvent& event : window.events) {
+    const auto indirect = indirect_frames.target(event, indirect_target(event));
     std::ostringstream line;
     line << std::setw(4) << event.depth << "  " << std::string(2 * event.depth, ' ');
-    const std::string target = to_hex(function_start(event.function_id));
+    const std::string target = module_prefix(event.function_id) + to_hex(function_start(event.function_id));
     const std::string name = function_label(event.function_id);
     switch (event.type) {
       case XREF_EVENT_ENTRY: {
-        line << "> " << target;
-        const CallSiteInfo site = call_site(event.return_address);
+        line << "> " << (indirect ? to_hex(indirect->first) : target);
+        const CallSiteInfo site = entry_call_site(event);
         if (site.known) {
           line << " @" << (site.module.empty() ? "" : site.module + ":") << to_hex(site.call_site_va)
                << (site.verified ? "" : "?");
         }
-        line << " (" << name << ")";
+        line << " (" << (indirect ? indirect->second + " [indirect]" : name) << ")";
+        if (event.tail) line << " [tail]";
         break;
       }
-      case XREF_EVENT_RETURN: line << "< " << target << " (" << name << ")"; break;
-      case XREF_EVENT_TAIL_EXIT: line << "< " << target << " (" << name << ") [tail]"; break;
-      case XREF_EVENT_UNWOUND: line << "< " << target << " (" << name << ") [unwound]"; break;
+      case XREF_EVENT_RETURN:
+      case XREF_EVENT_TAIL_EXIT:
+      case XREF_EVENT_UNWOUND:
+        line << "< " << (indirect ? to_hex(indirect->first) : target) << " ("
+             << (indirect ? indirect->second + " [indirect]" : name) << ")";
+        if (event.type == XREF_EVENT_TAIL_EXIT) line << " [tail]";
+        if (event.type == XREF_EVENT_UNWOUND) line << " [unwound]";
+        break;
       case XREF_EVENT_STOP: line << "* " << (plan_.stop_va ? to_hex(*plan_.stop_va) : "?") << " (stop)"; break;
     }
     if (event.depth_overflow) line << " [depth overflow]";
-    for (const FetchedValue& value : event.fetches) line << "  " << fetched_text(value);
+    for (const FetchedValue& value : event.fetches) {
+      // The fetched live target of an indirect call is shown as its static VA above.
+      if (!(indirect && value.name == "target")) line << "  " << fetched_text(value);
+    }
     out << line.str() << "\n";
   }
 }
@@ -256,6 +338,11 @@ nlohmann::json TraceRenderer::summary_json(const TraceRun& run) const {
       {"windows_opened", run.counters.windows_opened},
       {"starts_filtered", run.counters.starts_filtered},
       {"probes", plan_.probes.size()},
+      {"nop5_probes", [&] {
+         nlohmann::json list = nlohmann::json::array();
+         for (uint64_t va : plan_.entry_nop_probes) list.push_back(to_hex(va));
+         return list;
+       }()},
   };
 }
 

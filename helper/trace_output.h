@@ -4,6 +4,8 @@
 #pragma once
 
 #include <map>
+#include <optional>
+#include <utility>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -45,10 +47,14 @@ class TraceRenderer {
 
  private:
   CallSiteInfo call_site(uint64_t live_return_address);
+  CallSiteInfo entry_call_site(const TraceEvent& event);
+  std::optional<std::pair<uint64_t, std::string>> indirect_target(const TraceEvent& event);
   const std::string& function_name(uint32_t function_id) const;
   // The name for text lines: without the parameter list unless two traced
   // functions would then look the same.
   std::string function_label(uint32_t function_id) const;
+  // "libc.so.6:" for a function outside the executable, "" inside it.
+  std::string module_prefix(uint32_t function_id) const;
   uint64_t function_start(uint32_t function_id) const;
   uint64_t slide() const;
 

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <map>
+#include <regex>
+#include <set>
 
+#include "callee_tree.h"
 #include "disassembly.h"
 #include "filter_expr.h"
 #include "hex.h"
@@ -36,6 +39,14 @@ Result<void> check_probe_site(const ElfImage& image, const FunctionCode& code, u
   return {};
 }
 
+// A function and the plan module it lives in.
+struct ModuleFunction : FunctionSymbol {
+  uint32_t module_index = 0;
+};
+
+// functions_by_start_ keys: module index in the top byte, static VA below.
+uint64_t function_key(uint32_t module_index, uint64_t start) { return (uint64_t{module_index} << 56) | start; }
+
 class Planner {
  public:
   Planner(const Target& target, const TraceRequest& request) : target_(target), request_(request) {}
@@ -48,6 +59,7 @@ class Planner {
     auto image = target_.space.image(*plan_.module);
     if (!image) return image.error();
     plan_.image = *image;
+    plan_.modules.push_back(PlanModule{plan_.module, plan_.image});
 
     if (request_.start.empty()) {
       return make_error(ErrorCode::invalid_argument, "--start is required", "name the function that opens a window");
@@ -56,9 +68,10 @@ class Planner {
       plan_.return_mode = "mixed_uretprobe_best_effort";
       plan_.warnings.push_back("uretprobe_returns_are_best_effort_under_unwind");
     }
-    auto start = resolve_function(*plan_.image, request_.start, "--start");
+    auto start = resolve(request_.start, "--start");
     if (!start) return start.error();
     plan_.start_va = start->start;
+    start_module_ = start->module_index;
     auto start_fetches = parse_fetch_spec(request_.fetch);
     if (!request_.fetch.empty() && !start_fetches) return with_context(start_fetches.error(), "--fetch");
     if (start_fetches) plan_.start_fetches = *start_fetches;
@@ -71,8 +84,7 @@ class Planner {
       plan_.start_filter = *lowered;
     }
 
-    auto stop_return = request_.stop_return.empty() ? start
-                                                    : resolve_function(*plan_.image, request_.stop_return, "--stop-return");
+    auto stop_return = request_.stop_return.empty() ? start : resolve(request_.stop_return, "--stop-return");
     if (!stop_return) return stop_return.error();
     plan_.stop_return_va = stop_return->start;
 
@@ -80,16 +92,24 @@ class Planner {
     if (auto added = add_function(*stop_return); !added) return added.error();
     for (const std::string& list : request_.functions) {
       for (const std::string& name : split(list)) {
-        auto function = resolve_function(*plan_.image, name, "--functions");
+        auto function = resolve(name, "--functions");
         if (!function) return function.error();
         if (auto added = add_function(*function); !added) return added.error();
       }
     }
     if (auto fetches = apply_fetch_options(); !fetches) return fetches.error();
-    functions_by_start_[plan_.stop_return_va]->stop_return = true;
+    functions_by_start_[function_key(stop_return->module_index, plan_.stop_return_va)]->stop_return = true;
     if (auto probes = build_probes(); !probes) return probes.error();
+    if (!request_.callees_of.empty() || !request_.all_calls_in.empty()) {
+      if (auto sites = build_call_site_probes(); !sites) return sites.error();
+    }
     if (!request_.stop.empty()) {
       if (auto stop = add_stop_probe(); !stop) return stop.error();
+    }
+    for (const PlannedProbe& probe : plan_.probes) {
+      auto bytes = image_of(probe.module_index).bytes_at(probe.static_va, 5);
+      static constexpr uint8_t kNop5[5] = {0x0f, 0x1f, 0x44, 0x00, 0x00};
+      if (bytes && std::equal(bytes->begin(), bytes->end(), kNop5)) plan_.entry_nop_probes.push_back(probe.static_va);
     }
     if (plan_.probes.size() > XREF_TRACE_MAX_PROBES) {
       return make_error(ErrorCode::invalid_argument,
@@ -116,8 +136,38 @@ class Planner {
     return parts;
   }
 
-  Result<void> add_function(const FunctionSymbol& symbol) {
-    if (functions_by_start_.count(symbol.start)) return {};
+  // "symbol", "0xVA", "module:symbol" or "module:0xVA".
+  Result<ModuleFunction> resolve(const std::string& text, const std::string& what) {
+    const auto [module_name, rest] = split_module(text);
+    uint32_t module_index = 0;
+    if (!module_name.empty()) {
+      const Module* module = target_.space.find_module(module_name);
+      if (module == nullptr) {
+        return make_error(ErrorCode::invalid_argument, what + ": the process has no module named '" + module_name + "'",
+                          "module names are as `xref maps` lists them, e.g. libc.so.6");
+      }
+      auto found = std::find_if(plan_.modules.begin(), plan_.modules.end(),
+                                [&](const PlanModule& planned) { return planned.module == module; });
+      if (found == plan_.modules.end()) {
+        auto image = target_.space.image(*module);
+        if (!image) return image.error();
+        plan_.modules.push_back(PlanModule{module, *image});
+        found = plan_.modules.end() - 1;
+      }
+      module_index = static_cast<uint32_t>(found - plan_.modules.begin());
+    }
+    auto symbol = resolve_function(*plan_.modules[module_index].image, rest, what);
+    if (!symbol) return symbol.error();
+    ModuleFunction function;
+    static_cast<FunctionSymbol&>(function) = *symbol;
+    function.module_index = module_index;
+    return function;
+  }
+
+  const ElfImage& image_of(uint32_t module_index) const { return *plan_.modules[module_index].image; }
+
+  Result<void> add_function(const ModuleFunction& symbol) {
+    if (functions_by_start_.count(function_key(symbol.module_index, symbol.start))) return {};
     if (symbol.source == SymbolSource::plt) {
       return make_error(ErrorCode::invalid_argument, symbol.name + " is a PLT stub",
                         "trace the library function itself (module:symbol arrives with shared-library support)");
@@ -125,13 +175,16 @@ class Planner {
     TracedFunction function;
     function.id = static_cast<uint32_t>(plan_.functions.size());
     function.symbol = symbol;
+    function.module_index = symbol.module_index;
     plan_.functions.push_back(function);
-    functions_by_start_[symbol.start] = nullptr;  // pointers fixed in build_probes
+    functions_by_start_[function_key(symbol.module_index, symbol.start)] = nullptr;  // pointers fixed by index_functions
     return {};
   }
 
   void index_functions() {
-    for (auto& function : plan_.functions) functions_by_start_[function.symbol.start] = &function;
+    for (auto& function : plan_.functions) {
+      functions_by_start_[function_key(function.module_index, function.symbol.start)] = &function;
+    }
   }
 
   Result<void> apply_fetch_options() {
@@ -139,15 +192,16 @@ class Planner {
     auto apply = [&](const std::vector<std::pair<std::string, std::string>>& options, const char* flag,
                      bool at_return) -> Result<void> {
       for (const auto& [where, spec] : options) {
-        auto function = resolve_function(*plan_.image, where, flag);
+        auto function = resolve(where, flag);
         if (!function) return function.error();
-        if (!functions_by_start_.count(function->start)) {
+        const uint64_t key = function_key(function->module_index, function->start);
+        if (!functions_by_start_.count(key)) {
           if (auto added = add_function(*function); !added) return added.error();
           index_functions();
         }
         auto items = parse_fetch_spec(spec);
         if (!items) return with_context(items.error(), std::string(flag) + " " + where);
-        TracedFunction* traced = functions_by_start_[function->start];
+        TracedFunction* traced = functions_by_start_[key];
         (at_return ? traced->return_fetches : traced->entry_fetches) = *items;
       }
       return {};
@@ -156,10 +210,32 @@ class Planner {
     return apply(request_.fetch_ret, "--fetch-ret", true);
   }
 
+  // A compiler split-off part of `caller` (".cold", or in a stripped image an
+  // FDE range): code reached by a jump from the caller that jumps back into
+  // it. Entering it is not leaving the function.
+  bool is_split_part(const FunctionCode& caller, uint64_t target_va) {
+    if (target_va == 0) return false;
+    auto cached = split_parts_.find({caller.start, target_va});
+    if (cached != split_parts_.end()) return cached->second;
+    bool split = false;
+    if (const FunctionSymbol* part = plan_.image->function_at(target_va)) {
+      split = part->name.find(".cold") != std::string::npos;
+      if (!split) {
+        if (auto code = disassemble(*plan_.image, *part)) {
+          for (const ExitJump& exit : code->exits) {
+            if (exit.target.va >= caller.start && exit.target.va < caller.end) split = true;
+          }
+        }
+      }
+    }
+    split_parts_[{caller.start, target_va}] = split;
+    return split;
+  }
+
   Result<void> build_probes() {
     index_functions();
     for (TracedFunction& function : plan_.functions) {
-      auto code = disassemble(*plan_.image, function.symbol);
+      auto code = disassemble(image_of(function.module_index), function.symbol);
       if (!code) return with_context(code.error(), "disassembling " + function.symbol.demangled);
       if (!code->complete()) {
         return make_error(ErrorCode::not_an_instruction,
@@ -167,7 +243,7 @@ class Planner {
                                                       "into instructions)",
                           "xref will not guess instruction boundaries for return probes; trace another function");
       }
-      const bool is_start = function.symbol.start == plan_.start_va;
+      const bool is_start = function.symbol.start == plan_.start_va && function.module_index == start_module_;
       const uint8_t flags = function.stop_return ? XREF_PROBE_F_STOP_RETURN : 0;
       std::vector<FetchItem> entry_fetches = function.entry_fetches;
       if (is_start && entry_fetches.empty()) entry_fetches = plan_.start_fetches;
@@ -176,13 +252,12 @@ class Planner {
                           "use one of them for the start probe");
       }
       if (is_start) plan_.start_fetches = entry_fetches;
-      if (auto probe = add_probe(*code, function, function.symbol.start, XREF_PROBE_ENTRY, flags, is_start,
-                                 entry_fetches);
-          !probe) {
+      // After a leading endbr64, a 5-byte nop is the better entry probe: the
+      // kernel turns a uprobe there into a call (~10x cheaper than int3), and
+      // the stack pointer is the same as at the first byte.
+      const uint64_t entry_va = code->entry_nop_va ? *code->entry_nop_va : function.symbol.start;
+      if (auto probe = add_probe(*code, function, entry_va, XREF_PROBE_ENTRY, flags, is_start, entry_fetches); !probe) {
         return probe;
-      }
-      if (code->entry_nop_va && *code->entry_nop_va == function.symbol.start) {
-        plan_.entry_nop_probes.push_back(function.symbol.start);
       }
       if (request_.uretprobes) {
         // One return probe at the entry; the kernel swaps the return address.
@@ -200,7 +275,13 @@ class Planner {
         }
       }
       for (const ExitJump& exit : code->exits) {
-        if (exit.kind == ExitKind::cold_part) continue;
+        if (exit.kind == ExitKind::cold_part || is_split_part(*code, exit.target.va)) continue;
+        if (exit.conditional) {
+          // A probe on a jcc fires whether or not the jump is taken.
+          plan_.warnings.push_back(function.symbol.demangled + " may tail-jump conditionally at " + to_hex(exit.va) +
+                                   "; that exit is seen at the next event");
+          continue;
+        }
         if (exit.kind == ExitKind::indirect || exit.kind == ExitKind::outside_jump) {
           plan_.warnings.push_back(function.symbol.demangled + " may leave through " + exit_kind_name(exit.kind) +
                                    " jump at " + to_hex(exit.va) + "; such exits are seen at the next event");
@@ -213,6 +294,180 @@ class Planner {
       if (code->rets.empty() && code->exits.empty()) {
         plan_.warnings.push_back(function.symbol.demangled + " has no ret instruction: its returns cannot be seen");
       }
+    }
+    return {};
+  }
+
+  // --callees-of FN --depth N / --all-calls-in FN: the callers are the
+  // expanded functions of the static callee tree; each of their call sites
+  // is probed at the call (the callee's entry) and at the return site (its
+  // return), so every event carries its exact call site and no return
+  // address on the stack is ever touched.
+  Result<void> build_call_site_probes() {
+    const bool all_calls = !request_.all_calls_in.empty();
+    plan_.mode = all_calls ? "all_calls_in" : "callees_of";
+    plan_.return_mode = "call_site_exact";
+    const std::string& root_text = all_calls ? request_.all_calls_in : request_.callees_of;
+    const char* flag = all_calls ? "--all-calls-in" : "--callees-of";
+    auto root = resolve(root_text, flag);
+    if (!root) return root.error();
+    if (root->module_index != 0) {
+      return make_error(ErrorCode::invalid_argument, std::string(flag) + " works on the executable's own functions",
+                        "name a function of the main program; library functions can be listed with --functions");
+    }
+    const int depth = all_calls ? 1 : request_.depth;
+    if (depth < 1 || depth > 16) {
+      return make_error(ErrorCode::invalid_argument, "--depth must be between 1 and 16, got " + std::to_string(depth));
+    }
+    auto tree = callee_tree(*plan_.image, root->start, depth, 20000);
+    if (!tree) return tree.error();
+    std::set<uint64_t> probed_callers;
+    size_t sites = 0;
+    for (const CalleeNode& node : tree->nodes) {
+      if (node.state == NodeState::recursive && node.function) {
+        plan_.warnings.push_back("recursion: " + node.function->demangled + " is reached again from itself");
+      }
+      if (node.state != NodeState::expanded || !node.function || !probed_callers.insert(node.va).second) continue;
+      if (!node.complete) {
+        return make_error(ErrorCode::not_an_instruction,
+                          node.function->demangled + " did not disassemble cleanly",
+                          "xref will not guess instruction boundaries; trace a smaller tree");
+      }
+      auto code = disassemble(*plan_.image, *node.function);
+      if (!code) return code.error();
+      for (const CalleeEdge& edge : node.edges) {
+        if (edge.kind == EdgeKind::tail_jump && is_split_part(*code, edge.target.va)) {
+          // Not a tail call: the jump enters this function's own split part (handled below).
+        } else if (edge.kind == EdgeKind::tail_jump && is_conditional(*code, edge.site_va)) {
+          plan_.warnings.push_back(caller_label(node) + " may tail-jump conditionally at " + to_hex(edge.site_va) +
+                                   "; that jump is not followed");
+        } else if (auto added = add_edge(*code, node, edge); !added) {
+          return added;
+        }
+        if (edge.kind == EdgeKind::call || edge.kind == EdgeKind::indirect_call || edge.kind == EdgeKind::tail_jump) {
+          ++sites;
+        }
+        // The compiler's split-off ".cold" part runs as part of this call
+        // (an exception handler, an unlikely branch): its call sites are
+        // the function's too.
+        if ((edge.kind == EdgeKind::jump || edge.kind == EdgeKind::tail_jump) && edge.child >= 0) {
+          const CalleeNode& part = tree->nodes[static_cast<size_t>(edge.child)];
+          if (!part.function || !is_split_part(*code, part.va) || !probed_callers.insert(part.va).second) {
+            continue;
+          }
+          auto cold_tree = callee_tree(*plan_.image, part.va, 1, 1000);
+          auto cold_code = disassemble(*plan_.image, *part.function);
+          if (!cold_tree || !cold_code) continue;
+          for (const CalleeEdge& cold_edge : cold_tree->nodes[0].edges) {
+            if (auto added = add_edge(*cold_code, cold_tree->nodes[0], cold_edge); !added) return added;
+          }
+        }
+      }
+    }
+    if (sites == 0) {
+      plan_.warnings.push_back(root->demangled + " has no call sites: its callees were inlined (or it calls nothing)");
+    }
+    return {};
+  }
+
+  static bool is_conditional(const FunctionCode& code, uint64_t va) {
+    for (const ExitJump& exit : code.exits) {
+      if (exit.va == va) return exit.conditional;
+    }
+    return false;
+  }
+
+  static std::string caller_label(const CalleeNode& node) {
+    return node.function ? node.function->demangled : to_hex(node.va);
+  }
+
+  uint32_t callee_id(const CalleeEdge& edge) {
+    if (auto existing = functions_by_start_.find(function_key(0, edge.target.va));
+        edge.kind != EdgeKind::indirect_call && existing != functions_by_start_.end()) {
+      return existing->second->id;
+    }
+    TracedFunction function;
+    function.id = static_cast<uint32_t>(plan_.functions.size());
+    if (edge.kind == EdgeKind::indirect_call) {
+      function.indirect = true;
+      function.symbol.name = "indirect@" + to_hex(edge.site_va);
+      function.symbol.demangled = "indirect call " + edge.target.operand;
+      function.symbol.start = 0;
+    } else if (const FunctionSymbol* symbol = plan_.image->function_at(edge.target.va)) {
+      function.symbol = *symbol;
+    } else {
+      function.symbol.name = function.symbol.demangled = to_hex(edge.target.va);
+      function.symbol.start = edge.target.va;
+    }
+    plan_.functions.push_back(function);
+    index_functions();
+    if (edge.kind == EdgeKind::indirect_call) return function.id;
+    functions_by_start_[function_key(0, edge.target.va)] = &plan_.functions.back();
+    return function.id;
+  }
+
+  // What to fetch at an indirect call to learn its target.
+  std::vector<FetchItem> indirect_target_fetch(const CalleeEdge& edge) {
+    FetchItem item;
+    item.name = "target";
+    if (edge.target.kind == OperandKind::register_) {
+      auto reg = register_from_name(edge.target.operand);
+      if (!reg) return {};
+      item.base = *reg;
+      return {item};
+    }
+    if (edge.target.kind == OperandKind::rip_memory) {
+      // At the probe, ip is the call instruction's address.
+      item.base = Register::ip;
+      item.deref_offsets = {static_cast<int32_t>(edge.target.va - edge.site_va)};
+      return {item};
+    }
+    static const std::regex memory(R"(qword ptr \[(\w+)(?: ([+-]) (0x[0-9a-f]+|\d+))?\])");
+    std::smatch match;
+    if (std::regex_match(edge.target.operand, match, memory)) {
+      auto reg = register_from_name(match[1].str());
+      if (!reg) return {};
+      item.base = *reg;
+      int64_t offset = match[3].matched ? std::stoll(match[3].str(), nullptr, 0) : 0;
+      if (match[2].str() == "-") offset = -offset;
+      item.deref_offsets = {static_cast<int32_t>(offset)};
+      return {item};
+    }
+    plan_.warnings.push_back("indirect call at " + to_hex(edge.site_va) + " (" + edge.target.operand +
+                             "): its target cannot be fetched and stays unnamed");
+    return {};
+  }
+
+  Result<void> add_edge(const FunctionCode& code, const CalleeNode& caller, const CalleeEdge& edge) {
+    const std::string caller_name = caller.function->demangled;
+    switch (edge.kind) {
+      case EdgeKind::call:
+      case EdgeKind::indirect_call: {
+        const uint32_t id = callee_id(edge);
+        TracedFunction callee = plan_.functions[id];
+        std::vector<FetchItem> fetches =
+            edge.kind == EdgeKind::indirect_call ? indirect_target_fetch(edge) : std::vector<FetchItem>{};
+        if (auto probe = add_probe(code, callee, edge.site_va, XREF_PROBE_CALL_SITE, 0, false, fetches); !probe) {
+          return probe;
+        }
+        plan_.probes.back().indirect = edge.kind == EdgeKind::indirect_call;
+        if (!edge.return_in_function) {
+          plan_.warnings.push_back("call at " + to_hex(edge.site_va) + " in " + caller_name +
+                                   " does not return into the function (noreturn callee): no return probe");
+          return {};
+        }
+        return add_probe(code, callee, edge.return_va, XREF_PROBE_RETURN_SITE, 0, false, {});
+      }
+      case EdgeKind::tail_jump: {
+        const uint32_t id = callee_id(edge);
+        if (id < plan_.functions.size() && plan_.functions[id].symbol.start == caller.va) {
+          plan_.warnings.push_back("recursion through a tail call: " + caller_name + " jumps to itself");
+        }
+        return add_probe(code, plan_.functions[id], edge.site_va, XREF_PROBE_TAIL_SITE, 0, false, {});
+      }
+      case EdgeKind::jump:
+      case EdgeKind::indirect_jump:
+        return {};
     }
     return {};
   }
@@ -242,17 +497,39 @@ class Planner {
   Result<void> add_probe(const FunctionCode& code, const TracedFunction& function, uint64_t va, uint8_t kind,
                          uint8_t flags, bool start, const std::vector<FetchItem>& fetches) {
     const std::string what = std::string(kind == XREF_PROBE_STOP ? "--stop" : "probe") + " at " + to_hex(va);
-    if (auto site = check_probe_site(*plan_.image, code, va, what); !site) return site;
-    for (const PlannedProbe& existing : plan_.probes) {
+    const uint32_t module_index = kind == XREF_PROBE_STOP ? 0 : function.module_index;
+    if (auto site = check_probe_site(image_of(module_index), code, va, what); !site) return site;
+    for (PlannedProbe& existing : plan_.probes) {
+      if (existing.static_va != va || existing.module_index != module_index) continue;
+      // Back-to-back calls: the return site of one is the call site (or a
+      // ret, a tail jump) of the next. One probe plays both parts.
+      const bool existing_plain_return = existing.kind == XREF_PROBE_RETURN_SITE;
+      if ((kind == XREF_PROBE_RETURN_SITE || existing_plain_return) && !(existing.flags & XREF_PROBE_F_RETURN_SITE) &&
+          kind != existing.kind && kind != XREF_PROBE_STOP && existing.kind != XREF_PROBE_STOP) {
+        if (kind == XREF_PROBE_RETURN_SITE) {
+          existing.flags |= XREF_PROBE_F_RETURN_SITE;
+          existing.return_function_id = function.id;
+        } else {
+          const uint32_t returning = existing.function_id;
+          existing.kind = kind;
+          existing.function_id = function.id;
+          existing.flags |= flags | XREF_PROBE_F_RETURN_SITE;
+          existing.return_function_id = returning;
+          existing.start = start;
+          existing.fetches = fetches;
+        }
+        return {};
+      }
       // An entry and a uretprobe share the function's first byte by design.
-      if (existing.static_va == va && kind != XREF_PROBE_URETPROBE) {
+      if (kind != XREF_PROBE_URETPROBE) {
         return make_error(ErrorCode::invalid_argument, what + " is already probed as another event",
                           "pick a --stop address that is not a traced function's entry, ret or tail jump");
       }
     }
-    auto offset = plan_.image->file_offset_of(va);
+    auto offset = image_of(module_index).file_offset_of(va);
     if (!offset) return offset.error();
     PlannedProbe probe;
+    probe.module_index = module_index;
     probe.static_va = va;
     probe.file_offset = *offset;
     probe.function_id = function.id;
@@ -268,9 +545,23 @@ class Planner {
   const TraceRequest& request_;
   TracePlan plan_;
   std::map<uint64_t, TracedFunction*> functions_by_start_;
+  std::map<std::pair<uint64_t, uint64_t>, bool> split_parts_;
+  uint32_t start_module_ = 0;
 };
 
 }  // namespace
+
+std::pair<std::string, std::string> split_module(const std::string& text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != ':') continue;
+    if (i + 1 < text.size() && text[i + 1] == ':') {
+      ++i;  // "::" belongs to a C++/Rust name
+      continue;
+    }
+    return {text.substr(0, i), text.substr(i + 1)};
+  }
+  return {"", text};
+}
 
 Result<FunctionSymbol> resolve_function(const ElfImage& image, const std::string& text, const std::string& what) {
   if (looks_like_number(text)) {

@@ -17,6 +17,9 @@ struct TraceRequest {
   std::string stop;                   // VA that closes the window when hit
   std::string stop_return;            // function whose return closes it (default: start)
   std::vector<std::string> functions; // traced functions: symbols or static VAs
+  std::string callees_of;             // trace the static callee tree of this function...
+  int depth = 1;                      // ...to this depth, at call and return sites
+  std::string all_calls_in;           // every call site in this function
   std::vector<std::pair<std::string, std::string>> fetch_at;   // VA -> spec, at entry
   std::vector<std::pair<std::string, std::string>> fetch_ret;  // VA -> spec, at return
   uint64_t max_windows = 0;           // 0: unbounded

@@ -70,7 +70,7 @@ Result<TraceRun> run_trace(const Target& target, const TracePlan& plan, const Tr
                            const TraceCallbacks& callbacks) {
   TraceBpfOptions options;
   options.pid = target.process.pid();
-  options.attach_path = plan.module->open_path;
+  for (const PlanModule& module : plan.modules) options.module_paths.push_back(module.module->open_path);
   options.max_events = request.max_events;
   options.max_windows = request.max_windows;
   options.ringbuf_bytes = request.ringbuf_bytes;
@@ -79,7 +79,12 @@ Result<TraceRun> run_trace(const Target& target, const TracePlan& plan, const Tr
   StopSignals signals;
   if (auto alive = target.process.recheck(); !alive) return alive.error();
   auto bpf = TraceBpf::start(plan, options);
-  if (!bpf) return bpf.error();
+  if (!bpf) {
+    // A target that exits during the attach makes /proc/PID/exe vanish;
+    // say that, not whatever the kernel's path lookup reported.
+    if (auto alive = target.process.recheck(); !alive) return alive.error();
+    return bpf.error();
+  }
 
   TraceRun run;
   run.backend = (*bpf)->backend();

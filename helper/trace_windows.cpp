@@ -56,6 +56,7 @@ std::optional<uint64_t> WindowCollector::add(const xref_trace_event& record) {
   event.return_address = record.return_address;
   event.window_begin = record.flags & XREF_EVENT_F_WINDOW_BEGIN;
   event.depth_overflow = record.flags & XREF_EVENT_F_DEPTH_OVERFLOW;
+  event.tail = record.flags & XREF_EVENT_F_TAIL;
   if (record.probe_index < plan_.probes.size()) {
     const auto& items = plan_.probes[record.probe_index].fetches;
     for (size_t i = 0; i < items.size() && i < record.fetch_count && i < XREF_FETCH_MAX_ITEMS; ++i) {

@@ -34,6 +34,7 @@ struct TraceEvent {
   uint64_t return_address = 0;  // live; entries only
   bool window_begin = false;
   bool depth_overflow = false;
+  bool tail = false;            // entered through a tail jump (call-site mode)
   std::vector<FetchedValue> fetches;
 };
 

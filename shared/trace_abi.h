@@ -22,9 +22,15 @@
 #define XREF_PROBE_TAIL_EXIT 3 /* a jmp that leaves the function for another one */
 #define XREF_PROBE_STOP 4      /* --stop VA: closes the window when hit */
 #define XREF_PROBE_URETPROBE 5 /* --uretprobes: a return probe on the function entry */
+#define XREF_PROBE_CALL_SITE 6   /* a call instruction in a traced caller: the callee's entry */
+#define XREF_PROBE_RETURN_SITE 7 /* the instruction after that call: the callee's return */
+#define XREF_PROBE_TAIL_SITE 8   /* a tail jmp in a traced caller: the target's entry, no return */
 
 /* xref_probe.flags */
 #define XREF_PROBE_F_STOP_RETURN 1 /* entry or ret of the --stop-return function */
+/* The address is also the return site of the call just before it (back-to-
+ * back calls): first return from return_function_id, then act as `kind`. */
+#define XREF_PROBE_F_RETURN_SITE 2
 
 struct xref_probe {
   __u64 static_va;
@@ -33,6 +39,8 @@ struct xref_probe {
   __u8 flags;        /* XREF_PROBE_F_* */
   __u8 fetch_count;  /* 0..XREF_FETCH_MAX_ITEMS */
   __u8 reserved;
+  __u32 return_function_id; /* with XREF_PROBE_F_RETURN_SITE */
+  __u32 reserved2;
   struct xref_fetch fetches[XREF_FETCH_MAX_ITEMS];
 };
 
@@ -68,6 +76,7 @@ struct xref_thread_window {
 /* xref_trace_event.flags */
 #define XREF_EVENT_F_WINDOW_BEGIN 1 /* the entry that opened the window */
 #define XREF_EVENT_F_DEPTH_OVERFLOW 2
+#define XREF_EVENT_F_TAIL 4 /* an entry through a tail jump: no return of its own follows */
 
 /* xref_trace_event.status of WINDOW_END */
 #define XREF_WINDOW_COMPLETE 1  /* the start call returned, or --stop was hit */

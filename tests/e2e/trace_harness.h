@@ -91,11 +91,45 @@ inline std::vector<std::string> expected_events(const std::vector<RecordedEvent>
   return events;
 }
 
-inline std::vector<std::string> window_events(const nlohmann::json& window) {
+// The same record as call-site mode reports it: a tail jump is an entry of
+// the target marked [tail] at the jumping function's depth, and the return
+// that follows is the original callee's, seen at its return site.
+inline std::vector<std::string> expected_call_site_events(const std::vector<RecordedEvent>& record,
+                                                          const std::set<std::string>& traced) {
+  std::vector<std::string> events;
+  std::vector<std::string> frames;  // the function each open frame returns as
+  bool tail_pending = false;
+  for (const RecordedEvent& event : record) {
+    if (!traced.count(event.function)) continue;
+    if (event.kind == '~') {
+      tail_pending = true;
+    } else if (event.kind == '>' && tail_pending) {
+      // The jumping function's frame becomes the target's: same depth, no push.
+      events.push_back(std::to_string(frames.size() - 1) + " entry " + event.function + " [tail]");
+      tail_pending = false;
+    } else if (event.kind == '>') {
+      events.push_back(std::to_string(frames.size()) + " entry " + event.function);
+      frames.push_back(event.function);
+    } else if ((event.kind == '<' || event.kind == '!') && !frames.empty()) {
+      const std::string name = frames.back();
+      frames.pop_back();
+      events.push_back(std::to_string(frames.size()) + (event.kind == '<' ? " return " : " unwound ") + name);
+    }
+  }
+  return events;
+}
+
+// Filters a window to the named functions (call-site mode also reports the
+// target's untraced helpers).
+inline std::vector<std::string> window_events(const nlohmann::json& window,
+                                              const std::set<std::string>* only = nullptr) {
   std::vector<std::string> events;
   for (const auto& event : window["events"]) {
-    events.push_back(std::to_string(event["depth"].get<int>()) + " " + event["kind"].get<std::string>() + " " +
-                     plain_name(event["symbol"].get<std::string>()));
+    const std::string name = plain_name(event["symbol"].get<std::string>());
+    if (only != nullptr && event["kind"] != "stop" && !only->count(name)) continue;
+    std::string line = std::to_string(event["depth"].get<int>()) + " " + event["kind"].get<std::string>() + " " + name;
+    if (event["kind"] == "entry" && event["tail_call"] == true) line += " [tail]";
+    events.push_back(line);
   }
   return events;
 }
@@ -126,15 +160,21 @@ struct RecordFile {
       : path("/tmp/xref-trace-" + test + "-" + std::to_string(getpid()) + ".record") {
     unlink(path.c_str());
   }
-  ~RecordFile() { unlink(path.c_str()); }
+  ~RecordFile() {
+    unlink(path.c_str());
+    unlink(go_file().c_str());
+  }
+  // trace_target --go-file: requests start once the tracer is attached.
+  std::string go_file() const { return path + ".go"; }
   RecordFile(const RecordFile&) = delete;
   RecordFile& operator=(const RecordFile&) = delete;
   const std::string path;
 };
 
-// The target with a first delay, so the tracer is attached before request 0.
+// The target waits for its go file (created once xref is attached) before
+// request 0, so no request runs unprobed however slow the machine is.
 inline std::vector<std::string> target_command(const std::string& record, std::vector<std::string> extra) {
-  std::vector<std::string> argv = {XREF_TRACE_TARGET, "--record", record, "--first-delay-ms", "1500",
+  std::vector<std::string> argv = {XREF_TRACE_TARGET, "--record", record, "--go-file", record + ".go",
                                    "--interval-us", "2000"};
   // Always a finite run: a test that dies must not leave a target writing
   // its record forever.
