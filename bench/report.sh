@@ -276,7 +276,7 @@ cat <<EOF
 
 bpftrace names the ret by its symbol, \`${RET_SYMBOLS[*]}\`, a one-byte function
 symbol bench_target puts on it: Debian's bpftrace 0.17 is built without
-probe-offset checking and refuses \`hot+21\` or an address inside \`hot\`, even
+probe-offset checking and refuses \`hot+$((RET_VAS[0] - HOT_VA))\` or an address inside \`hot\`, even
 with \`--unsafe\`, and silently drops non-function symbols.
 
 ## Rerun
