@@ -82,9 +82,11 @@ trace_bpf* open_configured(const TracePlan& plan, const TraceBpfOptions& options
 
 namespace {
 
-// Offsets and cookies of one attachment: uprobes, or (with --uretprobes)
-// the return probes, which need a link of their own.
+// Offsets and cookies of one attachment: the uprobes of one file, or (with
+// --uretprobes) its return probes, which need a link of their own.
 struct ProbeSet {
+  std::string path;
+  bool return_probes = false;
   std::vector<uint64_t> offsets;
   std::vector<uint64_t> cookies;
 };
@@ -92,12 +94,11 @@ struct ProbeSet {
 using AttachFunction = Result<UprobeLink> (*)(int, const std::string&, std::span<const uint64_t>,
                                               std::span<const uint64_t>, pid_t, bool);
 
-Result<UprobeLink> attach_sets(AttachFunction attach, int program_fd, const TraceBpfOptions& options,
-                               const ProbeSet& entries, const ProbeSet& returns) {
+Result<UprobeLink> attach_sets(AttachFunction attach, int program_fd, pid_t pid, const std::vector<ProbeSet>& sets) {
   UprobeLink all;
-  for (const auto* set : {&entries, &returns}) {
-    if (set->offsets.empty()) continue;
-    auto link = attach(program_fd, options.attach_path, set->offsets, set->cookies, options.pid, set == &returns);
+  for (const ProbeSet& set : sets) {
+    if (set.offsets.empty()) continue;
+    auto link = attach(program_fd, set.path, set.offsets, set.cookies, pid, set.return_probes);
     if (!link) return link.error();
     all.adopt(std::move(*link));
   }
@@ -111,19 +112,26 @@ Result<std::unique_ptr<TraceBpf>> TraceBpf::start(const TracePlan& plan, const T
       options.ringbuf_bytes > (1ull << 30)) {
     return make_error(ErrorCode::invalid_argument, "--ringbuf-bytes must be a power of two between 4096 and 1 GiB");
   }
-  ProbeSet entries, returns;
+  // One link per file (and per direction): all of a module's probes go
+  // through a single uprobe_multi link.
+  std::vector<ProbeSet> sets(options.module_paths.size() * 2);
+  for (size_t module = 0; module < options.module_paths.size(); ++module) {
+    sets[2 * module].path = sets[2 * module + 1].path = options.module_paths[module];
+    sets[2 * module + 1].return_probes = true;
+  }
   for (size_t index = 0; index < plan.probes.size(); ++index) {
-    ProbeSet& set = plan.probes[index].kind == XREF_PROBE_URETPROBE ? returns : entries;
-    set.offsets.push_back(plan.probes[index].file_offset);
-    set.cookies.push_back(index | (plan.probes[index].start ? XREF_COOKIE_START : 0));
+    const PlannedProbe& probe = plan.probes[index];
+    ProbeSet& set = sets[2 * probe.module_index + (probe.kind == XREF_PROBE_URETPROBE ? 1 : 0)];
+    set.offsets.push_back(probe.file_offset);
+    set.cookies.push_back(index | (probe.start ? XREF_COOKIE_START : 0));
   }
   std::unique_ptr<TraceBpf> trace(new TraceBpf());
   Error error;
   if (options.backend == "auto" || options.backend == "uprobe_multi") {
     trace->skeleton_ = open_configured(plan, options, true, error);
     if (trace->skeleton_ != nullptr) {
-      auto link = attach_sets(attach_uprobe_multi, bpf_program__fd(trace->skeleton_->progs.trace_probe), options,
-                              entries, returns);
+      auto link = attach_sets(attach_uprobe_multi, bpf_program__fd(trace->skeleton_->progs.trace_probe), options.pid,
+                              sets);
       if (link) {
         trace->link_ = std::move(*link);
         trace->backend_ = "uprobe_multi";
@@ -138,8 +146,7 @@ Result<std::unique_ptr<TraceBpf>> TraceBpf::start(const TracePlan& plan, const T
   }
   trace->skeleton_ = open_configured(plan, options, false, error);
   if (trace->skeleton_ == nullptr) return error;
-  auto link =
-      attach_sets(attach_perf_uprobes, bpf_program__fd(trace->skeleton_->progs.trace_probe), options, entries, returns);
+  auto link = attach_sets(attach_perf_uprobes, bpf_program__fd(trace->skeleton_->progs.trace_probe), options.pid, sets);
   if (!link) return link.error();
   trace->link_ = std::move(*link);
   trace->backend_ = "perf_uprobe";

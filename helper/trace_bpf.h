@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "result.h"
 #include "trace_counters.h"
@@ -23,7 +24,7 @@ namespace xref {
 
 struct TraceBpfOptions {
   pid_t pid = 0;
-  std::string attach_path;       // the file the probes sit in (/proc/PID/exe)
+  std::vector<std::string> module_paths;  // per plan module: the file its probes sit in
   uint64_t max_events = 0;
   uint64_t max_windows = 0;
   uint64_t ringbuf_bytes = 4u << 20;

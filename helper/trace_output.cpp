@@ -77,6 +77,12 @@ const std::string& TraceRenderer::function_name(uint32_t function_id) const {
   return kUnknown;
 }
 
+std::string TraceRenderer::module_prefix(uint32_t function_id) const {
+  if (function_id >= plan_.functions.size()) return "";
+  const uint32_t module = plan_.functions[function_id].module_index;
+  return module == 0 ? "" : plan_.modules[module].module->name() + ":";
+}
+
 std::string TraceRenderer::function_label(uint32_t function_id) const {
   auto without_parameters = [](const std::string& name) {
     const size_t paren = name.find('(');
@@ -214,6 +220,9 @@ nlohmann::json TraceRenderer::window_json(const TraceWindow& window, const Trace
         {"fetches", fetches},
     };
     if (event.probe_index < plan_.probes.size()) json["probe_va"] = to_hex(plan_.probes[event.probe_index].static_va);
+    if (const std::string prefix = module_prefix(event.function_id); !prefix.empty()) {
+      json["module"] = prefix.substr(0, prefix.size() - 1);
+    }
     if (event.type == XREF_EVENT_ENTRY) {
       const CallSiteInfo site = entry_call_site(event);
       json["call_site_va"] = site.known ? nlohmann::json(to_hex(site.call_site_va)) : nlohmann::json(nullptr);
@@ -254,6 +263,7 @@ void TraceRenderer::print_header(std::ostream& out, const std::string& backend) 
   out << "pid " << target_.process.pid() << "  match " << target_.binary_match << "  slide +" << to_hex(slide())
       << "  backend " << backend << "  return_mode " << plan_.return_mode << "\n";
   for (const std::string& warning : plan_.warnings) out << "warning: " << warning << "\n";
+  out << "probes " << plan_.probes.size() << "  on 5-byte nops " << plan_.entry_nop_probes.size() << "\n";
 }
 
 void TraceRenderer::print_window(std::ostream& out, const TraceWindow& window, const TraceRun* run) {
@@ -274,7 +284,7 @@ void TraceRenderer::print_window(std::ostream& out, const TraceWindow& window, c
     const auto indirect = indirect_frames.target(event, indirect_target(event));
     std::ostringstream line;
     line << std::setw(4) << event.depth << "  " << std::string(2 * event.depth, ' ');
-    const std::string target = to_hex(function_start(event.function_id));
+    const std::string target = module_prefix(event.function_id) + to_hex(function_start(event.function_id));
     const std::string name = function_label(event.function_id);
     switch (event.type) {
       case XREF_EVENT_ENTRY: {
@@ -336,6 +346,11 @@ nlohmann::json TraceRenderer::summary_json(const TraceRun& run) const {
       {"windows_opened", run.counters.windows_opened},
       {"starts_filtered", run.counters.starts_filtered},
       {"probes", plan_.probes.size()},
+      {"nop5_probes", [&] {
+         nlohmann::json list = nlohmann::json::array();
+         for (uint64_t va : plan_.entry_nop_probes) list.push_back(to_hex(va));
+         return list;
+       }()},
   };
   if (!run.backend_details.empty()) {
     nlohmann::json details = nlohmann::json::object();

@@ -53,6 +53,8 @@ class TraceRenderer {
   // The name for text lines: without the parameter list unless two traced
   // functions would then look the same.
   std::string function_label(uint32_t function_id) const;
+  // "libc.so.6:" for a function outside the executable, "" inside it.
+  std::string module_prefix(uint32_t function_id) const;
   uint64_t function_start(uint32_t function_id) const;
   uint64_t slide() const;
 

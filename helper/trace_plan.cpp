@@ -39,6 +39,14 @@ Result<void> check_probe_site(const ElfImage& image, const FunctionCode& code, u
   return {};
 }
 
+// A function and the plan module it lives in.
+struct ModuleFunction : FunctionSymbol {
+  uint32_t module_index = 0;
+};
+
+// functions_by_start_ keys: module index in the top byte, static VA below.
+uint64_t function_key(uint32_t module_index, uint64_t start) { return (uint64_t{module_index} << 56) | start; }
+
 class Planner {
  public:
   Planner(const Target& target, const TraceRequest& request) : target_(target), request_(request) {}
@@ -51,6 +59,7 @@ class Planner {
     auto image = target_.space.image(*plan_.module);
     if (!image) return image.error();
     plan_.image = *image;
+    plan_.modules.push_back(PlanModule{plan_.module, plan_.image});
 
     if (request_.start.empty()) {
       return make_error(ErrorCode::invalid_argument, "--start is required", "name the function that opens a window");
@@ -59,9 +68,10 @@ class Planner {
       plan_.return_mode = "mixed_uretprobe_best_effort";
       plan_.warnings.push_back("uretprobe_returns_are_best_effort_under_unwind");
     }
-    auto start = resolve_function(*plan_.image, request_.start, "--start");
+    auto start = resolve(request_.start, "--start");
     if (!start) return start.error();
     plan_.start_va = start->start;
+    start_module_ = start->module_index;
     auto start_fetches = parse_fetch_spec(request_.fetch);
     if (!request_.fetch.empty() && !start_fetches) return with_context(start_fetches.error(), "--fetch");
     if (start_fetches) plan_.start_fetches = *start_fetches;
@@ -74,8 +84,7 @@ class Planner {
       plan_.start_filter = *lowered;
     }
 
-    auto stop_return = request_.stop_return.empty() ? start
-                                                    : resolve_function(*plan_.image, request_.stop_return, "--stop-return");
+    auto stop_return = request_.stop_return.empty() ? start : resolve(request_.stop_return, "--stop-return");
     if (!stop_return) return stop_return.error();
     plan_.stop_return_va = stop_return->start;
 
@@ -83,19 +92,24 @@ class Planner {
     if (auto added = add_function(*stop_return); !added) return added.error();
     for (const std::string& list : request_.functions) {
       for (const std::string& name : split(list)) {
-        auto function = resolve_function(*plan_.image, name, "--functions");
+        auto function = resolve(name, "--functions");
         if (!function) return function.error();
         if (auto added = add_function(*function); !added) return added.error();
       }
     }
     if (auto fetches = apply_fetch_options(); !fetches) return fetches.error();
-    functions_by_start_[plan_.stop_return_va]->stop_return = true;
+    functions_by_start_[function_key(stop_return->module_index, plan_.stop_return_va)]->stop_return = true;
     if (auto probes = build_probes(); !probes) return probes.error();
     if (!request_.callees_of.empty() || !request_.all_calls_in.empty()) {
       if (auto sites = build_call_site_probes(); !sites) return sites.error();
     }
     if (!request_.stop.empty()) {
       if (auto stop = add_stop_probe(); !stop) return stop.error();
+    }
+    for (const PlannedProbe& probe : plan_.probes) {
+      auto bytes = image_of(probe.module_index).bytes_at(probe.static_va, 5);
+      static constexpr uint8_t kNop5[5] = {0x0f, 0x1f, 0x44, 0x00, 0x00};
+      if (bytes && std::equal(bytes->begin(), bytes->end(), kNop5)) plan_.entry_nop_probes.push_back(probe.static_va);
     }
     if (plan_.probes.size() > XREF_TRACE_MAX_PROBES) {
       return make_error(ErrorCode::invalid_argument,
@@ -122,8 +136,38 @@ class Planner {
     return parts;
   }
 
-  Result<void> add_function(const FunctionSymbol& symbol) {
-    if (functions_by_start_.count(symbol.start)) return {};
+  // "symbol", "0xVA", "module:symbol" or "module:0xVA".
+  Result<ModuleFunction> resolve(const std::string& text, const std::string& what) {
+    const auto [module_name, rest] = split_module(text);
+    uint32_t module_index = 0;
+    if (!module_name.empty()) {
+      const Module* module = target_.space.find_module(module_name);
+      if (module == nullptr) {
+        return make_error(ErrorCode::invalid_argument, what + ": the process has no module named '" + module_name + "'",
+                          "module names are as `xref maps` lists them, e.g. libc.so.6");
+      }
+      auto found = std::find_if(plan_.modules.begin(), plan_.modules.end(),
+                                [&](const PlanModule& planned) { return planned.module == module; });
+      if (found == plan_.modules.end()) {
+        auto image = target_.space.image(*module);
+        if (!image) return image.error();
+        plan_.modules.push_back(PlanModule{module, *image});
+        found = plan_.modules.end() - 1;
+      }
+      module_index = static_cast<uint32_t>(found - plan_.modules.begin());
+    }
+    auto symbol = resolve_function(*plan_.modules[module_index].image, rest, what);
+    if (!symbol) return symbol.error();
+    ModuleFunction function;
+    static_cast<FunctionSymbol&>(function) = *symbol;
+    function.module_index = module_index;
+    return function;
+  }
+
+  const ElfImage& image_of(uint32_t module_index) const { return *plan_.modules[module_index].image; }
+
+  Result<void> add_function(const ModuleFunction& symbol) {
+    if (functions_by_start_.count(function_key(symbol.module_index, symbol.start))) return {};
     if (symbol.source == SymbolSource::plt) {
       return make_error(ErrorCode::invalid_argument, symbol.name + " is a PLT stub",
                         "trace the library function itself (module:symbol arrives with shared-library support)");
@@ -131,13 +175,16 @@ class Planner {
     TracedFunction function;
     function.id = static_cast<uint32_t>(plan_.functions.size());
     function.symbol = symbol;
+    function.module_index = symbol.module_index;
     plan_.functions.push_back(function);
-    functions_by_start_[symbol.start] = nullptr;  // pointers fixed in build_probes
+    functions_by_start_[function_key(symbol.module_index, symbol.start)] = nullptr;  // pointers fixed by index_functions
     return {};
   }
 
   void index_functions() {
-    for (auto& function : plan_.functions) functions_by_start_[function.symbol.start] = &function;
+    for (auto& function : plan_.functions) {
+      functions_by_start_[function_key(function.module_index, function.symbol.start)] = &function;
+    }
   }
 
   Result<void> apply_fetch_options() {
@@ -145,15 +192,16 @@ class Planner {
     auto apply = [&](const std::vector<std::pair<std::string, std::string>>& options, const char* flag,
                      bool at_return) -> Result<void> {
       for (const auto& [where, spec] : options) {
-        auto function = resolve_function(*plan_.image, where, flag);
+        auto function = resolve(where, flag);
         if (!function) return function.error();
-        if (!functions_by_start_.count(function->start)) {
+        const uint64_t key = function_key(function->module_index, function->start);
+        if (!functions_by_start_.count(key)) {
           if (auto added = add_function(*function); !added) return added.error();
           index_functions();
         }
         auto items = parse_fetch_spec(spec);
         if (!items) return with_context(items.error(), std::string(flag) + " " + where);
-        TracedFunction* traced = functions_by_start_[function->start];
+        TracedFunction* traced = functions_by_start_[key];
         (at_return ? traced->return_fetches : traced->entry_fetches) = *items;
       }
       return {};
@@ -162,10 +210,32 @@ class Planner {
     return apply(request_.fetch_ret, "--fetch-ret", true);
   }
 
+  // A compiler split-off part of `caller` (".cold", or in a stripped image an
+  // FDE range): code reached by a jump from the caller that jumps back into
+  // it. Entering it is not leaving the function.
+  bool is_split_part(const FunctionCode& caller, uint64_t target_va) {
+    if (target_va == 0) return false;
+    auto cached = split_parts_.find({caller.start, target_va});
+    if (cached != split_parts_.end()) return cached->second;
+    bool split = false;
+    if (const FunctionSymbol* part = plan_.image->function_at(target_va)) {
+      split = part->name.find(".cold") != std::string::npos;
+      if (!split) {
+        if (auto code = disassemble(*plan_.image, *part)) {
+          for (const ExitJump& exit : code->exits) {
+            if (exit.target.va >= caller.start && exit.target.va < caller.end) split = true;
+          }
+        }
+      }
+    }
+    split_parts_[{caller.start, target_va}] = split;
+    return split;
+  }
+
   Result<void> build_probes() {
     index_functions();
     for (TracedFunction& function : plan_.functions) {
-      auto code = disassemble(*plan_.image, function.symbol);
+      auto code = disassemble(image_of(function.module_index), function.symbol);
       if (!code) return with_context(code.error(), "disassembling " + function.symbol.demangled);
       if (!code->complete()) {
         return make_error(ErrorCode::not_an_instruction,
@@ -173,7 +243,7 @@ class Planner {
                                                       "into instructions)",
                           "xref will not guess instruction boundaries for return probes; trace another function");
       }
-      const bool is_start = function.symbol.start == plan_.start_va;
+      const bool is_start = function.symbol.start == plan_.start_va && function.module_index == start_module_;
       const uint8_t flags = function.stop_return ? XREF_PROBE_F_STOP_RETURN : 0;
       std::vector<FetchItem> entry_fetches = function.entry_fetches;
       if (is_start && entry_fetches.empty()) entry_fetches = plan_.start_fetches;
@@ -182,13 +252,12 @@ class Planner {
                           "use one of them for the start probe");
       }
       if (is_start) plan_.start_fetches = entry_fetches;
-      if (auto probe = add_probe(*code, function, function.symbol.start, XREF_PROBE_ENTRY, flags, is_start,
-                                 entry_fetches);
-          !probe) {
+      // After a leading endbr64, a 5-byte nop is the better entry probe: the
+      // kernel turns a uprobe there into a call (~10x cheaper than int3), and
+      // the stack pointer is the same as at the first byte.
+      const uint64_t entry_va = code->entry_nop_va ? *code->entry_nop_va : function.symbol.start;
+      if (auto probe = add_probe(*code, function, entry_va, XREF_PROBE_ENTRY, flags, is_start, entry_fetches); !probe) {
         return probe;
-      }
-      if (code->entry_nop_va && *code->entry_nop_va == function.symbol.start) {
-        plan_.entry_nop_probes.push_back(function.symbol.start);
       }
       if (request_.uretprobes) {
         // One return probe at the entry; the kernel swaps the return address.
@@ -206,7 +275,13 @@ class Planner {
         }
       }
       for (const ExitJump& exit : code->exits) {
-        if (exit.kind == ExitKind::cold_part) continue;
+        if (exit.kind == ExitKind::cold_part || is_split_part(*code, exit.target.va)) continue;
+        if (exit.conditional) {
+          // A probe on a jcc fires whether or not the jump is taken.
+          plan_.warnings.push_back(function.symbol.demangled + " may tail-jump conditionally at " + to_hex(exit.va) +
+                                   "; that exit is seen at the next event");
+          continue;
+        }
         if (exit.kind == ExitKind::indirect || exit.kind == ExitKind::outside_jump) {
           plan_.warnings.push_back(function.symbol.demangled + " may leave through " + exit_kind_name(exit.kind) +
                                    " jump at " + to_hex(exit.va) + "; such exits are seen at the next event");
@@ -234,8 +309,12 @@ class Planner {
     plan_.return_mode = "call_site_exact";
     const std::string& root_text = all_calls ? request_.all_calls_in : request_.callees_of;
     const char* flag = all_calls ? "--all-calls-in" : "--callees-of";
-    auto root = resolve_function(*plan_.image, root_text, flag);
+    auto root = resolve(root_text, flag);
     if (!root) return root.error();
+    if (root->module_index != 0) {
+      return make_error(ErrorCode::invalid_argument, std::string(flag) + " works on the executable's own functions",
+                        "name a function of the main program; library functions can be listed with --functions");
+    }
     const int depth = all_calls ? 1 : request_.depth;
     if (depth < 1 || depth > 16) {
       return make_error(ErrorCode::invalid_argument, "--depth must be between 1 and 16, got " + std::to_string(depth));
@@ -257,17 +336,23 @@ class Planner {
       auto code = disassemble(*plan_.image, *node.function);
       if (!code) return code.error();
       for (const CalleeEdge& edge : node.edges) {
-        if (auto added = add_edge(*code, node, edge); !added) return added;
+        if (edge.kind == EdgeKind::tail_jump && is_split_part(*code, edge.target.va)) {
+          // Not a tail call: the jump enters this function's own split part (handled below).
+        } else if (edge.kind == EdgeKind::tail_jump && is_conditional(*code, edge.site_va)) {
+          plan_.warnings.push_back(caller_label(node) + " may tail-jump conditionally at " + to_hex(edge.site_va) +
+                                   "; that jump is not followed");
+        } else if (auto added = add_edge(*code, node, edge); !added) {
+          return added;
+        }
         if (edge.kind == EdgeKind::call || edge.kind == EdgeKind::indirect_call || edge.kind == EdgeKind::tail_jump) {
           ++sites;
         }
         // The compiler's split-off ".cold" part runs as part of this call
         // (an exception handler, an unlikely branch): its call sites are
         // the function's too.
-        if (edge.kind == EdgeKind::jump && edge.child >= 0) {
+        if ((edge.kind == EdgeKind::jump || edge.kind == EdgeKind::tail_jump) && edge.child >= 0) {
           const CalleeNode& part = tree->nodes[static_cast<size_t>(edge.child)];
-          if (!part.function || part.function->name.find(".cold") == std::string::npos ||
-              !probed_callers.insert(part.va).second) {
+          if (!part.function || !is_split_part(*code, part.va) || !probed_callers.insert(part.va).second) {
             continue;
           }
           auto cold_tree = callee_tree(*plan_.image, part.va, 1, 1000);
@@ -285,8 +370,19 @@ class Planner {
     return {};
   }
 
-  uint32_t callee_id(const CalleeEdge& edge, const CalleeTree* = nullptr) {
-    if (auto existing = functions_by_start_.find(edge.target.va);
+  static bool is_conditional(const FunctionCode& code, uint64_t va) {
+    for (const ExitJump& exit : code.exits) {
+      if (exit.va == va) return exit.conditional;
+    }
+    return false;
+  }
+
+  static std::string caller_label(const CalleeNode& node) {
+    return node.function ? node.function->demangled : to_hex(node.va);
+  }
+
+  uint32_t callee_id(const CalleeEdge& edge) {
+    if (auto existing = functions_by_start_.find(function_key(0, edge.target.va));
         edge.kind != EdgeKind::indirect_call && existing != functions_by_start_.end()) {
       return existing->second->id;
     }
@@ -306,7 +402,7 @@ class Planner {
     plan_.functions.push_back(function);
     index_functions();
     if (edge.kind == EdgeKind::indirect_call) return function.id;
-    functions_by_start_[edge.target.va] = &plan_.functions.back();
+    functions_by_start_[function_key(0, edge.target.va)] = &plan_.functions.back();
     return function.id;
   }
 
@@ -401,9 +497,10 @@ class Planner {
   Result<void> add_probe(const FunctionCode& code, const TracedFunction& function, uint64_t va, uint8_t kind,
                          uint8_t flags, bool start, const std::vector<FetchItem>& fetches) {
     const std::string what = std::string(kind == XREF_PROBE_STOP ? "--stop" : "probe") + " at " + to_hex(va);
-    if (auto site = check_probe_site(*plan_.image, code, va, what); !site) return site;
+    const uint32_t module_index = kind == XREF_PROBE_STOP ? 0 : function.module_index;
+    if (auto site = check_probe_site(image_of(module_index), code, va, what); !site) return site;
     for (PlannedProbe& existing : plan_.probes) {
-      if (existing.static_va != va) continue;
+      if (existing.static_va != va || existing.module_index != module_index) continue;
       // Back-to-back calls: the return site of one is the call site (or a
       // ret, a tail jump) of the next. One probe plays both parts.
       const bool existing_plain_return = existing.kind == XREF_PROBE_RETURN_SITE;
@@ -429,9 +526,10 @@ class Planner {
                           "pick a --stop address that is not a traced function's entry, ret or tail jump");
       }
     }
-    auto offset = plan_.image->file_offset_of(va);
+    auto offset = image_of(module_index).file_offset_of(va);
     if (!offset) return offset.error();
     PlannedProbe probe;
+    probe.module_index = module_index;
     probe.static_va = va;
     probe.file_offset = *offset;
     probe.function_id = function.id;
@@ -447,9 +545,23 @@ class Planner {
   const TraceRequest& request_;
   TracePlan plan_;
   std::map<uint64_t, TracedFunction*> functions_by_start_;
+  std::map<std::pair<uint64_t, uint64_t>, bool> split_parts_;
+  uint32_t start_module_ = 0;
 };
 
 }  // namespace
+
+std::pair<std::string, std::string> split_module(const std::string& text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != ':') continue;
+    if (i + 1 < text.size() && text[i + 1] == ':') {
+      ++i;  // "::" belongs to a C++/Rust name
+      continue;
+    }
+    return {text.substr(0, i), text.substr(i + 1)};
+  }
+  return {"", text};
+}
 
 Result<FunctionSymbol> resolve_function(const ElfImage& image, const std::string& text, const std::string& what) {
   if (looks_like_number(text)) {

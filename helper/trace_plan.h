@@ -21,8 +21,16 @@
 
 namespace xref {
 
+// A file the plan puts probes in: the executable (index 0) or a shared
+// library named as "module:symbol".
+struct PlanModule {
+  const Module* module = nullptr;
+  std::shared_ptr<const ElfImage> image;
+};
+
 struct TracedFunction {
   uint32_t id = 0;
+  uint32_t module_index = 0;      // into TracePlan::modules
   FunctionSymbol symbol;          // for an indirect call site: a placeholder named "indirect@SITE"
   bool indirect = false;          // the callee of one indirect call site, named at run time
   std::vector<FetchItem> entry_fetches;
@@ -31,7 +39,8 @@ struct TracedFunction {
 };
 
 struct PlannedProbe {
-  uint64_t static_va = 0;
+  uint32_t module_index = 0;       // into TracePlan::modules
+  uint64_t static_va = 0;          // in that module
   uint64_t file_offset = 0;
   uint32_t function_id = 0;
   uint8_t kind = XREF_PROBE_ENTRY;
@@ -45,8 +54,9 @@ struct PlannedProbe {
 };
 
 struct TracePlan {
-  const Module* module = nullptr;            // the traced image (the main executable)
-  std::shared_ptr<const ElfImage> image;
+  const Module* module = nullptr;            // the main executable
+  std::shared_ptr<const ElfImage> image;     // its image
+  std::vector<PlanModule> modules;           // [0] is the main executable
   std::vector<TracedFunction> functions;     // indexed by id
   std::vector<PlannedProbe> probes;          // indexed by cookie
   uint64_t start_va = 0;
@@ -57,10 +67,14 @@ struct TracePlan {
   std::string return_mode = "ret_site_exact";
   std::string mode = "functions";            // functions, callees_of, all_calls_in
   std::vector<std::string> warnings;
-  std::vector<uint64_t> entry_nop_probes;    // probes that sit on a 5-byte nop
+  std::vector<uint64_t> entry_nop_probes;    // probes that sit on a 5-byte nop (fast on 6.18)
 };
 
 Result<TracePlan> plan_trace(const Target& target, const TraceRequest& request);
+
+// Splits "libc.so.6:malloc" into the module named before the first single
+// ':' and the rest; C++ "ns::f" is not split. {"", text} without a module.
+std::pair<std::string, std::string> split_module(const std::string& text);
 
 // Resolves "symbol" or "0xSTATIC_VA" to a function of `image` (a VA must be
 // a function's first byte).

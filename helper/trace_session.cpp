@@ -59,7 +59,7 @@ Result<std::unique_ptr<TraceEngine>> start_engine(const Target& target, const Tr
   }
   TraceBpfOptions options;
   options.pid = target.process.pid();
-  options.attach_path = plan.module->open_path;
+  for (const PlanModule& module : plan.modules) options.module_paths.push_back(module.module->open_path);
   options.max_events = request.max_events;
   options.max_windows = request.max_windows;
   options.ringbuf_bytes = request.ringbuf_bytes;
@@ -77,7 +77,12 @@ Result<TraceRun> run_trace(const Target& target, const TracePlan& plan, const Tr
   run.windows = std::make_unique<WindowCollector>(plan);
   EventSink sink(*run.windows, callbacks.window_closed);
   auto engine = start_engine(target, plan, request, sink);
-  if (!engine) return engine.error();
+  if (!engine) {
+    // A target that exits during the attach makes /proc/PID/exe vanish;
+    // say that, not whatever the kernel's path lookup reported.
+    if (auto alive = target.process.recheck(); !alive) return alive.error();
+    return engine.error();
+  }
   run.backend = (*engine)->backend();
   // Attached after the identity check: make sure the PID did not change
   // hands in between, or the probes sit in a stranger's process.

@@ -3,9 +3,11 @@
 #include <bpf/bpf.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -115,6 +117,12 @@ Result<UprobeLink> attach_perf_uprobes(int program_fd, const std::string& path,
   if (file_offsets.size() != cookies.size()) return make_error(ErrorCode::internal, "one cookie per offset");
   auto pmu = uprobe_pmu_type();
   if (!pmu) return pmu.error();
+  // Two descriptors per address: raise the soft limit to the hard one.
+  rlimit files;
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &files);
+  }
   std::vector<int> fds;
   auto fail = [&](const std::string& what) {
     const int saved = errno;
@@ -146,6 +154,10 @@ Result<UprobeLink> attach_perf_uprobes(int program_fd, const std::string& path,
     }
     fds.push_back(link);
     if (ioctl(static_cast<int>(event), PERF_EVENT_IOC_ENABLE, 0) != 0) return fail("enable perf uprobe");
+    // The BPF link holds the perf event; its own descriptor can go, so each
+    // address costs one descriptor, and closing the link removes the probe.
+    fds.erase(std::find(fds.begin(), fds.end(), static_cast<int>(event)));
+    ::close(static_cast<int>(event));
   }
   return UprobeLink(std::move(fds));
 }

@@ -9,7 +9,7 @@ packages=(
   libbpf-dev bpftool clang-19 llvm-19 libelf-dev zlib1g-dev
   libcapstone-dev libcli11-dev nlohmann-json3-dev libgtest-dev libssl-dev
   liblldb-19-dev lldb-19 python3-lldb-19 gdb
-  bpftrace binutils libiberty-dev
+  bpftrace binutils libiberty-dev rustc
 )
 
 missing=()

@@ -160,15 +160,21 @@ struct RecordFile {
       : path("/tmp/xref-trace-" + test + "-" + std::to_string(getpid()) + ".record") {
     unlink(path.c_str());
   }
-  ~RecordFile() { unlink(path.c_str()); }
+  ~RecordFile() {
+    unlink(path.c_str());
+    unlink(go_file().c_str());
+  }
+  // trace_target --go-file: requests start once the tracer is attached.
+  std::string go_file() const { return path + ".go"; }
   RecordFile(const RecordFile&) = delete;
   RecordFile& operator=(const RecordFile&) = delete;
   const std::string path;
 };
 
-// The target with a first delay, so the tracer is attached before request 0.
+// The target waits for its go file (created once xref is attached) before
+// request 0, so no request runs unprobed however slow the machine is.
 inline std::vector<std::string> target_command(const std::string& record, std::vector<std::string> extra) {
-  std::vector<std::string> argv = {XREF_TRACE_TARGET, "--record", record, "--first-delay-ms", "1500",
+  std::vector<std::string> argv = {XREF_TRACE_TARGET, "--record", record, "--go-file", record + ".go",
                                    "--interval-us", "2000"};
   // Always a finite run: a test that dies must not leave a target writing
   // its record forever.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -50,6 +51,54 @@ inline XrefRun run_xref(const std::vector<std::string>& args) {
   FILE* err = fopen(err_path, "r");
   while ((count = fread(buffer, 1, sizeof buffer, err)) > 0) run.err.append(buffer, count);
   fclose(err);
+  unlink(err_path);
+  return run;
+}
+
+// Runs xref and, once it reports that its probes are attached (the
+// "xref: tracing" line on stderr), creates `go_file`: targets started with
+// --go-file begin their requests only then.
+inline XrefRun run_xref_attached(const std::vector<std::string>& args, const std::string& go_file) {
+  char out_path[] = "/tmp/xref-test-stdout-XXXXXX";
+  char err_path[] = "/tmp/xref-test-stderr-XXXXXX";
+  const int out_fd = mkstemp(out_path);
+  const int err_fd = mkstemp(err_path);
+  const pid_t child = fork();
+  if (child == 0) {
+    dup2(out_fd, STDOUT_FILENO);
+    dup2(err_fd, STDERR_FILENO);
+    std::vector<char*> argv = {const_cast<char*>(XREF_BINARY)};
+    for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(nullptr);
+    execv(XREF_BINARY, argv.data());
+    _exit(127);
+  }
+  close(out_fd);
+  close(err_fd);
+  auto slurp = [](const char* path) {
+    std::string text;
+    if (FILE* file = fopen(path, "r")) {
+      char buffer[4096];
+      size_t count;
+      while ((count = fread(buffer, 1, sizeof buffer, file)) > 0) text.append(buffer, count);
+      fclose(file);
+    }
+    return text;
+  };
+  int status = 0;
+  bool released = false;
+  while (waitpid(child, &status, WNOHANG) == 0) {
+    if (!released && slurp(err_path).find("xref: tracing") != std::string::npos) {
+      if (FILE* go = fopen(go_file.c_str(), "w")) fclose(go);
+      released = true;
+    }
+    usleep(5000);
+  }
+  XrefRun run;
+  run.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.out = slurp(out_path);
+  run.err = slurp(err_path);
+  unlink(out_path);
   unlink(err_path);
   return run;
 }

@@ -18,7 +18,7 @@ namespace xref::test {
 
 class TargetProcess {
  public:
-  explicit TargetProcess(const std::vector<std::string>& argv) {
+  explicit TargetProcess(const std::vector<std::string>& argv) : argv_(argv) {
     int pipe_fds[2];
     if (pipe2(pipe_fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
     pid_ = fork();
@@ -42,6 +42,7 @@ class TargetProcess {
   }
 
   pid_t pid() const { return pid_; }
+  const std::vector<std::string>& argv() const { return argv_; }
   const std::vector<std::string>& lines() const { return lines_; }
   // Values of "KEY NAME 0xVALUE" lines, e.g. value("func", "handle_request").
   uint64_t value(const std::string& key, const std::string& name) const {
@@ -98,6 +99,7 @@ class TargetProcess {
     }
   }
 
+  std::vector<std::string> argv_;
   pid_t pid_ = -1;
   int output_fd_ = -1;
   std::vector<std::string> lines_;

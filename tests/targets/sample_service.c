@@ -146,6 +146,21 @@ TRACED uint64_t settle(uint64_t depth) {
   return below * 3 + depth;
 }
 
+/* A function that begins like code built with -fcf-protection and
+   -mnop-mcount: endbr64, then a 5-byte nop (0f 1f 44 00 00). A tracer can
+   put its entry probe on the nop, which the kernel runs as a call instead of
+   an int3 trap. Returns its argument plus one. */
+__asm__(".text\n"
+        ".globl nop_entry\n"
+        ".type nop_entry, @function\n"
+        "nop_entry:\n"
+        "  endbr64\n"
+        "  .byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"
+        "  lea 1(%rdi), %rax\n"
+        "  ret\n"
+        ".size nop_entry, .-nop_entry\n");
+uint64_t nop_entry(uint64_t value);
+
 /* Routing goes through a table, so handle_request makes one indirect call
    (`call *...`) whose target a tracer must name at run time. volatile keeps
    the compiler from turning it back into direct calls. */
@@ -157,6 +172,7 @@ TRACED uint64_t handle_request(struct request *r) {
   if (!validate(r)) return 0;
   uint64_t total = price_order(r->asset, r->amount);
   total = routes[r->id & 1](r->id, total);
+  total += nop_entry(r->id) - r->id - 1; /* adds nothing; exists to be traced */
   return total + settle(SETTLE_DEPTH);
 }
 

@@ -108,6 +108,7 @@ struct Options {
   uint64_t requests = 0;  // per thread; 0 = until signalled
   uint64_t interval_us = 1000;
   uint64_t first_delay_ms = 0;
+  const char* go_file = nullptr;  // --go-file: start requests once this file exists
   uint64_t burst = 0;
   bool overlap = false;
   bool exit_in_request = false;
@@ -432,6 +433,8 @@ bool parse_options(int argc, char** argv) {
     uint64_t number = 0;
     if (flag == "--record" && value != nullptr) {
       options.record_path = value;
+    } else if (flag == "--go-file" && value != nullptr) {
+      options.go_file = value;
     } else if (!parse_count(value, &number)) {
       return false;
     } else if (flag == "--threads" && number >= 1 && number <= 64) {
@@ -463,7 +466,8 @@ int main(int argc, char** argv) {
             "usage: trace_target [--threads N (1-64, default 1)] [--requests N per thread (0 = forever, "
             "default)]\n"
             "                    [--interval-us N (default 1000)] [--first-delay-ms N (default 0)]\n"
-            "                    [--record PATH] [--overlap] [--burst N] [--exit-in-request ID]\n");
+            "                    [--record PATH] [--overlap] [--burst N] [--exit-in-request ID]\n"
+            "                    [--go-file PATH (wait until it exists before the first request)]\n");
     return 2;
   }
   if (options.record_path != nullptr) {
@@ -490,6 +494,9 @@ int main(int argc, char** argv) {
   printf("ready\n");
   fflush(stdout);
 
+  // Tests create the go file once the tracer is attached, so no request
+  // runs before the probes are in place, however slow the machine.
+  while (options.go_file != nullptr && access(options.go_file, F_OK) != 0 && !stop_requested) sleep_us(5000);
   sleep_us(options.first_delay_ms * 1000);
 
   // Workers block the stop signals, so they land on the main thread, whose
