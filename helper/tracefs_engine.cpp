@@ -67,7 +67,7 @@ class TracefsEngine : public TraceEngine {
   const std::string backend_ = "tracefs";
   std::string group_;
   std::string instance_name_;
-  std::string path_;
+  std::vector<std::string> paths_;  // per plan module
   ReapReport reaped_;
   bool group_defined_ = false;
   std::optional<TracefsInstance> instance_;
@@ -88,12 +88,14 @@ class TracefsEngine : public TraceEngine {
 
 Result<void> TracefsEngine::start() {
   reaped_ = reap_tracefs_leftovers(tracefs_, options_.helper_pid);
-  auto path = tracefs_probe_path(*plan_.module, options_.pid);
-  if (!path) return path.error();
-  path_ = *path;
+  for (const PlanModule& module : plan_.modules) {
+    auto path = tracefs_probe_path(*module.module, options_.pid);
+    if (!path) return path.error();
+    paths_.push_back(*path);
+  }
 
   group_defined_ = true;  // from here on, cleanup removes whatever part got defined
-  if (auto defined = define_tracefs_probes(tracefs_, plan_, group_, path_); !defined) return defined.error();
+  if (auto defined = define_tracefs_probes(tracefs_, plan_, group_, paths_); !defined) return defined.error();
   auto instance = TracefsInstance::create(tracefs_, instance_name_, options_.ringbuf_bytes / 1024);
   if (!instance) return with_prefix(instance.error(), "setting up the ftrace instance: ");
   instance_ = std::move(*instance);
@@ -207,13 +209,14 @@ std::vector<std::pair<std::string, std::string>> TracefsEngine::details() const 
   std::vector<std::pair<std::string, std::string>> facts = {
       {"instance", instance_name_},
       {"event_group", group_},
-      {"probe_path", path_},
+      {"probe_path", paths_.empty() ? std::string() : paths_.front()},
       {"reader", "per_cpu_trace_pipe_raw"},
       {"clock", "mono"},
       {"tgid_filter", "user_space"},
       {"reaped_instances", std::to_string(reaped_.instances.size())},
       {"reaped_groups", std::to_string(reaped_.groups.size())},
   };
+  for (size_t i = 1; i < paths_.size(); ++i) facts.emplace_back("probe_path_" + std::to_string(i), paths_[i]);
   if (!reaped_.failures.empty()) facts.emplace_back("reap_failure", reaped_.failures.front());
   return facts;
 }

@@ -37,7 +37,9 @@ Result<std::string> tracefs_probe_path(const Module& module, pid_t pid) {
   }
   std::vector<std::string> candidates;
   const std::string proc = "/proc/" + std::to_string(pid);
-  std::string real = module.main_executable ? read_link(proc + "/exe") : module.path;
+  std::string real = module.main_executable ? read_link(proc + "/exe")
+                     : module.mappings.empty()  ? module.path
+                                                : module.mappings.front().unescaped_path();
   if (!real.empty() && real.front() == '/') {
     candidates.push_back(real);
     candidates.push_back(proc + "/root" + real);

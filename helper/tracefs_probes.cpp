@@ -70,7 +70,7 @@ std::string tracefs_probe_definition(const PlannedProbe& probe, size_t index, co
 }
 
 Result<void> define_tracefs_probes(const Tracefs& tracefs, const TracePlan& plan, const std::string& group,
-                                   const std::string& path) {
+                                   const std::vector<std::string>& module_paths) {
   std::string batch;
   size_t batch_first = 0;
   auto flush = [&](size_t next) -> Result<void> {
@@ -91,7 +91,11 @@ Result<void> define_tracefs_probes(const Tracefs& tracefs, const TracePlan& plan
     return {};
   };
   for (size_t index = 0; index < plan.probes.size(); ++index) {
-    const std::string line = tracefs_probe_definition(plan.probes[index], index, group, path) + "\n";
+    const PlannedProbe& probe = plan.probes[index];
+    if (probe.module_index >= module_paths.size()) {
+      return make_error(ErrorCode::internal, "a probe in an unknown module");
+    }
+    const std::string line = tracefs_probe_definition(probe, index, group, module_paths[probe.module_index]) + "\n";
     if (!batch.empty() && batch.size() + line.size() > kWriteBatchBytes) {
       if (auto flushed = flush(index); !flushed) return flushed;
     }

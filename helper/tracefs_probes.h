@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <vector>
 
 #include "result.h"
 #include "trace_plan.h"
@@ -34,11 +35,12 @@ TracefsArgNames tracefs_arg_names(const PlannedProbe& probe);
 std::string tracefs_probe_definition(const PlannedProbe& probe, size_t index, const std::string& group,
                                      const std::string& path);
 
-// Defines every probe of the plan. On an error the events already defined
-// stay (remove_tracefs_group removes them); the kernel's own message from
+// Defines every probe of the plan; `module_paths[i]` is the file of
+// plan.modules[i]. On an error the events already defined stay
+// (remove_tracefs_group removes them); the kernel's own message from
 // error_log is part of the error.
 Result<void> define_tracefs_probes(const Tracefs& tracefs, const TracePlan& plan, const std::string& group,
-                                   const std::string& path);
+                                   const std::vector<std::string>& module_paths);
 
 struct GroupRemoval {
   size_t removed = 0;

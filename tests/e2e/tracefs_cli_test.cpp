@@ -6,7 +6,6 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-#include <future>
 
 #include "trace_harness.h"
 
@@ -48,6 +47,79 @@ std::vector<std::string> trace_args(const TargetProcess& target, const std::stri
   return args;
 }
 
+// Runs several xref commands at once; the go file is created once every one
+// of them says its probes are attached.
+std::vector<XrefRun> run_xrefs_attached(const std::vector<std::vector<std::string>>& commands,
+                                        const std::string& go_file) {
+  struct Child {
+    pid_t pid = -1;
+    std::string out, err;
+    int status = 0;
+    bool done = false;
+  };
+  auto slurp = [](const std::string& path) {
+    std::string text;
+    if (FILE* file = fopen(path.c_str(), "r")) {
+      char buffer[4096];
+      size_t count;
+      while ((count = fread(buffer, 1, sizeof buffer, file)) > 0) text.append(buffer, count);
+      fclose(file);
+    }
+    return text;
+  };
+  std::vector<Child> children(commands.size());
+  for (size_t i = 0; i < commands.size(); ++i) {
+    char out_path[] = "/tmp/xref-test-stdout-XXXXXX";
+    char err_path[] = "/tmp/xref-test-stderr-XXXXXX";
+    const int out_fd = mkstemp(out_path);
+    const int err_fd = mkstemp(err_path);
+    children[i].out = out_path;
+    children[i].err = err_path;
+    children[i].pid = fork();
+    if (children[i].pid == 0) {
+      dup2(out_fd, STDOUT_FILENO);
+      dup2(err_fd, STDERR_FILENO);
+      std::vector<char*> argv = {const_cast<char*>(XREF_BINARY)};
+      for (const auto& arg : commands[i]) argv.push_back(const_cast<char*>(arg.c_str()));
+      argv.push_back(nullptr);
+      execv(XREF_BINARY, argv.data());
+      _exit(127);
+    }
+    close(out_fd);
+    close(err_fd);
+  }
+  bool released = false;
+  for (;;) {
+    bool all_done = true, all_attached = true;
+    for (Child& child : children) {
+      if (!child.done && waitpid(child.pid, &child.status, WNOHANG) == child.pid) child.done = true;
+      all_done &= child.done;
+      all_attached &= slurp(child.err).find("xref: tracing") != std::string::npos;
+    }
+    if (!released && all_attached) {
+      if (FILE* go = fopen(go_file.c_str(), "w")) fclose(go);
+      released = true;
+    }
+    if (all_done) break;
+    usleep(5000);
+  }
+  std::vector<XrefRun> runs;
+  for (Child& child : children) {
+    XrefRun run;
+    run.exit_status = WIFEXITED(child.status) ? WEXITSTATUS(child.status) : -1;
+    run.out = slurp(child.out);
+    run.err = slurp(child.err);
+    unlink(child.out.c_str());
+    unlink(child.err.c_str());
+    runs.push_back(std::move(run));
+  }
+  return runs;
+}
+
+void release(const RecordFile& record) {
+  if (FILE* go = fopen(record.go_file().c_str(), "w")) fclose(go);
+}
+
 RequestKey key_of(const nlohmann::json& window) {
   return {window["tid"].get<uint32_t>(), fetched(window["start_fetches"], "id")};
 }
@@ -81,10 +153,10 @@ TEST(TraceCliTracefs, BpfAndTracefsGiveTheSameWindows) {
   TargetProcess target(target_command(record_file.path, {}));
   const std::vector<std::string> extra = {"--functions", functions_option(all_traced_functions()), "--start-filter",
                                           "id <= 3", "--max-windows", "4"};
-  auto bpf = std::async(std::launch::async, [&] { return run_xref(trace_args(target, "auto", extra)); });
-  auto tracefs = std::async(std::launch::async, [&] { return run_xref(trace_args(target, "tracefs", extra)); });
-  const XrefRun bpf_run = bpf.get();
-  const XrefRun tracefs_run = tracefs.get();
+  const auto runs =
+      run_xrefs_attached({trace_args(target, "auto", extra), trace_args(target, "tracefs", extra)}, record_file.go_file());
+  const XrefRun& bpf_run = runs[0];
+  const XrefRun& tracefs_run = runs[1];
   ASSERT_EQ(bpf_run.exit_status, 0) << bpf_run.err;
   ASSERT_EQ(tracefs_run.exit_status, 0) << tracefs_run.err;
   const auto bpf_document = bpf_run.json();
@@ -120,12 +192,12 @@ TEST(TraceCliTracefs, FetchesEqualRecordedValues) {
   XREF_REQUIRE(tracefs_usable(), "root and tracefs uprobe_events");
   const RecordFile record_file("tracefs-fetch");
   TargetProcess target(target_command(record_file.path, {}));
-  const XrefRun run = run_xref(trace_args(
+  const XrefRun run = run_xref_attached(trace_args(
       target, "tracefs",
       {"--functions", "svc::apply_fee,svc::settle", "--fetch-at", "svc::apply_fee", "price=%di:u64,bps=%si:u64",
        "--fetch-ret", "svc::apply_fee", "fee=%ax:u64", "--fetch-ret", "svc::settle", "ret=%ax:u64,neg=%ax:s8",
        "--start-filter", "id >= 2 && id <= 4", "--max-windows", "3"},
-      "id=+0(%di):u64,asset=+8(%di):u64,amount=+16(%di):u64"));
+      "id=+0(%di):u64,asset=+8(%di):u64,amount=+16(%di):u64"), record_file.go_file());
   ASSERT_EQ(run.exit_status, 0) << run.err;
   const auto document = run.json();
   ASSERT_EQ(document["windows"].size(), 3u);
@@ -168,9 +240,9 @@ TEST(TraceCliTracefs, CalleesOfAtDepthTwoEqualsGroundTruth) {
   XREF_REQUIRE(tracefs_usable(), "root and tracefs uprobe_events");
   const RecordFile record_file("tracefs-callees");
   TargetProcess target(target_command(record_file.path, {}));
-  const XrefRun run = run_xref(trace_args(target, "tracefs",
+  const XrefRun run = run_xref_attached(trace_args(target, "tracefs",
                                           {"--callees-of", "svc::handle_request", "--depth", "2", "--start-filter",
-                                           "id <= 5", "--max-windows", "6"}));
+                                           "id <= 5", "--max-windows", "6"}), record_file.go_file());
   ASSERT_EQ(run.exit_status, 0) << run.err;
   const auto document = run.json();
   EXPECT_EQ(document["summary"]["return_mode"], "call_site_exact");
@@ -191,9 +263,9 @@ TEST(TraceCliTracefs, UretprobesAreReturnEvents) {
   XREF_REQUIRE(tracefs_usable(), "root and tracefs uprobe_events");
   const RecordFile record_file("tracefs-uretprobe");
   TargetProcess target(target_command(record_file.path, {}));
-  const XrefRun run = run_xref(trace_args(target, "tracefs",
+  const XrefRun run = run_xref_attached(trace_args(target, "tracefs",
                                           {"--functions", "svc::validate,svc::settle", "--uretprobes",
-                                           "--start-filter", "id == 2", "--max-windows", "1"}));
+                                           "--start-filter", "id == 2", "--max-windows", "1"}), record_file.go_file());
   ASSERT_EQ(run.exit_status, 0) << run.err;
   const auto document = run.json();
   EXPECT_EQ(document["summary"]["return_mode"], "mixed_uretprobe_best_effort");
@@ -207,8 +279,9 @@ TEST(TraceCliTracefs, MaxEventsStopsInsideAWindow) {
   XREF_REQUIRE(tracefs_usable(), "root and tracefs uprobe_events");
   const RecordFile record_file("tracefs-maxevents");
   TargetProcess target(target_command(record_file.path, {}));
-  const XrefRun run = run_xref(
-      trace_args(target, "tracefs", {"--functions", functions_option(all_traced_functions()), "--max-events", "7"}));
+  const XrefRun run = run_xref_attached(
+      trace_args(target, "tracefs", {"--functions", functions_option(all_traced_functions()), "--max-events", "7"}),
+      record_file.go_file());
   ASSERT_EQ(run.exit_status, 0) << run.err;
   const auto document = run.json();
   EXPECT_EQ(document["summary"]["stop_reason"], "max_events");
@@ -228,9 +301,11 @@ TEST(TraceCliTracefs, StopAddressAndJsonLines) {
   XREF_REQUIRE(tracefs_usable(), "root and tracefs uprobe_events");
   const RecordFile record_file("tracefs-stop");
   TargetProcess target(target_command(record_file.path, {}));
-  const XrefRun run = run_xref({"trace", "--pid", std::to_string(target.pid()), "--start", "svc::handle_request",
-                                "--functions", "svc::validate,svc::settle", "--stop", "svc::compute_price",
-                                "--max-windows", "2", "--duration-ms", "20000", "--jsonl", "--backend", "tracefs"});
+  const XrefRun run = run_xref_attached(
+      {"trace", "--pid", std::to_string(target.pid()), "--start", "svc::handle_request", "--functions",
+       "svc::validate,svc::settle", "--stop", "svc::compute_price", "--max-windows", "2", "--duration-ms", "20000",
+       "--jsonl", "--backend", "tracefs"},
+      record_file.go_file());
   ASSERT_EQ(run.exit_status, 0) << run.err;
   std::vector<nlohmann::json> lines;
   for (size_t start = 0; start < run.out.size();) {
@@ -253,8 +328,8 @@ TEST(TraceCliTracefs, WindowCutByTargetExit) {
   XREF_REQUIRE(tracefs_usable(), "root and tracefs uprobe_events");
   const RecordFile record_file("tracefs-exit");
   TargetProcess target(target_command(record_file.path, {"--exit-in-request", "4"}));
-  const XrefRun run = run_xref(trace_args(
-      target, "tracefs", {"--functions", functions_option(all_traced_functions()), "--start-filter", "id == 4"}));
+  const XrefRun run = run_xref_attached(trace_args(
+      target, "tracefs", {"--functions", functions_option(all_traced_functions()), "--start-filter", "id == 4"}), record_file.go_file());
   EXPECT_EQ(run.exit_status, 4) << run.err;
   const auto document = run.json();
   EXPECT_EQ(document["summary"]["stop_reason"], "target_exited");
@@ -272,6 +347,7 @@ TEST(TraceCliTracefs, InterruptCleansUp) {
   XREF_REQUIRE(tracefs_usable(), "root and tracefs uprobe_events");
   const RecordFile record_file("tracefs-interrupt");
   TargetProcess target(target_command(record_file.path, {"--requests", "0"}));
+  release(record_file);  // requests may run before the attach here
   const std::string command = "timeout --preserve-status -s INT 3 " + shell_quote(XREF_BINARY) + " trace --pid " +
                               std::to_string(target.pid()) +
                               " --start svc::handle_request --functions svc::settle --backend tracefs; echo exit=$?";
@@ -291,10 +367,12 @@ TEST(TraceCliTracefs, OtherProcessesOfTheBinaryAreLeftOut) {
   const RecordFile record_file("tracefs-tgid");
   const RecordFile other_record("tracefs-tgid-other");
   TargetProcess target(target_command(record_file.path, {}));
-  TargetProcess other(target_command(other_record.path, {}));
-  const XrefRun run = run_xref(trace_args(target, "tracefs",
+  // The other process runs its requests all along.
+  TargetProcess other(target_command(other_record.path, {"--requests", "0"}));
+  release(other_record);
+  const XrefRun run = run_xref_attached(trace_args(target, "tracefs",
                                           {"--functions", "svc::validate,svc::settle", "--start-filter", "id <= 5",
-                                           "--max-windows", "6"}));
+                                           "--max-windows", "6"}), record_file.go_file());
   ASSERT_EQ(run.exit_status, 0) << run.err;
   const auto document = run.json();
   ASSERT_EQ(document["windows"].size(), 6u);
@@ -315,11 +393,11 @@ TEST(TraceCliTracefs, LossIsCountedAndMarksTheWindow) {
   XREF_REQUIRE(tracefs_usable(), "root and tracefs uprobe_events");
   const RecordFile record_file("tracefs-loss");
   // Requests far apart, so the buffer is drained before each window opens.
-  TargetProcess target({XREF_TRACE_TARGET, "--record", record_file.path, "--first-delay-ms", "1500", "--interval-us",
-                        "300000", "--burst", "3000", "--requests", "4"});
-  const XrefRun run = run_xref(trace_args(target, "tracefs",
+  TargetProcess target({XREF_TRACE_TARGET, "--record", record_file.path, "--go-file", record_file.go_file(),
+                        "--interval-us", "300000", "--burst", "3000", "--requests", "4"});
+  const XrefRun run = run_xref_attached(trace_args(target, "tracefs",
                                           {"--functions", "svc::tick", "--start-filter", "id == 1", "--ringbuf-bytes",
-                                           "4096", "--max-windows", "1"}));
+                                           "4096", "--max-windows", "1"}), record_file.go_file());
   ASSERT_EQ(run.exit_status, 0) << run.err;
   const auto document = run.json();
   ASSERT_EQ(document["windows"].size(), 1u);
@@ -373,8 +451,10 @@ TEST(TraceCliTracefs, KilledHelperLeftoversAreReapedByTheNextStart) {
                                               "/uprobe_events && echo ok || true")
                                    .find("ok") != std::string::npos;
 
-  const XrefRun run = run_xref({"trace", "--pid", pid, "--start", "svc::handle_request", "--functions", "svc::settle",
-                                "--backend", "tracefs", "--max-windows", "1", "--duration-ms", "20000", "--json"});
+  const XrefRun run =
+      run_xref_attached({"trace", "--pid", pid, "--start", "svc::handle_request", "--functions", "svc::settle",
+                         "--backend", "tracefs", "--max-windows", "1", "--duration-ms", "20000", "--json"},
+                        record_file.go_file());
   ASSERT_EQ(run.exit_status, 0) << run.err;
   const auto details = run.json()["summary"]["backend_details"];
   EXPECT_EQ(details["reaped_instances"], "1");
