@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "tracefs_fs.h"
@@ -56,7 +57,9 @@ class TracefsEngine : public TraceEngine {
   std::vector<std::pair<std::string, std::string>> details() const override;
 
  private:
-  void read_records();
+  // Reads what the buffers hold; returns the timestamp below which every
+  // record has been read (everything, unless a CPU was cut short).
+  uint64_t read_records();
   void deliver(const xref_trace_event& record);
   void cleanup();
 
@@ -129,11 +132,14 @@ Result<void> TracefsEngine::start() {
   return {};
 }
 
-void TracefsEngine::read_records() {
+uint64_t TracefsEngine::read_records() {
   threads_.refresh();
-  auto read = readers_.read_available([&](int, std::span<const uint8_t> page) {
+  std::map<int, uint64_t> last_read;  // per CPU, the newest stamp read
+  const size_t max_pages = 2 * options_.ringbuf_bytes / instance_->page_size() + 16;
+  auto read = readers_.read_available(max_pages, [&](int cpu, std::span<const uint8_t> page) {
     const RingPageSummary summary = parse_ring_page(page, page_layout_, [&](uint64_t timestamp,
                                                                              std::span<const uint8_t> record) {
+      last_read[cpu] = timestamp;
       auto hit = decoder_->decode(record, timestamp);
       if (!hit) {
         ++unparsed_;
@@ -147,15 +153,29 @@ void TracefsEngine::read_records() {
     });
     if (summary.malformed) ++unparsed_;
   });
-  (void)read;  // a failed read leaves the records for the next round
+  if (!read) return 0;  // a CPU not read at all: release nothing this round
+  if (*read == 0) return HitMerger::everything;
+  // A CPU cut short still holds records: nothing stamped after what was
+  // read of it may be released yet. Which CPU it was is not known, so the
+  // oldest of the newest stamps read bounds all.
+  uint64_t complete_below = 0;
+  for (const auto& [cpu, newest] : last_read) {
+    complete_below = complete_below == 0 ? newest : std::min(complete_below, newest);
+  }
+  return complete_below;
 }
 
 Result<void> TracefsEngine::drain() {
   if (!instance_) return {};
   const uint64_t round_ns = monotonic_ns();
-  read_records();
+  uint64_t complete_below = read_records();
+  // After the detach nothing is written any more: read until the buffers
+  // are empty (bounded, should reads keep failing).
+  for (int round = 0; detached_ && complete_below != HitMerger::everything && round < 64; ++round) {
+    complete_below = read_records();
+  }
   if (auto totals = instance_->loss()) loss_.update(*totals, monotonic_ns());
-  const uint64_t limit = detached_ ? HitMerger::everything : previous_round_ns_;
+  const uint64_t limit = detached_ ? HitMerger::everything : std::min(previous_round_ns_, complete_below);
   merger_.release(limit, [&](const ProbeHit& hit) {
     machine_.hit(hit, [&](const xref_trace_event& record) { deliver(record); });
   });

@@ -164,9 +164,15 @@ void RingReaders::close() {
   fds_.clear();
 }
 
-Result<void> RingReaders::read_available(const std::function<void(int cpu, std::span<const uint8_t> page)>& page) {
+Result<size_t> RingReaders::read_available(size_t max_pages,
+                                           const std::function<void(int cpu, std::span<const uint8_t> page)>& page) {
+  size_t capped = 0;
   for (size_t i = 0; i < fds_.size(); ++i) {
-    for (;;) {
+    for (size_t pages = 0;; ++pages) {
+      if (pages == max_pages) {
+        ++capped;
+        break;
+      }
       const ssize_t count = ::read(fds_[i], buffer_.data(), buffer_.size());
       if (count < 0) {
         if (errno == EINTR) continue;
@@ -177,7 +183,7 @@ Result<void> RingReaders::read_available(const std::function<void(int cpu, std::
       page(cpu_ids_[i], std::span<const uint8_t>(buffer_.data(), static_cast<size_t>(count)));
     }
   }
-  return {};
+  return capped;
 }
 
 }  // namespace xref

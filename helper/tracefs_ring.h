@@ -52,8 +52,11 @@ class RingReaders {
   RingReaders& operator=(const RingReaders&) = delete;
   ~RingReaders();
 
-  // Reads every page available now on every CPU; `page` gets each one.
-  Result<void> read_available(const std::function<void(int cpu, std::span<const uint8_t> page)>& page);
+  // Reads the pages available now on every CPU, at most `max_pages` per CPU
+  // (a CPU written to as fast as it is read must not hold the reader);
+  // `page` gets each one. Returns how many CPUs had more than `max_pages`.
+  Result<size_t> read_available(size_t max_pages,
+                                const std::function<void(int cpu, std::span<const uint8_t> page)>& page);
   void close();
   size_t cpus() const { return fds_.size(); }
 
