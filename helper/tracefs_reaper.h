@@ -12,7 +12,8 @@
 
 namespace xref {
 
-// /proc/PID exists and its comm is "xref".
+// /proc/PID exists and its comm is "xref", or it runs this executable
+// (a helper started under another name).
 bool is_live_xref_helper(pid_t pid);
 
 // "xref_123" (prefix "xref_") or "xref-123" (prefix "xref-") -> 123; 0 otherwise.
