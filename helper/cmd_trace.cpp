@@ -35,8 +35,9 @@ Result<void> validate_bounds(const TraceRequest& request) {
     return make_error(ErrorCode::invalid_argument, "--uretprobes applies to --functions mode only",
                       "call-site mode observes returns at return sites");
   }
-  if (request.backend != "auto" && request.backend != "uprobe_multi" && request.backend != "perf_uprobe") {
-    return make_error(ErrorCode::invalid_argument, "--backend must be auto, uprobe_multi or perf_uprobe");
+  if (request.backend != "auto" && request.backend != "uprobe_multi" && request.backend != "perf_uprobe" &&
+      request.backend != "tracefs") {
+    return make_error(ErrorCode::invalid_argument, "--backend must be auto, uprobe_multi, perf_uprobe or tracefs");
   }
   return {};
 }
@@ -141,9 +142,12 @@ void setup_trace(CLI::App& app, int& exit_status) {
       ->capture_default_str();
   command->add_option("--duration-ms", request.duration_ms, "stop after this long (0: no limit)")
       ->capture_default_str();
-  command->add_option("--ringbuf-bytes", request.ringbuf_bytes, "ring buffer size, a power of two")
+  command->add_option("--ringbuf-bytes", request.ringbuf_bytes,
+                      "ring buffer size, a power of two (tracefs: per CPU)")
       ->capture_default_str();
-  command->add_option("--backend", request.backend, "auto, uprobe_multi or perf_uprobe")->capture_default_str();
+  command->add_option("--backend", request.backend,
+                      "auto, uprobe_multi, perf_uprobe, or tracefs (uprobe_events, no BPF; never chosen by auto)")
+      ->capture_default_str();
   command->add_flag("--uretprobes", request.uretprobes,
                     "observe returns with uretprobes (best effort: breaks unwinding through traced frames)");
   command->callback([options, &exit_status] { exit_status = run_trace_command(*options); });

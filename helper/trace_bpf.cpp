@@ -193,6 +193,7 @@ TraceCounters TraceBpf::counters() const {
   } else {
     counters.lost_events = __atomic_load_n(&bss->lost_events, __ATOMIC_RELAXED);
   }
+  counters.dropped_events = counters.lost_events;
   return counters;
 }
 

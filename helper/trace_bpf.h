@@ -14,22 +14,13 @@
 #include <vector>
 
 #include "result.h"
+#include "trace_counters.h"
 #include "trace_plan.h"
 #include "uprobe_attach.h"
 
 struct trace_bpf;
 
 namespace xref {
-
-struct TraceCounters {
-  uint64_t events_emitted = 0;
-  uint64_t windows_opened = 0;
-  uint64_t windows_closed = 0;
-  uint64_t starts_filtered = 0;
-  uint64_t lost_events = 0;      // ring buffer reservations that failed (sum over CPUs)
-  bool stopped = false;
-  uint32_t stop_reason = 0;      // XREF_STOP_*
-};
 
 struct TraceBpfOptions {
   pid_t pid = 0;

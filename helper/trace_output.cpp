@@ -186,8 +186,16 @@ std::string TraceRenderer::status(const TraceWindow& window, bool target_exited)
   return target_exited ? "target_exited" : "open_at_stop";
 }
 
+// The window's lost events when they are counted; unknown when the backend
+// only knows that loss happened while the window was open.
+static std::optional<uint64_t> lost_count(const TraceWindow& window) {
+  const uint64_t counted = std::max<uint64_t>(window.lost_reported, window.missing_events());
+  if (counted == 0 && window.loss_unattributed) return std::nullopt;
+  return counted;
+}
+
 bool TraceRenderer::possible_loss(const TraceWindow& window, const TraceRun* run) const {
-  if (window.lost_reported > 0 || window.missing_events() > 0) return true;
+  if (window.lost_reported > 0 || window.missing_events() > 0 || window.loss_unattributed) return true;
   // A window whose end record never came may have lost it.
   return !window.ended && run != nullptr && run->counters.lost_events > 0;
 }
@@ -244,7 +252,7 @@ nlohmann::json TraceRenderer::window_json(const TraceWindow& window, const Trace
       {"duration_ns", end_ns >= window.first_timestamp_ns() ? end_ns - window.first_timestamp_ns() : 0},
       {"status", status(window, exited)},
       {"possible_loss", possible_loss(window, run)},
-      {"lost_events", std::max<uint64_t>(window.lost_reported, window.missing_events())},
+      {"lost_events", lost_count(window) ? nlohmann::json(*lost_count(window)) : nlohmann::json(nullptr)},
       {"end_record_lost", window.end_record_lost},
       {"start_fetches", start_fetches},
       {"events", events},
@@ -268,8 +276,8 @@ void TraceRenderer::print_window(std::ostream& out, const TraceWindow& window, c
   if (!window.events.empty() && window.events.front().window_begin) {
     for (const FetchedValue& value : window.events.front().fetches) out << "  " << fetched_text(value);
   }
-  const uint64_t lost = std::max<uint64_t>(window.lost_reported, window.missing_events());
-  if (possible_loss(window, run)) out << "  lost " << lost << " (incomplete)";
+  const auto lost = lost_count(window);
+  if (possible_loss(window, run)) out << "  lost " << (lost ? std::to_string(*lost) : "?") << " (incomplete)";
   out << "\n";
   IndirectFrames indirect_frames;
   for (const TraceEvent& event : window.events) {
@@ -316,7 +324,7 @@ nlohmann::json TraceRenderer::summary_json(const TraceRun& run) const {
     if (status(window, run.target_exited) == "complete" && !possible_loss(window, &run)) ++complete;
   }
   const uint64_t windows = run.windows->windows().size();
-  return {
+  nlohmann::json summary = {
       {"windows", windows},
       {"complete_windows", complete},
       {"incomplete_windows", windows - complete},
@@ -324,17 +332,17 @@ nlohmann::json TraceRenderer::summary_json(const TraceRun& run) const {
       {"lost", run.counters.lost_events},
       {"lost_events",
        {{"status", "known"},
-        {"overrun", 0},
-        {"commit_overrun", 0},
-        {"dropped_events", run.counters.lost_events},
+        {"overrun", run.counters.overrun},
+        {"commit_overrun", run.counters.commit_overrun},
+        {"dropped_events", run.counters.dropped_events},
         {"perf_lost_records", 0},
         {"total", run.counters.lost_events}}},
       {"stop_reason", run.stop_reason},
       {"return_mode", plan_.return_mode},
       {"elapsed_ms", run.elapsed_ms},
-      {"unparsed_events", run.windows->unparsed_events()},
-      {"excluded_other_tgid_events", 0},
-      {"ambiguous_tid_events", 0},
+      {"unparsed_events", run.windows->unparsed_events() + run.counters.unparsed_records},
+      {"excluded_other_tgid_events", run.counters.excluded_other_tgid_events},
+      {"ambiguous_tid_events", run.counters.ambiguous_tid_events},
       {"windows_opened", run.counters.windows_opened},
       {"starts_filtered", run.counters.starts_filtered},
       {"probes", plan_.probes.size()},
@@ -344,6 +352,12 @@ nlohmann::json TraceRenderer::summary_json(const TraceRun& run) const {
          return list;
        }()},
   };
+  if (!run.backend_details.empty()) {
+    nlohmann::json details = nlohmann::json::object();
+    for (const auto& [key, value] : run.backend_details) details[key] = value;
+    summary["backend_details"] = details;
+  }
+  return summary;
 }
 
 void TraceRenderer::print_summary(std::ostream& out, const TraceRun& run) const {

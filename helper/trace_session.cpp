@@ -1,6 +1,5 @@
 #include "trace_session.h"
 
-#include <bpf/libbpf.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -8,6 +7,9 @@
 
 #include <chrono>
 #include <cstring>
+
+#include "trace_bpf_engine.h"
+#include "tracefs_engine.h"
 
 namespace xref {
 namespace {
@@ -44,30 +46,17 @@ class StopSignals {
   int fd_ = -1;
 };
 
-struct DrainContext {
-  WindowCollector* windows;
-  const TraceCallbacks* callbacks;
-};
-
-int on_record(void* context, void* data, size_t size) {
-  auto* drain = static_cast<DrainContext*>(context);
-  if (size < sizeof(xref_trace_event)) return 0;
-  xref_trace_event record;
-  std::memcpy(&record, data, sizeof record);
-  if (auto ended = drain->windows->add(record); ended && drain->callbacks->window_closed) {
-    drain->callbacks->window_closed(drain->windows->windows().at(*ended));
+Result<std::unique_ptr<TraceEngine>> start_engine(const Target& target, const TracePlan& plan,
+                                                  const TraceRequest& request, EventSink& sink) {
+  if (request.backend == "tracefs") {
+    TracefsEngineOptions options;
+    options.pid = target.process.pid();
+    options.helper_pid = getpid();
+    options.ringbuf_bytes = request.ringbuf_bytes;
+    options.max_events = request.max_events;
+    options.max_windows = request.max_windows;
+    return start_tracefs_engine(plan, options, sink);
   }
-  return 0;
-}
-
-struct RingBufferDeleter {
-  void operator()(ring_buffer* ring) const { ring_buffer__free(ring); }
-};
-
-}  // namespace
-
-Result<TraceRun> run_trace(const Target& target, const TracePlan& plan, const TraceRequest& request,
-                           const TraceCallbacks& callbacks) {
   TraceBpfOptions options;
   options.pid = target.process.pid();
   for (const PlanModule& module : plan.modules) options.module_paths.push_back(module.module->open_path);
@@ -75,24 +64,26 @@ Result<TraceRun> run_trace(const Target& target, const TracePlan& plan, const Tr
   options.max_windows = request.max_windows;
   options.ringbuf_bytes = request.ringbuf_bytes;
   options.backend = request.backend;
+  return start_bpf_engine(plan, options, sink);
+}
 
+}  // namespace
+
+Result<TraceRun> run_trace(const Target& target, const TracePlan& plan, const TraceRequest& request,
+                           const TraceCallbacks& callbacks) {
   StopSignals signals;
   if (auto alive = target.process.recheck(); !alive) return alive.error();
-  auto bpf = TraceBpf::start(plan, options);
-  if (!bpf) {
+  TraceRun run;
+  run.windows = std::make_unique<WindowCollector>(plan);
+  EventSink sink(*run.windows, callbacks.window_closed);
+  auto engine = start_engine(target, plan, request, sink);
+  if (!engine) {
     // A target that exits during the attach makes /proc/PID/exe vanish;
     // say that, not whatever the kernel's path lookup reported.
     if (auto alive = target.process.recheck(); !alive) return alive.error();
-    return bpf.error();
+    return engine.error();
   }
-
-  TraceRun run;
-  run.backend = (*bpf)->backend();
-  run.windows = std::make_unique<WindowCollector>(plan);
-  DrainContext drain{run.windows.get(), &callbacks};
-  std::unique_ptr<ring_buffer, RingBufferDeleter> ring(
-      ring_buffer__new((*bpf)->ringbuf_fd(), on_record, &drain, nullptr));
-  if (!ring) return make_error(ErrorCode::internal, "ring buffer setup failed");
+  run.backend = (*engine)->backend();
   // Attached after the identity check: make sure the PID did not change
   // hands in between, or the probes sit in a stranger's process.
   if (auto alive = target.process.recheck(); !alive) return alive.error();
@@ -102,9 +93,9 @@ Result<TraceRun> run_trace(const Target& target, const TracePlan& plan, const Tr
   pollfd watched[2] = {{target.process.pidfd(), POLLIN, 0}, {signals.fd(), POLLIN, 0}};
   for (;;) {
     const int ready = poll(watched, 2, kDrainIntervalMs);
-    ring_buffer__consume(ring.get());
-    // A bound reached in BPF came first if it is already set.
-    const TraceCounters counters = (*bpf)->counters();
+    if (auto drained = (*engine)->drain(); !drained) return drained.error();
+    // A bound reached by the engine came first if it is already set.
+    const TraceCounters counters = (*engine)->counters();
     if (counters.stopped) {
       run.stop_reason = counters.stop_reason == XREF_STOP_MAX_EVENTS ? "max_events" : "max_windows";
       break;
@@ -125,10 +116,12 @@ Result<TraceRun> run_trace(const Target& target, const TracePlan& plan, const Tr
       break;
     }
   }
-  (*bpf)->detach();
-  ring_buffer__consume(ring.get());  // what was submitted before the detach
-  run.counters = (*bpf)->counters();
-  run.windows->apply_results((*bpf)->window_results());
+  (*engine)->detach();
+  // What was recorded before the detach.
+  if (auto drained = (*engine)->drain(); !drained) return drained.error();
+  run.counters = (*engine)->counters();
+  run.windows->apply_results((*engine)->window_results());
+  run.backend_details = (*engine)->details();
   run.elapsed_ms = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count());
   return run;

@@ -1,16 +1,19 @@
-// Runs one trace: attach, drain the ring buffer on a short timer (no
-// per-event wakeups), watch the bounds, the target's exit and SIGINT/SIGTERM,
-// then detach everything and take the final counts.
+// Runs one trace: attach (a BPF engine, or with --backend tracefs the
+// tracefs engine), drain on a short timer (no per-event wakeups), watch the
+// bounds, the target's exit and SIGINT/SIGTERM, then detach everything and
+// take the final counts.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "result.h"
 #include "target.h"
-#include "trace_bpf.h"
+#include "trace_counters.h"
 #include "trace_plan.h"
 #include "trace_request.h"
 #include "trace_windows.h"
@@ -24,6 +27,7 @@ struct TraceRun {
   bool target_exited = false;
   TraceCounters counters;
   std::unique_ptr<WindowCollector> windows;
+  std::vector<std::pair<std::string, std::string>> backend_details;  // e.g. the tracefs instance
 };
 
 struct TraceCallbacks {

@@ -28,6 +28,12 @@ void WindowCollector::apply_results(const std::map<uint64_t, xref_window_result>
   }
 }
 
+void WindowCollector::mark_possible_loss(uint64_t window_id) {
+  TraceWindow& window = windows_[window_id];
+  window.window_id = window_id;
+  window.loss_unattributed = true;
+}
+
 std::optional<uint64_t> WindowCollector::add(const xref_trace_event& record) {
   ++events_received_;
   if (record.window_id == 0 || record.type < XREF_EVENT_ENTRY || record.type > XREF_EVENT_WINDOW_END) {

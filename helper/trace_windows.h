@@ -48,6 +48,9 @@ struct TraceWindow {
   uint64_t end_seq = 0;
   bool end_record_lost = false;    // ended per BPF, but its WINDOW_END record never arrived
   uint64_t end_timestamp_ns = 0;
+  // Events were lost while the window was open, but which and how many of
+  // them is unknown (tracefs: the kernel counts loss per CPU only).
+  bool loss_unattributed = false;
 
   uint64_t first_timestamp_ns() const { return events.empty() ? 0 : events.front().timestamp_ns; }
   // Sequence numbers never received: lost events, including a lost end.
@@ -65,6 +68,8 @@ class WindowCollector {
   // Final word from BPF: exact loss per window and how each ended, even when
   // the end record (or every record) of a window was lost.
   void apply_results(const std::map<uint64_t, xref_window_result>& results);
+  // Loss happened somewhere while the window was open (see loss_unattributed).
+  void mark_possible_loss(uint64_t window_id);
   uint64_t events_received() const { return events_received_; }
   uint64_t unparsed_events() const { return unparsed_events_; }
 

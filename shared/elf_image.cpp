@@ -217,7 +217,12 @@ Result<ElfImage> ElfImage::open(const std::string& path) {
                       "pass an ELF executable or shared object");
   }
   auto mapping = std::make_shared<Mapping>();
-  void* data = mmap(nullptr, static_cast<size_t>(status.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+  // Shared, not private: the kernel installs the int3 of every uprobe
+  // registered on this file into each private mapping of it (uprobe_mmap),
+  // so with tracefs uprobe events (or any tracer's system-wide uprobes) a
+  // private mapping would show breakpoints instead of the file's bytes.
+  // Shared mappings are left alone, and read-only they read the same.
+  void* data = mmap(nullptr, static_cast<size_t>(status.st_size), PROT_READ, MAP_SHARED, fd, 0);
   ::close(fd);
   if (data == MAP_FAILED) {
     return make_error(ErrorCode::file_error, path + ": cannot map: " + std::strerror(errno));

@@ -1,0 +1,301 @@
+#include "window_machine.h"
+
+#include <cstring>
+
+namespace xref {
+
+WindowMachine::WindowMachine(const TracePlan& plan, const WindowMachineOptions& options)
+    : start_filter_(plan.start_filter), options_(options) {
+  probes_.reserve(plan.probes.size());
+  for (const PlannedProbe& planned : plan.probes) {
+    Probe probe;
+    probe.kind = planned.kind;
+    probe.flags = planned.flags;
+    probe.start = planned.start;
+    probe.fetch_count = static_cast<uint8_t>(std::min<size_t>(planned.fetches.size(), XREF_FETCH_MAX_ITEMS));
+    probe.function_id = planned.function_id;
+    probe.return_function_id = planned.return_function_id;
+    probes_.push_back(probe);
+  }
+}
+
+TraceCounters WindowMachine::counters() const {
+  TraceCounters counters;
+  counters.events_emitted = events_emitted_;
+  counters.windows_opened = windows_opened_;
+  counters.windows_closed = windows_closed_;
+  counters.starts_filtered = starts_filtered_;
+  counters.stopped = stopped_;
+  counters.stop_reason = stop_reason_;
+  return counters;
+}
+
+// run_fetches: the kernel read the values at the hit already.
+WindowMachine::Fetched WindowMachine::fetched(const ProbeHit& hit, const Probe& probe) {
+  Fetched out;
+  out.count = probe.fetch_count;
+  if (out.count == 0) return out;
+  for (size_t i = 0; i < out.count; ++i) {
+    const bool failed = i < hit.fetch_count ? ((hit.fetch_failed >> i) & 1u) != 0 : true;
+    out.values[i] = failed ? 0 : hit.values[i];
+    out.errors[i] = failed ? (i < hit.fetch_count ? hit.fetch_error[i] : int16_t{-14}) : int16_t{0};
+    if (failed) out.failed = static_cast<uint16_t>(out.failed | (1u << i));
+  }
+  return out;
+}
+
+// filter_accepts. BPF rejects a start whose filter reaches a slot that could
+// not be read; here a failed slot the program reads at all rejects (the
+// tracefs backend never reports a failed read, so this does not arise there).
+bool WindowMachine::filter_accepts(const Fetched& values) const {
+  if (!start_filter_ || start_filter_->instructions.empty()) return true;
+  if (values.failed != 0) {
+    for (const xref_filter_insn& insn : start_filter_->instructions) {
+      if (insn.lhs_slot < XREF_FETCH_MAX_ITEMS && ((values.failed >> insn.lhs_slot) & 1u)) return false;
+      if (insn.rhs_slot != XREF_FILTER_CONSTANT_SLOT && insn.rhs_slot < XREF_FETCH_MAX_ITEMS &&
+          ((values.failed >> insn.rhs_slot) & 1u)) {
+        return false;
+      }
+    }
+  }
+  return evaluate_program(*start_filter_, values.values);
+}
+
+void WindowMachine::stop_emitting(uint32_t reason) {
+  if (!stopped_) {
+    stop_reason_ = reason;
+    stopped_ = true;
+  }
+}
+
+// reserve_event: every attempt consumes a sequence number. Nothing here can
+// refuse a record the way a full BPF ring buffer does; loss in the kernel's
+// buffers happens before the machine and is reported per CPU instead.
+std::optional<xref_trace_event> WindowMachine::reserve_event(const Current& current, xref_thread_window& window,
+                                                             uint8_t type) {
+  const uint64_t seq = window.seq;
+  window.seq = seq + 1;
+  if (options_.max_events && events_emitted_++ >= options_.max_events) {
+    stop_emitting(XREF_STOP_MAX_EVENTS);
+    return std::nullopt;
+  }
+  xref_trace_event event;
+  std::memset(&event, 0, sizeof event);
+  event.window_id = window.window_id;
+  event.seq = seq;
+  event.timestamp_ns = current.hit.timestamp_ns;
+  event.tid = current.hit.tid;
+  event.type = type;
+  event.probe_index = 0xffffffff;
+  return event;
+}
+
+namespace {
+
+void copy_fetched(xref_trace_event& event, const std::array<uint64_t, XREF_FETCH_MAX_ITEMS>& values,
+                  const std::array<int16_t, XREF_FETCH_MAX_ITEMS>& errors, uint16_t failed, uint8_t count) {
+  event.fetch_count = count;
+  event.fetch_failed = failed;
+  for (size_t i = 0; i < XREF_FETCH_MAX_ITEMS; ++i) {
+    event.values[i] = values[i];
+    event.fetch_error[i] = errors[i];
+  }
+}
+
+}  // namespace
+
+void WindowMachine::emit_frame_event(const Current& current, xref_thread_window& window, uint8_t type,
+                                     uint32_t depth, uint32_t function_id, uint64_t sp) {
+  auto event = reserve_event(current, window, type);
+  if (!event) return;
+  event->depth = static_cast<uint16_t>(depth);
+  event->function_id = function_id;
+  event->sp = sp;
+  current.emit(*event);
+}
+
+// close_window. The thread's state is gone afterwards: `window` must not be
+// used again.
+void WindowMachine::close_window(const Current& current, xref_thread_window& window, uint8_t status) {
+  if (auto result = results_.find(window.window_id); result != results_.end()) result->second.status = status;
+  if (auto event = reserve_event(current, window, XREF_EVENT_WINDOW_END)) {
+    event->status = status;
+    event->lost = window.lost;
+    current.emit(*event);
+  }
+  threads_.erase(current.hit.tid);
+  const uint64_t closed = ++windows_closed_;
+  if (options_.max_windows && closed >= options_.max_windows) stop_emitting(XREF_STOP_MAX_WINDOWS);
+}
+
+// pop_unwound: frames whose entry sp is below `sp` (at or below when
+// `inclusive`). True when the start frame was popped and the window closed.
+bool WindowMachine::pop_unwound(const Current& current, xref_thread_window& window, uint64_t sp, bool inclusive) {
+  for (int i = 0; i < XREF_TRACE_MAX_DEPTH; ++i) {
+    const uint32_t depth = window.depth;
+    if (depth == 0 || depth > XREF_TRACE_MAX_DEPTH) return false;
+    const xref_frame top = window.frames[depth - 1];
+    if (inclusive ? top.entry_sp > sp : top.entry_sp >= sp) return false;
+    window.depth = depth - 1;
+    emit_frame_event(current, window, XREF_EVENT_UNWOUND, depth - 1, top.function_id, top.entry_sp);
+    if (depth - 1 == 0) {
+      close_window(current, window, XREF_WINDOW_UNWOUND);
+      return true;
+    }
+  }
+  return false;
+}
+
+// emit_entry
+void WindowMachine::emit_entry(const Current& current, xref_thread_window& window, const Probe& probe,
+                               const Fetched& values, uint8_t flags, uint64_t sp) {
+  const uint32_t depth = window.depth;
+  auto event = reserve_event(current, window, XREF_EVENT_ENTRY);
+  if (depth < XREF_TRACE_MAX_DEPTH) {
+    window.frames[depth].entry_sp = sp;
+    window.frames[depth].function_id = probe.function_id;
+    window.depth = depth + 1;
+    if ((probe.flags & XREF_PROBE_F_STOP_RETURN) && window.stop_sp == 0) window.stop_sp = sp;
+  } else {
+    flags = static_cast<uint8_t>(flags | XREF_EVENT_F_DEPTH_OVERFLOW);
+  }
+  if (!event) return;
+  event->depth = static_cast<uint16_t>(depth);
+  event->probe_index = current.hit.probe_index;
+  event->function_id = probe.function_id;
+  event->sp = sp;
+  event->flags = flags;
+  if (probe.kind == XREF_PROBE_ENTRY) event->return_address = current.hit.return_address;
+  copy_fetched(*event, values.values, values.errors, values.failed, values.count);
+  current.emit(*event);
+}
+
+// open_window
+void WindowMachine::open_window(const Current& current, const Probe& probe, xref_thread_window* old) {
+  // A start while a window is open: the old start call never came back
+  // through a probed ret, so it is truncated.
+  if (old != nullptr) close_window(current, *old, XREF_WINDOW_TRUNCATED);
+  if (stopped_) return;
+  if (options_.max_windows && windows_opened_ >= options_.max_windows) return;
+  const Fetched values = fetched(current.hit, probe);
+  if (!filter_accepts(values)) {
+    ++starts_filtered_;
+    return;
+  }
+  const uint64_t window_id = ++windows_opened_;
+  if (options_.max_windows && window_id > options_.max_windows) return;
+  if (threads_.size() >= XREF_TRACE_MAX_THREADS) return;  // the BPF map is full
+  xref_thread_window& window = threads_[current.hit.tid];
+  std::memset(&window, 0, sizeof window);
+  window.window_id = window_id;
+  window.start_sp = current.hit.sp;
+  if (results_.size() < XREF_TRACE_MAX_THREADS) {
+    xref_window_result result{};
+    result.tid = current.hit.tid;
+    results_[window_id] = result;
+  }
+  window.start_ns = current.hit.timestamp_ns;
+  emit_entry(current, window, probe, values, XREF_EVENT_F_WINDOW_BEGIN, current.hit.sp);
+}
+
+// handle_return: a return seen at a ret (sp = the frame's entry sp), at a
+// uretprobe or a return site (sp - 8), or a tail exit. True when the window
+// closed.
+bool WindowMachine::handle_return(const Current& current, xref_thread_window& window, const Probe& probe,
+                                  uint32_t function_id, uint8_t kind, uint64_t sp) {
+  if (kind == XREF_PROBE_URETPROBE || kind == XREF_PROBE_RETURN_SITE) sp -= 8;
+  if (pop_unwound(current, window, sp, false)) return true;
+  const uint32_t depth = window.depth;
+  if (depth == 0 || depth > XREF_TRACE_MAX_DEPTH) return false;
+  const xref_frame& top = window.frames[depth - 1];
+  // Not this frame: a ret of a call that began before the window.
+  if (top.entry_sp != sp || top.function_id != function_id) return false;
+  window.depth = depth - 1;
+  const Fetched values = kind == probe.kind ? fetched(current.hit, probe) : Fetched{};
+  const bool is_return = kind != XREF_PROBE_TAIL_EXIT;
+  if (auto event = reserve_event(current, window, is_return ? XREF_EVENT_RETURN : XREF_EVENT_TAIL_EXIT)) {
+    event->depth = static_cast<uint16_t>(depth - 1);
+    event->probe_index = current.hit.probe_index;
+    event->function_id = function_id;
+    event->sp = sp;
+    copy_fetched(*event, values.values, values.errors, values.failed, values.count);
+    current.emit(*event);
+  }
+  // The start call (or the --stop-return frame) came back.
+  if (is_return && (depth - 1 == 0 || (window.stop_sp == sp && (probe.flags & XREF_PROBE_F_STOP_RETURN)))) {
+    close_window(current, window, XREF_WINDOW_COMPLETE);
+    return true;
+  }
+  return false;
+}
+
+// trace_probe
+void WindowMachine::hit(const ProbeHit& hit, const Emit& emit) {
+  if (stopped_) return;
+  if (hit.probe_index >= probes_.size()) return;
+  const Probe& probe = probes_[hit.probe_index];
+  auto found = threads_.find(hit.tid);
+  xref_thread_window* window = found == threads_.end() ? nullptr : &found->second;
+  if (window == nullptr && !probe.start) return;  // the untraced-thread fast path
+  const Current current{hit, emit};
+  if (probe.start) {
+    // Recursion into the start function inside its own window is an
+    // ordinary entry, not a new window.
+    if (window == nullptr || hit.sp >= window->start_sp) {
+      open_window(current, probe, window);
+      return;
+    }
+  }
+
+  uint64_t sp = hit.sp;
+  if (probe.flags & XREF_PROBE_F_RETURN_SITE) {
+    if (handle_return(current, *window, probe, probe.return_function_id, XREF_PROBE_RETURN_SITE, sp)) return;
+  }
+
+  switch (probe.kind) {
+    case XREF_PROBE_ENTRY:
+    case XREF_PROBE_CALL_SITE: {
+      if (probe.kind == XREF_PROBE_CALL_SITE) sp -= 8;
+      if (pop_unwound(current, *window, sp, true)) return;
+      emit_entry(current, *window, probe, fetched(hit, probe), 0, sp);
+      return;
+    }
+    case XREF_PROBE_TAIL_SITE: {
+      // The caller's frame becomes the target's: no push, no pop.
+      if (pop_unwound(current, *window, sp, false)) return;
+      const uint32_t depth = window->depth;
+      const Fetched values = fetched(hit, probe);
+      if (auto event = reserve_event(current, *window, XREF_EVENT_ENTRY)) {
+        event->depth = static_cast<uint16_t>(depth > 0 ? depth - 1 : 0);
+        event->probe_index = hit.probe_index;
+        event->function_id = probe.function_id;
+        event->sp = sp;
+        event->flags = XREF_EVENT_F_TAIL;
+        copy_fetched(*event, values.values, values.errors, values.failed, values.count);
+        emit(*event);
+      }
+      return;
+    }
+    case XREF_PROBE_RET:
+    case XREF_PROBE_TAIL_EXIT:
+    case XREF_PROBE_URETPROBE:
+    case XREF_PROBE_RETURN_SITE:
+      handle_return(current, *window, probe, probe.function_id, probe.kind, sp);
+      return;
+    case XREF_PROBE_STOP: {
+      if (pop_unwound(current, *window, sp, false)) return;
+      const Fetched values = fetched(hit, probe);
+      if (auto event = reserve_event(current, *window, XREF_EVENT_STOP)) {
+        event->depth = static_cast<uint16_t>(window->depth);
+        event->probe_index = hit.probe_index;
+        event->sp = sp;
+        copy_fetched(*event, values.values, values.errors, values.failed, values.count);
+        emit(*event);
+      }
+      close_window(current, *window, XREF_WINDOW_COMPLETE);
+      return;
+    }
+  }
+}
+
+}  // namespace xref

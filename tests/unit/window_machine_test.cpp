@@ -1,0 +1,240 @@
+// The C++ window state machine against the rules of bpf/trace.bpf.c, one
+// scenario each, written as the records the BPF program would emit.
+#include "window_machine.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "filter_expr.h"
+
+namespace xref {
+namespace {
+
+// Probe indexes of the test plan.
+enum : uint32_t {
+  kStartEntry,   // function 0 (the start), entry, START
+  kStartRet,     // function 0, ret
+  kInnerEntry,   // function 1, entry
+  kInnerRet,     // function 1, ret
+  kInnerTail,    // function 1, tail exit
+  kStop,         // --stop
+  kCallSite,     // call of function 2 in function 0 (call-site mode)
+  kReturnSite,   // its return site, also the call site of function 3 (back-to-back calls)
+  kLastReturn,   // return site of function 3
+  kUretprobe,    // function 1, uretprobe
+  kTailSite,     // tail jmp to function 2 in function 1
+};
+
+PlannedProbe probe(uint32_t function, uint8_t kind, bool start = false, uint8_t flags = 0) {
+  PlannedProbe planned;
+  planned.function_id = function;
+  planned.kind = kind;
+  planned.start = start;
+  planned.flags = flags;
+  return planned;
+}
+
+TracePlan test_plan() {
+  TracePlan plan;
+  plan.probes = {
+      probe(0, XREF_PROBE_ENTRY, true, XREF_PROBE_F_STOP_RETURN),
+      probe(0, XREF_PROBE_RET, false, XREF_PROBE_F_STOP_RETURN),
+      probe(1, XREF_PROBE_ENTRY),
+      probe(1, XREF_PROBE_RET),
+      probe(1, XREF_PROBE_TAIL_EXIT),
+      probe(0xffffffff, XREF_PROBE_STOP),
+      probe(2, XREF_PROBE_CALL_SITE),
+      probe(3, XREF_PROBE_CALL_SITE, false, XREF_PROBE_F_RETURN_SITE),
+      probe(3, XREF_PROBE_RETURN_SITE),
+      probe(1, XREF_PROBE_URETPROBE),
+      probe(2, XREF_PROBE_TAIL_SITE),
+  };
+  plan.probes[kReturnSite].return_function_id = 2;
+  FetchItem id;
+  id.name = "id";
+  plan.probes[kStartEntry].fetches.push_back(id);
+  return plan;
+}
+
+class Machine {
+ public:
+  explicit Machine(const TracePlan& plan, WindowMachineOptions options = {}) : machine_(plan, options) {}
+
+  // One hit; the records as "window seq kind depth function [flags]".
+  Machine& hit(uint32_t probe_index, uint64_t sp, uint32_t tid = 7, uint64_t value = 0) {
+    ProbeHit hit;
+    hit.tid = tid;
+    hit.probe_index = probe_index;
+    hit.timestamp_ns = ++clock_;
+    hit.sp = sp;
+    hit.fetch_count = 1;
+    hit.values[0] = value;
+    machine_.hit(hit, [&](const xref_trace_event& record) { records_.push_back(text(record)); });
+    return *this;
+  }
+  const std::vector<std::string>& records() const { return records_; }
+  WindowMachine& machine() { return machine_; }
+
+ private:
+  static std::string text(const xref_trace_event& record) {
+    static const char* kinds[] = {"?", "entry", "return", "tail_exit", "unwound", "stop", "end"};
+    std::string line = std::to_string(record.window_id) + " " + std::to_string(record.seq) + " " +
+                       kinds[record.type <= 6 ? record.type : 0] + " " + std::to_string(record.depth);
+    if (record.type == XREF_EVENT_WINDOW_END) return line + " status=" + std::to_string(record.status);
+    if (record.type != XREF_EVENT_STOP) line += " f" + std::to_string(record.function_id);
+    if (record.flags & XREF_EVENT_F_WINDOW_BEGIN) line += " begin";
+    if (record.flags & XREF_EVENT_F_TAIL) line += " tail";
+    return line;
+  }
+  WindowMachine machine_;
+  std::vector<std::string> records_;
+  uint64_t clock_ = 0;
+};
+
+using Lines = std::vector<std::string>;
+
+TEST(WindowMachine, NestedCallsInOneWindow) {
+  const TracePlan plan = test_plan();
+  Machine m(plan);
+  m.hit(kInnerEntry, 0x1000)  // no window: ignored
+      .hit(kStartEntry, 0x1000)
+      .hit(kInnerEntry, 0x0f00)
+      .hit(kInnerRet, 0x0f00)
+      .hit(kStartRet, 0x1000);
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f1", "1 2 return 1 f1", "1 3 return 0 f0",
+                                "1 4 end 0 status=1"}));
+  EXPECT_EQ(m.machine().window_results().at(1).status, XREF_WINDOW_COMPLETE);
+  EXPECT_EQ(m.machine().open_windows(), 0u);
+}
+
+TEST(WindowMachine, RecursionIntoTheStartIsAnEntry) {
+  const TracePlan plan = test_plan();
+  Machine m(plan);
+  m.hit(kStartEntry, 0x1000).hit(kStartEntry, 0x0f00).hit(kStartRet, 0x0f00).hit(kStartRet, 0x1000);
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f0", "1 2 return 1 f0", "1 3 return 0 f0",
+                                "1 4 end 0 status=1"}));
+}
+
+TEST(WindowMachine, FramesLeftByUnwindingAreNoticedByTheNextEvent) {
+  const TracePlan plan = test_plan();
+  Machine m(plan);
+  // f1 entered twice, both unwound; the start frame's ret sees sp above them.
+  m.hit(kStartEntry, 0x1000).hit(kInnerEntry, 0x0f00).hit(kInnerEntry, 0x0e00).hit(kStartRet, 0x1000);
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f1", "1 2 entry 2 f1", "1 3 unwound 2 f1",
+                                "1 4 unwound 1 f1", "1 5 return 0 f0", "1 6 end 0 status=1"}));
+}
+
+TEST(WindowMachine, UnwindingPastTheStartFrameEndsTheWindowUnwound) {
+  const TracePlan plan = test_plan();
+  Machine m(plan);
+  m.hit(kStartEntry, 0x1000).hit(kInnerEntry, 0x1100);
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 unwound 0 f0", "1 2 end 0 status=3"}));
+}
+
+TEST(WindowMachine, ANewStartAboveTheOpenOneTruncatesIt) {
+  const TracePlan plan = test_plan();
+  Machine m(plan);
+  m.hit(kStartEntry, 0x1000).hit(kStartEntry, 0x1000);
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 end 0 status=2", "2 0 entry 0 f0 begin"}));
+}
+
+TEST(WindowMachine, ThreadsHaveTheirOwnWindows) {
+  const TracePlan plan = test_plan();
+  Machine m(plan);
+  m.hit(kStartEntry, 0x1000, 1).hit(kStartEntry, 0x2000, 2).hit(kStartRet, 0x1000, 1).hit(kStartRet, 0x2000, 2);
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "2 0 entry 0 f0 begin", "1 1 return 0 f0",
+                                "1 2 end 0 status=1", "2 1 return 0 f0", "2 2 end 0 status=1"}));
+}
+
+TEST(WindowMachine, RetOfAnotherFrameIsIgnored) {
+  const TracePlan plan = test_plan();
+  Machine m(plan);
+  // A ret of f1 at an sp that is no frame of the window (a call begun before it).
+  m.hit(kStartEntry, 0x1000).hit(kInnerRet, 0x0f00).hit(kStartRet, 0x1000);
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 return 0 f0", "1 2 end 0 status=1"}));
+}
+
+TEST(WindowMachine, TailExitUretprobeAndStop) {
+  const TracePlan plan = test_plan();
+  Machine m(plan);
+  m.hit(kStartEntry, 0x1000)
+      .hit(kInnerEntry, 0x0f00)
+      .hit(kInnerTail, 0x0f00)
+      .hit(kInnerEntry, 0x0f00)
+      .hit(kUretprobe, 0x0f08)  // after the ret: sp one word higher
+      .hit(kStop, 0x0f08);
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f1", "1 2 tail_exit 1 f1", "1 3 entry 1 f1",
+                                "1 4 return 1 f1", "1 5 stop 1", "1 6 end 0 status=1"}));
+}
+
+TEST(WindowMachine, CallAndReturnSitesWithBackToBackCalls) {
+  const TracePlan plan = test_plan();
+  Machine m(plan);
+  // Call sites run before the call pushes its return address: entry sp is sp - 8.
+  m.hit(kStartEntry, 0x1000)
+      .hit(kCallSite, 0x0f08)
+      .hit(kReturnSite, 0x0f08)  // f2 returns here, and f3 is called from here
+      .hit(kLastReturn, 0x0f08)
+      .hit(kStartRet, 0x1000);
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f2", "1 2 return 1 f2", "1 3 entry 1 f3",
+                                "1 4 return 1 f3", "1 5 return 0 f0", "1 6 end 0 status=1"}));
+}
+
+TEST(WindowMachine, TailSiteTakesOverTheFrame) {
+  const TracePlan plan = test_plan();
+  Machine m(plan);
+  m.hit(kStartEntry, 0x1000).hit(kInnerEntry, 0x0f00).hit(kTailSite, 0x0f00).hit(kStartRet, 0x1000);
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f1", "1 2 entry 1 f2 tail", "1 3 unwound 1 f1",
+                                "1 4 return 0 f0", "1 5 end 0 status=1"}));
+}
+
+TEST(WindowMachine, StartFilterOverTheStartFetches) {
+  TracePlan plan = test_plan();
+  std::vector<FetchItem> fetches = plan.probes[kStartEntry].fetches;
+  auto parsed = parse_filter("id == 5", filter_variables(fetches));
+  ASSERT_TRUE(parsed.ok());
+  auto lowered = lower_filter(*parsed);
+  ASSERT_TRUE(lowered.ok());
+  plan.start_filter = *lowered;
+  Machine m(plan);
+  m.hit(kStartEntry, 0x1000, 7, 4).hit(kStartRet, 0x1000).hit(kStartEntry, 0x1000, 7, 5).hit(kStartRet, 0x1000);
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 return 0 f0", "1 2 end 0 status=1"}));
+  EXPECT_EQ(m.machine().counters().starts_filtered, 1u);
+}
+
+TEST(WindowMachine, MaxEventsStopsEverything) {
+  const TracePlan plan = test_plan();
+  Machine m(plan, WindowMachineOptions{2, 0});
+  m.hit(kStartEntry, 0x1000).hit(kInnerEntry, 0x0f00).hit(kInnerRet, 0x0f00).hit(kStartRet, 0x1000);
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f1"}));
+  EXPECT_TRUE(m.machine().counters().stopped);
+  EXPECT_EQ(m.machine().counters().stop_reason, static_cast<uint32_t>(XREF_STOP_MAX_EVENTS));
+}
+
+TEST(WindowMachine, MaxWindowsStopsAfterTheLastWindowCloses) {
+  const TracePlan plan = test_plan();
+  Machine m(plan, WindowMachineOptions{0, 1});
+  m.hit(kStartEntry, 0x1000, 1).hit(kStartEntry, 0x2000, 2).hit(kStartRet, 0x1000, 1).hit(kStartEntry, 0x1000, 1);
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 return 0 f0", "1 2 end 0 status=1"}));
+  EXPECT_EQ(m.machine().counters().stop_reason, static_cast<uint32_t>(XREF_STOP_MAX_WINDOWS));
+  EXPECT_EQ(m.machine().counters().windows_opened, 1u);
+}
+
+TEST(WindowMachine, StopReturnClosesAtTheFirstStopReturnFrame) {
+  TracePlan plan = test_plan();
+  // f1 is the --stop-return function: its entry and ret carry the flag.
+  plan.probes[kStartEntry].flags = 0;
+  plan.probes[kStartRet].flags = 0;
+  plan.probes[kInnerEntry].flags = XREF_PROBE_F_STOP_RETURN;
+  plan.probes[kInnerRet].flags = XREF_PROBE_F_STOP_RETURN;
+  Machine m(plan);
+  m.hit(kStartEntry, 0x1000).hit(kInnerEntry, 0x0f00).hit(kInnerEntry, 0x0e00).hit(kInnerRet, 0x0e00).hit(kInnerRet,
+                                                                                                            0x0f00);
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f1", "1 2 entry 2 f1", "1 3 return 2 f1",
+                                "1 4 return 1 f1", "1 5 end 0 status=1"}));
+}
+
+}  // namespace
+}  // namespace xref
