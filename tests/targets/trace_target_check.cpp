@@ -31,34 +31,14 @@
 
 #include "objdump_listing.h"
 
+#include "check_support.h"
+
 namespace {
+
+using namespace target_check;
 
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
-
-struct Failure : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-[[noreturn]] void fail(const std::string& message) { throw Failure(message); }
-
-void require(bool condition, const std::string& message) {
-  if (!condition) fail(message);
-}
-
-std::string hex(uint64_t value) {
-  char text[32];
-  snprintf(text, sizeof text, "0x%" PRIx64, value);
-  return text;
-}
-
-std::vector<std::string> split_words(const std::string& line) {
-  std::vector<std::string> words;
-  std::istringstream stream(line);
-  std::string word;
-  while (stream >> word) words.push_back(word);
-  return words;
-}
 
 // --- the model ---------------------------------------------------------------
 
@@ -297,27 +277,6 @@ std::map<std::string, uint64_t> check_startup(const Run& run) {
 
 // --- the record --------------------------------------------------------------
 
-struct Event {
-  size_t line_number = 0;
-  std::string text;
-  long tid = 0;
-  uint64_t request = 0;
-  char kind = 0;
-  std::string function;
-  std::vector<uint64_t> values;
-  std::string body;  // the line without "TID REQ_ID "
-};
-
-bool is_decimal(const std::string& word) {
-  return !word.empty() && word.find_first_not_of("0123456789") == std::string::npos &&
-         (word == "0" || word[0] != '0');
-}
-
-bool is_hex(const std::string& word) {
-  return word.size() > 2 && word.rfind("0x", 0) == 0 &&
-         word.find_first_not_of("0123456789abcdef", 2) == std::string::npos && (word == "0x0" || word[2] != '0');
-}
-
 std::vector<Event> read_record(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   require(file.good(), "cannot open the record " + path);
@@ -352,25 +311,6 @@ std::vector<Event> read_record(const std::string& path) {
     events.push_back(event);
   }
   return events;
-}
-
-struct Block {
-  long tid;
-  uint64_t request;
-  std::vector<Event> events;
-};
-
-// Consecutive lines of one (TID, REQ_ID): one request, since each request is
-// appended with a single write().
-std::vector<Block> blocks_of(const std::vector<Event>& events) {
-  std::vector<Block> blocks;
-  for (const auto& event : events) {
-    if (blocks.empty() || blocks.back().tid != event.tid || blocks.back().request != event.request) {
-      blocks.push_back(Block{event.tid, event.request, {}});
-    }
-    blocks.back().events.push_back(event);
-  }
-  return blocks;
 }
 
 // Model-free shape check: frames nest, each is left exactly once (by <, ! or
