@@ -129,32 +129,7 @@ TEST(TraceCli, RegisterAndMemoryFetchesEqualRecordedValues) {
     }
     // Each entry/return fetch equals the recorded argument/return value, in order.
     const auto& truth = recorded.at({window["tid"].get<uint32_t>(), id});
-    std::vector<uint64_t> expected, actual;
-    for (const auto& event : truth) {
-      if (event.function == "apply_fee" && event.kind == '>') {
-        expected.insert(expected.end(), {event.values[0], event.values[1]});
-      }
-      if ((event.function == "apply_fee" || event.function == "settle") && event.kind == '<') {
-        expected.push_back(event.values[0]);
-      }
-    }
-    for (const auto& event : window["events"]) {
-      const std::string name = plain_name(event["symbol"]);
-      if (name == "apply_fee" && event["kind"] == "entry") {
-        actual.insert(actual.end(), {fetched(event["fetches"], "price"), fetched(event["fetches"], "bps")});
-      }
-      if (name == "apply_fee" && event["kind"] == "return") actual.push_back(fetched(event["fetches"], "fee"));
-      if (name == "settle" && event["kind"] == "return") {
-        const uint64_t value = fetched(event["fetches"], "ret");
-        actual.push_back(value);
-        for (const auto& fetch : event["fetches"]) {
-          if (fetch["name"] == "neg") {
-            EXPECT_EQ(fetch["signed_value"].get<int64_t>(), static_cast<int8_t>(value));
-          }
-        }
-      }
-    }
-    EXPECT_EQ(actual, expected) << "request " << id;
+    EXPECT_EQ(fetched_fee_values(window), recorded_fee_values(truth)) << "request " << id;
   }
 }
 

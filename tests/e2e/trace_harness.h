@@ -141,6 +141,41 @@ inline uint64_t fetched(const nlohmann::json& fetches, const std::string& name) 
   throw std::runtime_error("no fetch named " + name);
 }
 
+// The fetch tests read apply_fee's arguments (price, bps) at entry, its
+// return (fee), and settle's return (ret, plus neg as s8). These give those
+// values in order: as the record has them, and as a window fetched them.
+inline std::vector<uint64_t> recorded_fee_values(const std::vector<RecordedEvent>& record) {
+  std::vector<uint64_t> values;
+  for (const auto& event : record) {
+    if (event.function == "apply_fee" && event.kind == '>') values.insert(values.end(), {event.values[0], event.values[1]});
+    if ((event.function == "apply_fee" || event.function == "settle") && event.kind == '<') {
+      values.push_back(event.values[0]);
+    }
+  }
+  return values;
+}
+
+inline std::vector<uint64_t> fetched_fee_values(const nlohmann::json& window) {
+  std::vector<uint64_t> values;
+  for (const auto& event : window["events"]) {
+    const std::string name = plain_name(event["symbol"]);
+    if (name == "apply_fee" && event["kind"] == "entry") {
+      values.insert(values.end(), {fetched(event["fetches"], "price"), fetched(event["fetches"], "bps")});
+    }
+    if (name == "apply_fee" && event["kind"] == "return") values.push_back(fetched(event["fetches"], "fee"));
+    if (name == "settle" && event["kind"] == "return") {
+      const uint64_t value = fetched(event["fetches"], "ret");
+      values.push_back(value);
+      for (const auto& fetch : event["fetches"]) {
+        if (fetch["name"] == "neg") {
+          EXPECT_EQ(fetch["signed_value"].get<int64_t>(), static_cast<int8_t>(value));
+        }
+      }
+    }
+  }
+  return values;
+}
+
 inline const std::set<std::string>& all_traced_functions() {
   static const std::set<std::string> names = {"handle_request", "validate", "compute_price", "apply_fee",
                                               "settle",         "risky",    "risky_inner",   "recover",
