@@ -154,6 +154,9 @@ LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
   echo "XREF_COMMAND=$(printf '%q' "build/helper/xref ${XREF_ARGS[*]}")"
 } | sed "s|$TARGET|build/bench/bench_target|g" >"$WORK/context.sh"
 mkdir -p "$(dirname "$OUT")"
-bash bench/report.sh "$WORK" >"$OUT"
+bash bench/report.sh "$WORK" >"$WORK/report.md"
+# Keep the sections other benchmarks wrote (attach time, tracing modes).
+python3 bench/doc_section.py keep "$OUT" "$WORK/report.md"
+cp "$WORK/report.md" "$OUT"
 echo "bench: wrote $OUT"
 sed -n '/^## Results/,/^## Every round/p' "$OUT" | sed '$d'
