@@ -1,7 +1,8 @@
 // What this host supports, found by trying each facility, not by reading
 // version numbers: BPF load, uprobe_multi and perf uprobes firing on the
-// helper's own code, ring buffer delivery, BTF, tracefs, hardware
-// breakpoints that really count, hardware vs software perf events, privileges.
+// helper's own code, ring buffer delivery, BTF, tracefs and the tracefs trace
+// backend, hardware breakpoints that really count, hardware vs software perf
+// events, privileges.
 #pragma once
 
 #include <string>

@@ -1,4 +1,5 @@
-// Doctor checks that need no BPF: privileges, BTF, tracefs.
+// Doctor checks that need no BPF: privileges, BTF, tracefs and the tracefs
+// trace backend.
 #include <sys/mount.h>
 #include <sys/statfs.h>
 #include <unistd.h>
@@ -11,12 +12,18 @@
 #include <string>
 
 #include "doctor_checks.h"
+#include "tracefs_fs.h"
+#include "tracefs_instance.h"
+#include "tracefs_probes.h"
 
 namespace xref {
 namespace {
 
 constexpr long kTracefsMagic = 0x74726163;
 constexpr const char* kTracefsPath = "/sys/kernel/tracing";
+// The trial instance's ring buffer per CPU: small (the kernel rounds it up),
+// since only its set-up is tried.
+constexpr uint64_t kTrialInstanceKb = 4;
 
 uint64_t effective_capabilities() {
   std::ifstream status("/proc/self/status");
@@ -80,6 +87,56 @@ void check_tracefs(DoctorReport& report) {
     return;
   }
   report.checks.push_back({"tracefs", CheckStatus::ok, std::string(kTracefsPath) + " " + how + ", uprobe_events writable", ""});
+}
+
+void check_tracefs_backend(DoctorReport& report) {
+  const char* const name = "tracefs_backend";
+  // What `xref trace --backend tracefs` needs, in the order it needs it:
+  // a mounted tracefs with uprobe_events (check_tracefs, run before this,
+  // mounts tracefs when it can), ...
+  auto tracefs = Tracefs::open();
+  if (!tracefs) {
+    // Tracefs::open() cannot tell "not mounted" from "not ours to see".
+    const std::string events = std::string(kTracefsPath) + "/uprobe_events";
+    if (access(events.c_str(), F_OK) != 0 && errno == EACCES) {
+      report.checks.push_back({name, CheckStatus::failed, events + " cannot be reached: " + std::strerror(EACCES),
+                               "run as root; tracefs is open to root only"});
+      return;
+    }
+    report.checks.push_back({name, CheckStatus::missing, tracefs.error().message, tracefs.error().hint});
+    return;
+  }
+  // ... uprobe_events writable, for its probes ...
+  const std::string events = tracefs->path("uprobe_events");
+  if (access(events.c_str(), W_OK) != 0) {
+    report.checks.push_back({name, CheckStatus::failed, events + " is not writable: " + std::strerror(errno),
+                             "run as root; --backend tracefs defines its probes in uprobe_events"});
+    return;
+  }
+  // ... and a private ftrace instance to record into, tried for real: made
+  // and configured (mono clock, buffer size, overwrite off) as the backend
+  // does, under the name a trace of this PID would use, then removed. A
+  // doctor killed in between leaves it to the next trace's reaper.
+  auto instance = TracefsInstance::create(*tracefs, tracefs_instance_name(getpid()), kTrialInstanceKb);
+  if (!instance) {
+    const Error& error = instance.error();
+    report.checks.push_back({name, error.code == ErrorCode::unsupported ? CheckStatus::missing : CheckStatus::failed,
+                             "cannot set up an ftrace instance: " + error.message,
+                             error.hint.empty() ? "--backend tracefs records into its own instance under " +
+                                                      tracefs->path("instances")
+                                                : error.hint});
+    return;
+  }
+  if (auto removed = instance->remove(); !removed) {
+    report.checks.push_back({name, CheckStatus::failed,
+                             "created " + instance->directory() + " but cannot remove it: " + removed.error().message,
+                             "remove it by hand: rmdir " + instance->directory()});
+    return;
+  }
+  report.checks.push_back({name, CheckStatus::ok,
+                           tracefs->root() + ": uprobe_events writable, " + instance->relative() +
+                               " created (mono clock) and removed; --backend tracefs only, auto never picks it",
+                           ""});
 }
 
 }  // namespace xref

@@ -1,5 +1,6 @@
 // xref doctor must report what the host really does: BPF and uprobe_multi
-// work here, and its hardware-breakpoint verdict must agree with an
+// work here, the tracefs backend can run (and its trial instance is gone
+// afterwards), and its hardware-breakpoint verdict must agree with an
 // independent self-test run by this test.
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
@@ -10,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 
 #include "require.h"
 #include "run_xref.h"
@@ -44,7 +46,8 @@ TEST(DoctorCli, ReportsWhatTheHostDoes) {
   EXPECT_EQ(document["operation"], "doctor");
   const auto& usable = document["data"]["usable"];
   for (const char* check : {"privileges", "btf", "bpf_load", "perf_uprobe", "uprobe_multi", "ringbuf", "tracefs",
-                            "hardware_perf_events", "software_perf_events", "hardware_breakpoints"}) {
+                            "tracefs_backend", "hardware_perf_events", "software_perf_events",
+                            "hardware_breakpoints"}) {
     EXPECT_TRUE(usable.contains(check)) << check;
   }
   XREF_REQUIRE(usable["bpf_load"] == true, "BPF program load (run as root)");
@@ -52,11 +55,24 @@ TEST(DoctorCli, ReportsWhatTheHostDoes) {
   EXPECT_EQ(usable["perf_uprobe"], true);
   XREF_REQUIRE(usable["uprobe_multi"] == true, "uprobe_multi link (kernel 6.6+)");
   XREF_REQUIRE(usable["tracefs"] == true, "tracefs");
+  XREF_REQUIRE(usable["tracefs_backend"] == true, "tracefs backend (uprobe_events and an ftrace instance)");
+  // The trial instance doctor created is removed again. The detail reads
+  // "TRACEFS_ROOT: uprobe_events writable, instances/xref-PID created ...".
+  std::string backend_detail;
+  for (const auto& check : document["data"]["checks"]) {
+    if (check["name"] == "tracefs_backend") backend_detail = check["detail"];
+  }
+  const size_t instance = backend_detail.find("instances/xref-");
+  ASSERT_NE(instance, std::string::npos) << backend_detail;
+  const std::string instance_dir = backend_detail.substr(0, backend_detail.find(':')) + "/" +
+                                   backend_detail.substr(instance, backend_detail.find(' ', instance) - instance);
+  EXPECT_NE(access(instance_dir.c_str(), F_OK), 0) << instance_dir << " is left behind";
   EXPECT_EQ(usable["hardware_breakpoints"], hardware_breakpoints_fire_here());
   EXPECT_EQ(usable["software_perf_events"], true);
 
   const XrefRun text = run_xref({"doctor"});
   EXPECT_NE(text.out.find("uprobe_multi          ok"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("tracefs_backend       ok"), std::string::npos) << text.out;
 }
 
 }  // namespace
