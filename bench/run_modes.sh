@@ -249,14 +249,15 @@ variant's own untraced baseline.
 
 $table
 
-What a hit costs depends on the probed instruction: the kernel emulates a
-few kinds (call, jmp, push, nops) and single-steps the others out of line,
-which takes a second trap. hot begins with a 10-byte \`movabs\` (stepped out
-of line), so ret_site pays for that; the call-site mode probes a \`call\`
-(emulated) and the instruction after it in outer. uretprobe pays a trap at
-hot's entry plus one on the return trampoline, and it breaks unwinding
-through traced frames (docs/trace.md). The bare pair isolates the entry
-probe itself: same function, same call path, one probe each. Rerun:
+How to read it: every traced variant takes two probe hits per call, so
+the rows differ only in where the probes sit. ret_site's entry probe is on
+hot's first instruction (a 10-byte \`movabs\`), nop5_entry's on the 5-byte nop
+of a function of the same body: the gap between those two rows is the price
+of an int3 entry probe over a nop5 one, and the bare pair measures the same
+thing with nothing but one tracefs uprobe (same function, same call path).
+The call-site mode is chosen for what it gives, not for speed: exact call
+sites and returns that survive C++ exceptions and Rust panics through traced
+frames, where a uretprobe kills the target (docs/trace.md). Rerun:
 \`sudo bash bench/run_modes.sh\`.
 <!-- modes-bench:end -->
 SECTION
