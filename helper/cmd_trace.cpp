@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "hex.h"
 #include "process_command.h"
+#include "trace_command.h"
 #include "report.h"
 #include "trace_output.h"
 #include "trace_plan.h"
@@ -16,12 +17,9 @@ namespace {
 constexpr uint64_t kMaxWindowsBound = 1000000;
 constexpr uint64_t kMaxEventsBound = 1000000000;
 
-struct TraceCommandOptions : ProcessCommandOptions {
-  TraceRequest request;
-  bool jsonl = false;
-};
+}  // namespace
 
-Result<void> validate_bounds(const TraceRequest& request) {
+Result<void> validate_trace_request(const TraceRequest& request) {
   if (request.max_windows > kMaxWindowsBound) {
     return make_error(ErrorCode::invalid_argument, "--max-windows is at most " + std::to_string(kMaxWindowsBound));
   }
@@ -39,13 +37,35 @@ Result<void> validate_bounds(const TraceRequest& request) {
       request.backend != "tracefs") {
     return make_error(ErrorCode::invalid_argument, "--backend must be auto, uprobe_multi, perf_uprobe or tracefs");
   }
+  if (request.here && !request.start.empty()) {
+    return make_error(ErrorCode::invalid_argument, "--here and --start exclude each other",
+                      "--here opens the window on the stopped thread; --start waits for a call");
+  }
+  if (!request.here && request.start.empty()) {
+    return make_error(ErrorCode::invalid_argument, "--start is required", "name the function that opens a window");
+  }
+  if (request.stop_at_end && !request.here) {
+    return make_error(ErrorCode::invalid_argument, "--stop-at-end applies to --here only");
+  }
+  if (request.here && !request.debugger.here) {
+    return make_error(ErrorCode::invalid_argument,
+                      "--here needs a debugger: it opens the window on the stopped thread's current frame",
+                      "use it inside lldb or gdb (docs/lldb.md); in a shell, use --start FUNCTION");
+  }
+  if (request.start.rfind("bp:", 0) == 0 && !request.debugger.present) {
+    return make_error(ErrorCode::invalid_argument, "--start " + request.start + " names a debugger breakpoint",
+                      "use it inside lldb or gdb; in a shell, use --start FUNCTION or a static VA");
+  }
+  if (request.here && request.backend == "tracefs") {
+    return make_error(ErrorCode::invalid_argument, "--here needs a BPF backend, not tracefs");
+  }
   return {};
 }
 
 int run_trace_command(const TraceCommandOptions& options) {
   Envelope envelope;
   envelope.operation = "live_trace";
-  if (auto bounds = validate_bounds(options.request); !bounds) return report_early_error(options, envelope, bounds.error());
+  if (auto bounds = validate_trace_request(options.request); !bounds) return report_early_error(options, envelope, bounds.error());
   auto target = open_target({options.pid, options.bin});
   if (!target) return report_early_error(options, envelope, target.error());
   envelope.process = process_json(target->process.identity(), target->binary_match);
@@ -55,10 +75,11 @@ int run_trace_command(const TraceCommandOptions& options) {
   TraceRenderer renderer(*target, *plan);
   const bool text = !options.json && !options.jsonl;
   TraceCallbacks callbacks;
-  callbacks.attached = [&](const std::string& backend, size_t probes) {
-    std::cerr << "xref: tracing PID " << options.pid << ": " << probes << " probes in " << plan->functions.size()
-              << " functions (backend " << backend << "); stop with Ctrl-C" << std::endl;
-    if (text) renderer.print_header(std::cout, backend);
+  callbacks.attached = [&](const TraceAttachInfo& attached) {
+    std::cerr << "xref: tracing PID " << options.pid << ": " << attached.probes << " probes in "
+              << plan->functions.size() << " functions (backend " << attached.backend << "); stop with Ctrl-C"
+              << std::endl;
+    if (text) renderer.print_header(std::cout, attached.backend);
   };
   callbacks.window_closed = [&](const TraceWindow& window) {
     if (options.jsonl) {
@@ -107,18 +128,21 @@ int run_trace_command(const TraceCommandOptions& options) {
   return error ? error_exit_status(error->code) : 0;
 }
 
-}  // namespace
-
-void setup_trace(CLI::App& app, int& exit_status) {
-  auto options = std::make_shared<TraceCommandOptions>();
+void add_trace_options(CLI::App& command_app, TraceCommandOptions& options_ref) {
+  CLI::App* command = &command_app;
+  TraceCommandOptions* options = &options_ref;
   TraceRequest& request = options->request;
-  CLI::App* command = app.add_subcommand(
-      "trace", "ordered, thread-scoped call-trace windows: entries and returns of functions on the thread that "
-               "hit --start, until the start call returns");
   add_process_options(*command, *options);
   command->add_flag("--jsonl", options->jsonl, "print each window as one JSON line as it closes, then a summary line");
-  command->add_option("--start", request.start, "function (name or static VA) whose call opens a window")
-      ->required();
+  command->add_option("--start", request.start,
+                      "function (name or static VA) whose call opens a window; in a debugger also bp:N, the "
+                      "locations of breakpoint N");
+  command->add_flag("--here", request.here,
+                    "in a debugger: open a window on the stopped thread now, until its current frame returns "
+                    "(default: --callees-of the current function --depth 2)");
+  command->add_flag("--stop-at-end", request.stop_at_end, "with --here: stop the process when the window closes");
+  command->add_flag("--allow-breakpoint-collision", request.allow_breakpoint_collision,
+                    "in a debugger: allow probes on enabled breakpoint locations (the probe swallows the breakpoint)");
   command->add_option("--start-filter", request.start_filter,
                       "open a window only when this holds over the --fetch values, e.g. \"asset >= 100\"");
   command->add_option("--fetch", request.fetch, "values read at the start probe, e.g. \"id=+0(%di):u64\"");
@@ -150,6 +174,14 @@ void setup_trace(CLI::App& app, int& exit_status) {
       ->capture_default_str();
   command->add_flag("--uretprobes", request.uretprobes,
                     "observe returns with uretprobes (best effort: breaks unwinding through traced frames)");
+}
+
+void setup_trace(CLI::App& app, int& exit_status) {
+  auto options = std::make_shared<TraceCommandOptions>();
+  CLI::App* command = app.add_subcommand(
+      "trace", "ordered, thread-scoped call-trace windows: entries and returns of functions on the thread that "
+               "hit --start, until the start call returns");
+  add_trace_options(*command, *options);
   command->callback([options, &exit_status] { exit_status = run_trace_command(*options); });
 }
 

@@ -1,14 +1,43 @@
 // What the user asked `xref trace` for, as typed (addresses and symbols not
-// yet resolved). Filled by cmd_trace.cpp; the same fields will come from the
-// debugger front ends through the helper protocol.
+// yet resolved). Filled by the CLI11 definitions in cmd_trace.cpp, from the
+// shell or, through `xref serve` (docs/protocol.md), from a debugger front
+// end, which also fills `debugger`.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace xref {
+
+// The selected thread and frame of a stopped debugger (`--here`).
+struct HereFrame {
+  uint32_t tid = 0;
+  uint64_t pc = 0;   // live
+  uint64_t cfa = 0;  // canonical frame address: the caller's sp after the return
+};
+
+struct DebuggerBreakpointLocation {
+  std::string id;       // "1.1"
+  uint64_t address = 0; // live
+  bool enabled = true;
+};
+
+struct DebuggerBreakpoint {
+  uint32_t id = 0;
+  bool enabled = true;
+  std::vector<DebuggerBreakpointLocation> locations;
+};
+
+// What only a debugger front end knows (docs/protocol.md, session.start
+// context); empty when the request comes from the shell.
+struct DebuggerContext {
+  bool present = false;
+  std::optional<HereFrame> here;
+  std::vector<DebuggerBreakpoint> breakpoints;
+};
 
 struct TraceRequest {
   std::string start;                  // function: symbol or static VA
@@ -28,6 +57,10 @@ struct TraceRequest {
   uint64_t ringbuf_bytes = 4u << 20;  // power of two, >= 4096 (tracefs: per CPU)
   std::string backend = "auto";       // auto, uprobe_multi, perf_uprobe, tracefs
   bool uretprobes = false;
+  bool here = false;                  // open a window on the debugger's stopped thread now
+  bool stop_at_end = false;           // --here: the front end stops the process when it closes
+  bool allow_breakpoint_collision = false;
+  DebuggerContext debugger;
 };
 
 }  // namespace xref

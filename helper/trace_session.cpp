@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 #include "trace_bpf_engine.h"
 #include "tracefs_engine.h"
@@ -71,7 +72,11 @@ Result<std::unique_ptr<TraceEngine>> start_engine(const Target& target, const Tr
 
 Result<TraceRun> run_trace(const Target& target, const TracePlan& plan, const TraceRequest& request,
                            const TraceCallbacks& callbacks) {
-  StopSignals signals;
+  // The CLI stops on SIGINT/SIGTERM; under xref serve the caller's
+  // descriptor does, and the process's signals are the server's business.
+  std::optional<StopSignals> signals;
+  if (callbacks.cancel_fd < 0) signals.emplace();
+  const int stop_fd = callbacks.cancel_fd >= 0 ? callbacks.cancel_fd : signals->fd();
   if (auto alive = target.process.recheck(); !alive) return alive.error();
   TraceRun run;
   run.windows = std::make_unique<WindowCollector>(plan);
@@ -87,10 +92,10 @@ Result<TraceRun> run_trace(const Target& target, const TracePlan& plan, const Tr
   // Attached after the identity check: make sure the PID did not change
   // hands in between, or the probes sit in a stranger's process.
   if (auto alive = target.process.recheck(); !alive) return alive.error();
-  if (callbacks.attached) callbacks.attached(run.backend, plan.probes.size());
+  if (callbacks.attached) callbacks.attached({run.backend, plan.probes.size(), 0});
 
   const auto started = std::chrono::steady_clock::now();
-  pollfd watched[2] = {{target.process.pidfd(), POLLIN, 0}, {signals.fd(), POLLIN, 0}};
+  pollfd watched[2] = {{target.process.pidfd(), POLLIN, 0}, {stop_fd, POLLIN, 0}};
   for (;;) {
     const int ready = poll(watched, 2, kDrainIntervalMs);
     if (auto drained = (*engine)->drain(); !drained) return drained.error();
@@ -106,7 +111,7 @@ Result<TraceRun> run_trace(const Target& target, const TracePlan& plan, const Tr
       break;
     }
     if (ready > 0 && (watched[1].revents & POLLIN)) {
-      run.stop_reason = "interrupted";
+      run.stop_reason = callbacks.cancel_fd >= 0 ? "stopped" : "interrupted";
       break;
     }
     const auto elapsed = std::chrono::steady_clock::now() - started;

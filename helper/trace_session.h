@@ -22,7 +22,7 @@ namespace xref {
 
 struct TraceRun {
   std::string backend;
-  std::string stop_reason;  // max_windows, max_events, duration, interrupted, target_exited
+  std::string stop_reason;  // max_windows, max_events, duration, interrupted, stopped, target_exited
   uint64_t elapsed_ms = 0;
   bool target_exited = false;
   TraceCounters counters;
@@ -30,9 +30,19 @@ struct TraceRun {
   std::vector<std::pair<std::string, std::string>> backend_details;  // e.g. the tracefs instance
 };
 
+struct TraceAttachInfo {
+  std::string backend;
+  size_t probes = 0;
+  uint64_t here_window = 0;  // --here: the window already open on the stopped thread
+};
+
 struct TraceCallbacks {
-  std::function<void(const std::string& backend, size_t probes)> attached;
+  std::function<void(const TraceAttachInfo&)> attached;
   std::function<void(const TraceWindow&)> window_closed;
+  // -1 (the CLI): SIGINT and SIGTERM stop the trace ("interrupted"). Else a
+  // descriptor that becomes readable to stop it ("stopped"; xref serve's
+  // session.stop), and signals are left alone.
+  int cancel_fd = -1;
 };
 
 Result<TraceRun> run_trace(const Target& target, const TracePlan& plan, const TraceRequest& request,
