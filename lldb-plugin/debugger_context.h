@@ -1,0 +1,33 @@
+// What the debugger knows, as the `context` of a request
+// (docs/protocol.md): the process, the executable, the selected thread and
+// frame for --here, and every breakpoint with its live locations.
+#pragma once
+
+#include <lldb/API/LLDB.h>
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace xref::lldb_plugin {
+
+// The selected thread's selected frame.
+struct HereFrame {
+  uint64_t tid = 0;
+  uint64_t pc = 0;
+  uint64_t cfa = 0;
+};
+
+// Null when the target has no live process.
+std::optional<uint64_t> process_id(lldb::SBTarget target);
+
+// The selected frame of the stopped process; nullopt with `error` set when
+// there is none.
+std::optional<HereFrame> here_frame(lldb::SBTarget target, std::string& error);
+
+nlohmann::json breakpoints_json(lldb::SBTarget target);
+
+// {pid, executable, here?, breakpoints}.
+nlohmann::json request_context(lldb::SBTarget target, const std::optional<HereFrame>& here);
+
+}  // namespace xref::lldb_plugin

@@ -1,0 +1,119 @@
+// The front end's side of the helper protocol (docs/protocol.md): starts
+// the helper, does the handshake, sends requests and waits for their
+// responses, and queues the events a background reader thread receives.
+// Knows nothing about LLDB.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "helper_process.h"
+
+namespace xref::lldb_plugin {
+
+inline constexpr int kProtocolVersion = 1;
+
+// A response: a result, or an error with the helper's code (docs/cli.md and
+// docs/protocol.md), or one of the client's own codes: `helper_exited` (the
+// helper died before answering), `timeout`, `write_failed`.
+struct HelperReply {
+  bool ok = false;
+  nlohmann::json result;
+  std::string code;
+  std::string message;
+  std::string hint;
+  nlohmann::json error;  // the helper's whole error object, when it sent one
+};
+
+// An unsolicited message: `window`, `warning`, `session_ended`, ...
+struct HelperEvent {
+  std::string name;
+  uint64_t session = 0;
+  nlohmann::json body;  // the whole message
+};
+
+class HelperClient {
+ public:
+  // Starts the helper and completes the handshake. On failure returns null
+  // and sets `error` to one line saying what went wrong.
+  static std::unique_ptr<HelperClient> start(const HelperCommand& command, const std::string& client_name,
+                                             std::chrono::milliseconds handshake_timeout, std::string& error);
+  ~HelperClient();
+  HelperClient(const HelperClient&) = delete;
+  HelperClient& operator=(const HelperClient&) = delete;
+
+  HelperReply request(const std::string& method, const nlohmann::json& params, std::chrono::milliseconds timeout);
+
+  std::vector<HelperEvent> take_events();
+  // Waits until an event is queued (or the helper ends), at most `timeout`.
+  bool wait_for_event(std::chrono::milliseconds timeout);
+
+  bool alive() const;
+  // How the helper ended ("was killed by signal 9 (SIGKILL)"), "" while it runs.
+  std::string ending() const;
+  // Lines the helper wrote on stderr since the last call.
+  std::vector<std::string> take_stderr();
+  // The last stderr lines, kept for messages about its death.
+  std::vector<std::string> recent_stderr() const;
+
+  // Called on the reader thread after an event was queued (with it) or the
+  // helper ended (with null); it must not call request() nor wait for a
+  // thread that does.
+  void set_notify(std::function<void(const HelperEvent*)> notify);
+
+  // Closes the helper's stdin (it stops every session, detaches and exits)
+  // and waits up to `grace` for it to end.
+  void close(std::chrono::milliseconds grace);
+
+  pid_t pid() const { return process_.pid; }
+  const HelperCommand& command() const { return command_; }
+  const std::string& tool_version() const { return tool_version_; }
+
+ private:
+  HelperClient(HelperCommand command, HelperProcess process);
+  void read_loop();
+  void handle_line(const std::string& line);
+  void mark_ended(std::string how);
+  bool write_line(const std::string& line);
+  HelperReply handshake(const std::string& client_name, std::chrono::milliseconds timeout);
+
+  struct Pending {
+    bool done = false;
+    HelperReply reply;
+  };
+
+  const HelperCommand command_;
+  HelperProcess process_;
+  std::string tool_version_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<int64_t, std::shared_ptr<Pending>> pending_;
+  int64_t next_id_ = 1;
+  std::deque<HelperEvent> events_;
+  bool hello_seen_ = false;
+  nlohmann::json hello_;
+  bool ended_ = false;
+  std::string ending_;
+  std::vector<std::string> new_stderr_;
+  std::deque<std::string> recent_stderr_;
+  size_t unparsed_lines_ = 0;
+  std::function<void(const HelperEvent*)> notify_;
+
+  std::mutex write_mutex_;
+  bool stop_reading_ = false;  // under mutex_
+  std::thread reader_;
+};
+
+}  // namespace xref::lldb_plugin

@@ -1,0 +1,341 @@
+#include "plugin_state.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "hex.h"
+#include "lldb_symbols.h"
+#include "window_render.h"
+
+namespace xref::lldb_plugin {
+namespace {
+
+constexpr auto kHandshakeTimeout = std::chrono::seconds(20);
+constexpr auto kHereWindowWait = std::chrono::milliseconds(1000);
+constexpr auto kDrainGrace = std::chrono::milliseconds(60);  // three of the helper's drain intervals
+constexpr size_t kKeptWindowsPerSession = 1000;
+
+std::mutex registry_mutex;
+std::map<lldb::user_id_t, std::shared_ptr<PluginState>>& registry() {
+  static auto* states = new std::map<lldb::user_id_t, std::shared_ptr<PluginState>>();
+  return *states;
+}
+
+std::string plural(uint64_t count, const std::string& word) {
+  return std::to_string(count) + " " + word + (count == 1 ? "" : "s");
+}
+
+std::string join_ids(const std::vector<uint32_t>& ids) {
+  std::string text;
+  for (uint32_t id : ids) text += (text.empty() ? "" : ", ") + std::to_string(id);
+  return text;
+}
+
+// Does the thread still have the frame whose CFA is `cfa` on its stack?
+bool frame_still_on_stack(lldb::SBProcess process, uint64_t tid, uint64_t cfa) {
+  lldb::SBThread thread = process.GetThreadByID(tid);
+  if (!thread.IsValid()) return false;
+  const uint32_t frames = thread.GetNumFrames();
+  for (uint32_t index = 0; index < frames; ++index) {
+    if (thread.GetFrameAtIndex(index).GetCFA() == cfa) return true;
+  }
+  return false;
+}
+
+void write_to_debugger(lldb::SBDebugger debugger, const Lines& lines) {
+  std::string text;
+  for (const auto& line : lines) text += line + "\n";
+  lldb::SBFile out = debugger.GetOutputFile();
+  size_t written = 0;
+  out.Write(reinterpret_cast<const uint8_t*>(text.data()), text.size(), &written);
+  out.Flush();
+}
+
+}  // namespace
+
+std::shared_ptr<PluginState> PluginState::of(lldb::SBDebugger debugger) {
+  std::lock_guard lock(registry_mutex);
+  auto& state = registry()[debugger.GetID()];
+  if (!state) state = std::make_shared<PluginState>(debugger);
+  return state;
+}
+
+void PluginState::forget(lldb::user_id_t debugger_id) {
+  std::shared_ptr<PluginState> state;
+  {
+    std::lock_guard lock(registry_mutex);
+    auto found = registry().find(debugger_id);
+    if (found == registry().end()) return;
+    state = found->second;
+    registry().erase(found);
+  }
+  state->shutdown();
+}
+
+void PluginState::shutdown() {
+  std::unique_ptr<HelperClient> helper;
+  {
+    auto held = lock();
+    helper = std::move(helper_);
+  }
+  // Closing its stdin makes the helper stop every session and detach.
+  if (helper) helper->close(std::chrono::milliseconds(3000));
+}
+
+HelperCommand PluginState::helper_command() const {
+  if (configured_command_) return *configured_command_;
+  if (const char* text = std::getenv("XREF_HELPER"); text != nullptr && *text != '\0') {
+    if (auto words = split_command_line(text); words && !words->empty()) return {*words};
+  }
+  return default_helper_command(plugin_library_path());
+}
+
+bool PluginState::set_helper_command(std::optional<HelperCommand> command, std::string& error) {
+  if (helper_ && helper_->alive()) {
+    for (const auto& [id, session] : sessions_) {
+      if (!session.ended) {
+        error = "session " + std::to_string(id) + " is running in the current helper: `xref stop --all` first";
+        return false;
+      }
+    }
+    helper_->close(std::chrono::milliseconds(3000));
+  }
+  helper_.reset();
+  configured_command_ = std::move(command);
+  return true;
+}
+
+HelperClient* PluginState::running_helper() { return helper_ && helper_->alive() ? helper_.get() : nullptr; }
+
+HelperClient* PluginState::helper(std::string& error) {
+  if (helper_ && helper_->alive()) return helper_.get();
+  if (helper_) {
+    Lines lines;
+    absorb(lines);  // reports the death, ends its sessions
+    pending_lines_.insert(pending_lines_.end(), lines.begin(), lines.end());
+  }
+  const HelperCommand command = helper_command();
+  helper_ = HelperClient::start(command, "xref-lldb 0.1.0", kHandshakeTimeout, error);
+  if (!helper_) {
+    error = "xref: " + error;
+    return nullptr;
+  }
+  helper_->set_notify([this](const HelperEvent* event) { announce_exits(event); });
+  return helper_.get();
+}
+
+SessionRecord* PluginState::find_session(uint64_t id) {
+  auto found = sessions_.find(id);
+  return found == sessions_.end() ? nullptr : &found->second;
+}
+
+SessionRecord& PluginState::add_session(uint64_t id) {
+  SessionRecord& session = sessions_[id];
+  session.id = id;
+  return session;
+}
+
+void PluginState::record_window(SessionRecord& session, nlohmann::json window) {
+  if (session.here_window && window.value("window_id", uint64_t{0}) == *session.here_window) {
+    session.here_window_seen = true;
+  }
+  session.windows.push_back({std::move(window), ++arrivals_, false});
+  if (session.windows.size() > kKeptWindowsPerSession) {
+    auto oldest_shown = std::find_if(session.windows.begin(), session.windows.end(),
+                                     [](const WindowRecord& record) { return record.shown; });
+    session.windows.erase(oldest_shown != session.windows.end() ? oldest_shown : session.windows.begin());
+    ++session.windows_dropped;
+  }
+}
+
+void PluginState::absorb_events(Lines& lines) {
+  if (!helper_) return;
+  for (HelperEvent& event : helper_->take_events()) {
+    SessionRecord* session = find_session(event.session);
+    if (session == nullptr) session = &add_session(event.session);
+    if (event.name == "window" && event.body.contains("window")) {
+      record_window(*session, std::move(event.body["window"]));
+    } else if (event.name == "warning") {
+      lines.push_back("xref: session " + std::to_string(event.session) + ": warning: " +
+                      event.body.value("message", std::string()));
+    } else if (event.name == "session_ended") {
+      for (auto& window : event.body.value("windows", nlohmann::json::array())) record_window(*session, window);
+      session->summary = event.body.value("summary", nlohmann::json::object());
+      session->error = event.body.value("error", nlohmann::json());
+      end_session(*session, event.body.value("stop_reason", std::string("stopped")), lines);
+    }
+  }
+  for (auto& line : helper_->take_stderr()) lines.push_back("xref: helper: " + line);
+}
+
+void PluginState::absorb(Lines& lines) {
+  lines.insert(lines.begin(), pending_lines_.begin(), pending_lines_.end());
+  pending_lines_.clear();
+  absorb_events(lines);
+  if (!helper_ || helper_->alive()) return;
+  // The helper died: say so once, end its sessions, forget it (the next
+  // command that needs one starts a new helper).
+  std::string line = "xref: the helper '" + helper_->command().display() + "' (pid " + std::to_string(helper_->pid()) +
+                     ") " + helper_->ending();
+  std::vector<uint64_t> ended;
+  Lines effects;
+  for (auto& [id, session] : sessions_) {
+    if (session.ended) continue;
+    ended.push_back(id);
+    end_session(session, "helper_exited", effects);
+  }
+  if (!ended.empty()) {
+    std::string ids;
+    for (uint64_t id : ended) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
+    line += "; its probes are gone and session" + std::string(ended.size() == 1 ? " " : "s ") + ids + " ended";
+  }
+  const auto last_words = helper_->recent_stderr();
+  if (!last_words.empty()) line += "; its last message: " + last_words.back();
+  lines.push_back(line);
+  lines.insert(lines.end(), effects.begin(), effects.end());
+  lines.push_back("xref: the process is untouched; the next xref command starts a new helper");
+  helper_.reset();
+}
+
+void PluginState::end_session(SessionRecord& session, const std::string& reason, Lines& lines) {
+  if (session.ended) return;
+  session.ended = true;
+  session.stop_reason = reason;
+  std::vector<uint32_t> enabled;
+  for (uint32_t id : session.disabled_breakpoints) {
+    lldb::SBBreakpoint breakpoint = session.target.FindBreakpointByID(static_cast<lldb::break_id_t>(id));
+    if (!breakpoint.IsValid()) continue;
+    breakpoint.SetEnabled(true);
+    enabled.push_back(id);
+  }
+  session.disabled_breakpoints.clear();
+  if (!enabled.empty()) {
+    lines.push_back("xref: breakpoint" + std::string(enabled.size() == 1 ? " " : "s ") + join_ids(enabled) +
+                    " re-enabled: session " + std::to_string(session.id) + " ended");
+  }
+  if (session.stop_at_end_breakpoint != 0) {
+    // Still there when the window did not end by returning to it.
+    if (session.target.FindBreakpointByID(session.stop_at_end_breakpoint).IsValid()) {
+      session.target.BreakpointDelete(session.stop_at_end_breakpoint);
+    }
+    session.stop_at_end_breakpoint = 0;
+  }
+}
+
+void PluginState::await_pending_windows(Lines& lines) {
+  if (!helper_) return;
+  bool running = false;
+  for (const auto& [id, session] : sessions_) running |= !session.ended;
+  if (!running) return;
+  // What the probes recorded before the stop is in the ring buffer already;
+  // the helper drains it every 20 ms.
+  const auto drained = std::chrono::steady_clock::now() + kDrainGrace;
+  while (helper_->alive() && std::chrono::steady_clock::now() < drained) {
+    helper_->wait_for_event(
+        std::chrono::duration_cast<std::chrono::milliseconds>(drained - std::chrono::steady_clock::now()));
+    absorb_events(lines);
+  }
+  for (auto& [id, session] : sessions_) {
+    if (session.ended || !session.here_window || session.here_window_seen) continue;
+    lldb::SBProcess process = session.target.GetProcess();
+    if (process.IsValid() && process.GetState() == lldb::eStateStopped &&
+        frame_still_on_stack(process, session.here_tid, session.here_cfa)) {
+      continue;  // the window is most likely still open
+    }
+    // The frame returned: its window has closed, give a slow helper time.
+    const auto deadline = std::chrono::steady_clock::now() + kHereWindowWait;
+    while (!session.here_window_seen && !session.ended && helper_ && helper_->alive() &&
+           std::chrono::steady_clock::now() < deadline) {
+      helper_->wait_for_event(std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now()));
+      absorb_events(lines);
+    }
+  }
+}
+
+std::vector<std::pair<SessionRecord*, WindowRecord*>> PluginState::unshown_windows(std::optional<uint64_t> only) {
+  std::vector<std::pair<SessionRecord*, WindowRecord*>> windows;
+  for (auto& [id, session] : sessions_) {
+    if (only && id != *only) continue;
+    for (auto& record : session.windows) {
+      if (!record.shown) windows.emplace_back(&session, &record);
+    }
+  }
+  std::sort(windows.begin(), windows.end(),
+            [](const auto& a, const auto& b) { return a.second->arrival < b.second->arrival; });
+  return windows;
+}
+
+void PluginState::ensure_stop_hook(lldb::SBTarget target) {
+  for (const auto& hooked : hooked_targets_) {
+    if (hooked == target) return;
+  }
+  lldb::SBCommandReturnObject ignored;
+  // `target stop-hook add` applies to the selected target, which is the one
+  // the trace command ran in.
+  debugger_.GetCommandInterpreter().HandleCommand("target stop-hook add --one-liner \"xref show --new\"", ignored);
+  if (ignored.Succeeded()) hooked_targets_.push_back(target);
+}
+
+void PluginState::announce_exits(const HelperEvent* event) {
+  if (event == nullptr || event->name != "session_ended" ||
+      event->body.value("stop_reason", std::string()) != "target_exited") {
+    return;
+  }
+  // Never wait for a command that holds the lock: it may be waiting for this
+  // very thread to read the helper's answer. A command absorbs on its own.
+  std::unique_lock held(mutex_, std::defer_lock);
+  for (int attempt = 0; attempt < 10 && !held.try_lock(); ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (!held.owns_lock() || !helper_) return;
+  Lines lines;
+  absorb_events(lines);
+  pending_lines_.insert(pending_lines_.end(), lines.begin(), lines.end());
+  Lines shown;
+  for (auto& [id, session] : sessions_) {
+    if (session.ended && !session.end_shown && session.stop_reason == "target_exited") {
+      show_session_windows(*this, session, false, shown);
+    }
+  }
+  if (shown.empty()) return;
+  shown.insert(shown.begin(), pending_lines_.begin(), pending_lines_.end());
+  pending_lines_.clear();
+  write_to_debugger(debugger_, shown);
+}
+
+std::string session_end_line(const SessionRecord& session) {
+  std::string line = "xref: session " + std::to_string(session.id) + " ended (" + session.stop_reason + ")";
+  const nlohmann::json& summary = session.summary;
+  if (summary.is_object() && !summary.empty()) {
+    line += ": " + plural(summary.value("windows", uint64_t{0}), "window") + " (" +
+            std::to_string(summary.value("complete_windows", uint64_t{0})) + " complete), " +
+            plural(summary.value("events", uint64_t{0}), "event") + ", lost ";
+    const auto lost = summary.find("lost");
+    line += lost != summary.end() && lost->is_number_unsigned() ? std::to_string(lost->get<uint64_t>()) : "?";
+  }
+  if (session.error.is_object() && session.error.contains("message")) {
+    line += "; " + session.error.value("message", std::string());
+  }
+  return line;
+}
+
+void show_session_windows(PluginState& state, SessionRecord& session, bool all, Lines& lines) {
+  LldbSymbols symbols(session.target);
+  for (auto& record : session.windows) {
+    if (record.shown && !all) continue;
+    for (auto& line : render_window(record.window, session.id, symbols)) lines.push_back(std::move(line));
+    record.shown = true;
+  }
+  if (session.ended && (!session.end_shown || all)) {
+    lines.push_back(session_end_line(session));
+    session.end_shown = true;
+  }
+  (void)state;
+}
+
+}  // namespace xref::lldb_plugin

@@ -1,0 +1,128 @@
+// What the plugin keeps per debugger: the helper (started on first use), the
+// sessions it started with their windows, and what is still to be shown.
+// Every member is used under lock(); the helper's reader thread only takes
+// the lock when it is free (see announce_exits).
+#pragma once
+
+#include <lldb/API/LLDB.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "helper_client.h"
+
+namespace xref::lldb_plugin {
+
+using Lines = std::vector<std::string>;
+
+struct WindowRecord {
+  nlohmann::json window;
+  uint64_t arrival = 0;  // order of arrival over all sessions
+  bool shown = false;
+};
+
+struct SessionRecord {
+  uint64_t id = 0;
+  std::string words;  // "trace --here", for listings
+  lldb::SBTarget target;
+  uint64_t pid = 0;
+  std::string backend;
+  uint64_t probes = 0;
+  std::vector<uint32_t> disabled_breakpoints;  // re-enabled when the session ends
+  int32_t stop_at_end_breakpoint = 0;          // --stop-at-end's one-shot breakpoint, 0 if none
+  std::optional<uint64_t> here_window;         // --here: the window opened on the stopped thread
+  uint64_t here_tid = 0;
+  uint64_t here_cfa = 0;
+  bool here_window_seen = false;
+  bool ended = false;
+  std::string stop_reason;
+  nlohmann::json summary;
+  nlohmann::json error;
+  bool end_shown = false;
+  std::vector<WindowRecord> windows;
+  uint64_t windows_dropped = 0;  // oldest shown windows forgotten beyond the bound
+};
+
+class PluginState {
+ public:
+  static std::shared_ptr<PluginState> of(lldb::SBDebugger debugger);
+  // The debugger is going away: stop the helper (it detaches everything).
+  static void forget(lldb::user_id_t debugger_id);
+
+  explicit PluginState(lldb::SBDebugger debugger) : debugger_(debugger) {}
+  PluginState(const PluginState&) = delete;
+  PluginState& operator=(const PluginState&) = delete;
+
+  std::unique_lock<std::mutex> lock() { return std::unique_lock(mutex_); }
+
+  // The running helper, started (with its handshake) on first use; null
+  // with `error` set when it cannot start.
+  HelperClient* helper(std::string& error);
+  // The helper if one runs, without starting one.
+  HelperClient* running_helper();
+  // The command that starts the helper: `xref helper ...`, else XREF_HELPER,
+  // else the default next to the plugin.
+  HelperCommand helper_command() const;
+  // Replaces the command; a running helper without sessions is stopped.
+  bool set_helper_command(std::optional<HelperCommand> command, std::string& error);
+  bool helper_command_configured() const { return configured_command_.has_value(); }
+
+  // Moves the helper's events into the sessions, notices its death (ending
+  // its sessions), and appends what the user should read to `lines`.
+  void absorb(Lines& lines);
+
+  // Ends a session on the debugger's side: re-enables the breakpoints it
+  // disabled and removes its --stop-at-end breakpoint.
+  void end_session(SessionRecord& session, const std::string& reason, Lines& lines);
+
+  // At a stop, while sessions run: waits a few of the helper's drain
+  // intervals for the windows that closed before the stop, and up to a
+  // second for a --here window whose frame is gone from its thread's stack.
+  void await_pending_windows(Lines& lines);
+
+  std::map<uint64_t, SessionRecord>& sessions() { return sessions_; }
+  SessionRecord* find_session(uint64_t id);
+  SessionRecord& add_session(uint64_t id);
+
+  // Windows not yet shown, oldest first.
+  std::vector<std::pair<SessionRecord*, WindowRecord*>> unshown_windows(std::optional<uint64_t> session);
+
+  // Adds the stop hook that prints new windows when the process stops,
+  // once per target.
+  void ensure_stop_hook(lldb::SBTarget target);
+
+  lldb::SBDebugger debugger() { return debugger_; }
+
+  void shutdown();
+
+ private:
+  void absorb_events(Lines& lines);
+  void record_window(SessionRecord& session, nlohmann::json window);
+  // On the reader thread: a session that ended because its process exited
+  // gets no stop to print at, so its windows are printed now.
+  void announce_exits(const HelperEvent* event);
+
+  lldb::SBDebugger debugger_;
+  std::mutex mutex_;
+  std::optional<HelperCommand> configured_command_;
+  std::unique_ptr<HelperClient> helper_;
+  std::map<uint64_t, SessionRecord> sessions_;
+  std::vector<lldb::SBTarget> hooked_targets_;
+  uint64_t arrivals_ = 0;
+  Lines pending_lines_;  // absorbed on the reader thread, shown by the next command
+};
+
+// Renders a session's windows that were not shown yet (all when `all`) and,
+// once, the line saying it ended; marks them shown.
+void show_session_windows(PluginState& state, SessionRecord& session, bool all, Lines& lines);
+
+// "xref: session 1 ended (max_windows): 1 window (1 complete), 18 events, lost 0"
+std::string session_end_line(const SessionRecord& session);
+
+}  // namespace xref::lldb_plugin
