@@ -92,6 +92,8 @@ def handle(request):
               "summary": summary, "windows": [], "error": None})
         del sessions[session]
         send({"id": rid, "result": {"session": session, "summary": summary}})
+    elif method == "test.never_answers":
+        pass
     elif method == "sessions":
         send({"id": rid, "result": {"sessions": [
             {"session": s, "command": "trace", "pid": c.get("pid", 0), "backend": "fake", "windows": 1,

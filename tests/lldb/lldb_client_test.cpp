@@ -1,0 +1,250 @@
+// The plugin's LLDB-free parts: line framing, helper command lines, window
+// text, and the protocol client against tests/lldb/fake_helper.py.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "helper_client.h"
+#include "helper_process.h"
+#include "json_lines.h"
+#include "window_render.h"
+
+namespace xref::lldb_plugin {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(LineSplitter, SplitsAcrossChunksAndKeepsTheUnterminatedRest) {
+  LineSplitter splitter;
+  std::vector<std::string> lines;
+  splitter.append("{\"a\":1}\n{\"b\"", lines);
+  splitter.append(":2}\n{\"c", lines);
+  EXPECT_EQ(lines, (std::vector<std::string>{"{\"a\":1}", "{\"b\":2}"}));
+  EXPECT_EQ(splitter.pending(), "{\"c");
+}
+
+TEST(LineSplitter, DropsAnOversizedLineWholeAndCountsIt) {
+  LineSplitter splitter(8);
+  std::vector<std::string> lines;
+  splitter.append("short\n0123456", lines);
+  splitter.append("789abcdef", lines);  // past 8 bytes: skipped up to its newline
+  splitter.append("more\nnext\n", lines);
+  EXPECT_EQ(lines, (std::vector<std::string>{"short", "next"}));
+  EXPECT_EQ(splitter.oversized_lines(), 1u);
+}
+
+TEST(HelperCommandLine, SplitsWordsWithQuotesAndEscapes) {
+  EXPECT_EQ(*split_command_line("sudo -n /usr/local/bin/xref serve"),
+            (std::vector<std::string>{"sudo", "-n", "/usr/local/bin/xref", "serve"}));
+  EXPECT_EQ(*split_command_line("  '/opt/my tools/xref'  \"ser\\\"ve\" a\\ b "),
+            (std::vector<std::string>{"/opt/my tools/xref", "ser\"ve", "a b"}));
+  EXPECT_EQ(*split_command_line("x ''"), (std::vector<std::string>{"x", ""}));
+  EXPECT_FALSE(split_command_line("xref 'serve").has_value());
+}
+
+TEST(HelperCommandLine, DefaultIsNextToThePluginThenTheBuildTreeThenPath) {
+  const std::filesystem::path root = std::filesystem::temp_directory_path() / ("xref-lldb-" + std::to_string(getpid()));
+  std::filesystem::create_directories(root / "lldb-plugin");
+  std::filesystem::create_directories(root / "helper");
+  const std::string plugin = (root / "lldb-plugin" / "libxref_lldb.so").string();
+  auto make_executable = [](const std::filesystem::path& path) {
+    std::ofstream(path) << "#!/bin/sh\n";
+    chmod(path.c_str(), 0755);
+  };
+  EXPECT_EQ(default_helper_command(plugin).argv, (std::vector<std::string>{"xref", "serve"}));
+  make_executable(root / "helper" / "xref");
+  EXPECT_EQ(default_helper_command(plugin).argv, (std::vector<std::string>{(root / "helper" / "xref").string(), "serve"}));
+  make_executable(root / "lldb-plugin" / "xref");
+  EXPECT_EQ(default_helper_command(plugin).argv,
+            (std::vector<std::string>{(root / "lldb-plugin" / "xref").string(), "serve"}));
+  std::filesystem::remove_all(root);
+}
+
+TEST(HelperProcess, DescribesHowItEnded) {
+  EXPECT_EQ(describe_wait_status(3 << 8), "exited with status 3");
+  EXPECT_EQ(describe_wait_status(SIGKILL), "was killed by signal 9 (SIGKILL)");
+}
+
+// Static VA -> name/line; live = static + bias. Records which addresses
+// the renderer asked about.
+class FakeSymbols : public AddressSymbols {
+ public:
+  static constexpr uint64_t kBias = 0x555555554000;
+  std::map<uint64_t, CodePlace> places;  // by static VA (function start)
+  std::map<uint64_t, uint32_t> breakpoints;
+  std::vector<EventAddress> described;
+
+  std::optional<uint64_t> live(const EventAddress& address) override {
+    if (address.live) return address.live;
+    if (address.static_va) return *address.static_va + kBias;
+    return std::nullopt;
+  }
+  CodePlace describe(const EventAddress& address) override {
+    described.push_back(address);
+    const auto at = live(address);
+    if (!at) return {};
+    const uint64_t va = *at - kBias;
+    auto found = places.upper_bound(va);
+    if (found == places.begin()) return {};
+    --found;
+    CodePlace place = found->second;
+    place.offset = va - found->first;
+    return place;
+  }
+  std::vector<uint32_t> breakpoints_at(uint64_t live_address) override {
+    auto found = breakpoints.find(live_address);
+    if (found == breakpoints.end()) return {};
+    return {found->second};
+  }
+};
+
+nlohmann::json sample_window() {
+  return nlohmann::json::parse(R"({
+    "window_id": 3, "tid": 4243, "status": "complete", "possible_loss": false, "lost_events": 0,
+    "duration_ns": 353279, "start_fetches": [{"name": "req", "type": "x64", "value": "0x7f00"}],
+    "events": [
+      {"seq": 0, "kind": "entry", "depth": 0, "target_va": "0x1c20", "target_live": "0x555555555c20",
+       "symbol": "handle_request", "probe_va": "0x1c20", "call_site_va": "0x1db2",
+       "call_site_live": "0x555555555db2", "call_site_verified": true, "tail_call": false, "fetches": []},
+      {"seq": 1, "kind": "entry", "depth": 1, "target_va": "0x1960", "symbol": "apply_fee", "probe_va": "0x1960",
+       "call_site_va": "0x1aac", "call_site_verified": false, "tail_call": false,
+       "fetches": [{"name": "price", "type": "u64", "value": "0x3e80"}, {"name": "delta", "type": "s8", "value": "0xff", "signed_value": -1}]},
+      {"seq": 2, "kind": "return", "depth": 1, "target_va": "0x1960", "symbol": "apply_fee", "probe_va": "0x19a0",
+       "tail_call": false, "fetches": [{"name": "fee", "type": "u64", "value": null, "error": "EFAULT"}]},
+      {"seq": 3, "kind": "entry", "depth": 1, "target_va": "0x1b70", "symbol": "settle", "probe_va": "0x1cf0",
+       "call_site_va": "0x1cf0", "tail_call": true, "fetches": []},
+      {"seq": 10, "kind": "unwound", "depth": 1, "target_va": "0x1b70", "symbol": "settle", "probe_va": "0x1b70",
+       "tail_call": false, "fetches": []},
+      {"seq": 11, "kind": "return", "depth": 0, "target_va": "0x1c20", "symbol": "handle_request", "probe_va": "0x1c9f",
+       "tail_call": false, "fetches": []}
+    ]})");
+}
+
+TEST(WindowRender, OneLinePerEventWithReferencesDepthAndTheDebuggersNames) {
+  FakeSymbols symbols;
+  symbols.places[0x1c20] = {"svc::handle_request(request*)", 0, "service.cc:170"};
+  symbols.places[0x1d10] = {"worker_main", 0, "service.cc:231"};
+  symbols.places[0x1960] = {"apply_fee", 0, "service.cc:60"};
+  symbols.places[0x1a10] = {"price_order", 0, "service.cc:66"};
+  symbols.places[0x1b70] = {"settle", 0, "service.cc:139"};
+  symbols.breakpoints[0x555555555c20] = 1;
+  symbols.breakpoints[0x1b70 + FakeSymbols::kBias] = 4;
+  const auto lines = render_window(sample_window(), 2, symbols);
+  ASSERT_EQ(lines.size(), 7u);
+  EXPECT_EQ(lines[0], "window 3 (session 2)  tid 4243  complete  6 events  lost 0  0.353 ms  req=0x7f00");
+  EXPECT_EQ(lines[1], "  3:0   > svc::handle_request(request*)  from worker_main+0xa2 service.cc:231  [bp 1]");
+  EXPECT_EQ(lines[2], "  3:1     > apply_fee  from price_order+0x9c service.cc:66 (unverified)  price=0x3e80 delta=-1");
+  EXPECT_EQ(lines[3], "  3:2     < apply_fee  fee=<unreadable: EFAULT>");
+  EXPECT_EQ(lines[4], "  3:3     > settle [tail]  from svc::handle_request(request*)+0xd0 service.cc:170  [bp 4]");
+  EXPECT_EQ(lines[5], "  3:10    ~ settle [unwound]");
+  EXPECT_EQ(lines[6], "  3:11  < svc::handle_request(request*)");
+}
+
+TEST(WindowRender, PrefersLiveAddressesAndFallsBackToStaticOnes) {
+  FakeSymbols symbols;
+  render_window(sample_window(), 1, symbols);
+  ASSERT_FALSE(symbols.described.empty());
+  EXPECT_EQ(symbols.described[0].live, std::optional<uint64_t>(0x555555555c20));  // target_live
+  bool static_only = false;
+  for (const auto& address : symbols.described) static_only |= !address.live && address.static_va == 0x1960u;
+  EXPECT_TRUE(static_only);  // apply_fee has no target_live: its static VA is passed on
+}
+
+TEST(WindowRender, SaysWhyAWindowIsIncomplete) {
+  nlohmann::json window = sample_window();
+  window["status"] = "target_exited";
+  EXPECT_EQ(window_status_text(window), "incomplete (the process exited)");
+  window["status"] = "complete";
+  window["possible_loss"] = true;
+  window["lost_events"] = nullptr;
+  EXPECT_EQ(window_status_text(window), "incomplete (events may be missing)");
+  FakeSymbols symbols;
+  EXPECT_NE(render_window(window, 1, symbols)[0].find("lost ?"), std::string::npos);
+}
+
+// The protocol client against the scripted helper.
+HelperCommand fake_helper() { return {{XREF_FAKE_HELPER}}; }
+
+TEST(HelperClient, HandshakeRequestsAndEvents) {
+  std::string error;
+  auto client = HelperClient::start(fake_helper(), "test", 10s, error);
+  ASSERT_NE(client, nullptr) << error;
+  EXPECT_EQ(client->tool_version(), "0.1.0-fake");
+  HelperReply reply = client->request("command", {{"argv", {"doctor"}}}, 10s);
+  ASSERT_TRUE(reply.ok) << reply.message;
+  EXPECT_EQ(reply.result["document"]["operation"], "doctor");
+  reply = client->request("no.such.method", nlohmann::json::object(), 10s);
+  EXPECT_FALSE(reply.ok);
+  EXPECT_EQ(reply.code, "unknown_method");
+  reply = client->request("session.start", {{"argv", {"trace", "--here"}}, {"context", {{"pid", getpid()}}}}, 10s);
+  ASSERT_TRUE(reply.ok) << reply.message;
+  ASSERT_TRUE(client->wait_for_event(10s));
+  auto events = client->take_events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].name, "window");
+  EXPECT_EQ(events[0].session, 1u);
+  // The session_ended event comes before the response to session.stop.
+  reply = client->request("session.stop", {{"session", 1}}, 10s);
+  ASSERT_TRUE(reply.ok) << reply.message;
+  events = client->take_events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].name, "session_ended");
+  client->close(5s);
+  EXPECT_EQ(client->ending(), "exited with status 0");  // stdin closed: the helper ends by itself
+}
+
+TEST(HelperClient, AMissingHelperIsOneClearError) {
+  std::string error;
+  auto client = HelperClient::start({{"/nonexistent/xref", "serve"}}, "test", 10s, error);
+  EXPECT_EQ(client, nullptr);
+  EXPECT_EQ(error, "cannot start the helper '/nonexistent/xref serve': No such file or directory; set it with "
+                   "`xref helper PATH` (or XREF_HELPER)");
+}
+
+TEST(HelperClient, AProtocolVersionMismatchIsRefused) {
+  setenv("FAKE_HELPER_PROTOCOL", "2", 1);
+  std::string error;
+  auto client = HelperClient::start(fake_helper(), "test", 10s, error);
+  unsetenv("FAKE_HELPER_PROTOCOL");
+  EXPECT_EQ(client, nullptr);
+  EXPECT_NE(error.find("speaks protocol 2, this plugin speaks protocol 1"), std::string::npos) << error;
+}
+
+TEST(HelperClient, AHelperThatDiesBeforeTheHandshakeIsReportedWithItsLastWords) {
+  std::string error;
+  auto client = HelperClient::start({{"/bin/sh", "-c", "echo 'sudo: a password is required' >&2; exit 1"}}, "test", 10s,
+                                    error);
+  EXPECT_EQ(client, nullptr);
+  EXPECT_NE(error.find("exited with status 1 before the handshake: sudo: a password is required"), std::string::npos)
+      << error;
+}
+
+TEST(HelperClient, APendingRequestFailsWhenTheHelperIsKilled) {
+  std::string error;
+  auto client = HelperClient::start(fake_helper(), "test", 10s, error);
+  ASSERT_NE(client, nullptr) << error;
+  std::thread killer([pid = client->pid()] {
+    std::this_thread::sleep_for(200ms);
+    kill(pid, SIGKILL);
+  });
+  const auto started = std::chrono::steady_clock::now();
+  const HelperReply reply = client->request("test.never_answers", nlohmann::json::object(), 60s);
+  killer.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 10s);
+  EXPECT_FALSE(reply.ok);
+  EXPECT_EQ(reply.code, "helper_exited");
+  EXPECT_NE(reply.message.find("was killed by signal 9 (SIGKILL)"), std::string::npos) << reply.message;
+  EXPECT_FALSE(client->alive());
+  // Later requests fail at once, no SIGPIPE.
+  EXPECT_EQ(client->request("sessions", nlohmann::json::object(), 10s).code, "helper_exited");
+}
+
+}  // namespace
+}  // namespace xref::lldb_plugin
