@@ -37,14 +37,30 @@ def nm_vas(path):
     return vas
 
 
+def call_site(path, caller, callee):
+    """The static VA of the first `call <callee>` in `caller` (objdump)."""
+    output = subprocess.run(["objdump", "-d", "--no-show-raw-insn", path], capture_output=True, text=True).stdout
+    inside = False
+    for line in output.splitlines():
+        if line.endswith(f"<{caller}>:"):
+            inside = True
+        elif inside and not line.strip():
+            break
+        elif inside and "call" in line and f"<{callee}>" in line:
+            return int(line.split(":")[0], 16)
+    return 0
+
+
 def window_for(session, context):
-    vas = nm_vas(context.get("executable", ""))
+    executable = context.get("executable", "")
+    vas = nm_vas(executable)
     handle, validate = vas.get("handle_request", 0), vas.get("validate", 0)
+    site = call_site(executable, "handle_request", "validate")
     events = [
         {"seq": 0, "kind": "entry", "depth": 0, "target_va": hex(handle), "symbol": "handle_request",
          "probe_va": hex(handle), "tail_call": False, "fetches": []},
         {"seq": 1, "kind": "entry", "depth": 1, "target_va": hex(validate), "symbol": "validate",
-         "probe_va": hex(handle + 0x20), "call_site_va": hex(handle + 0x20), "call_site_verified": True,
+         "probe_va": hex(site), "call_site_va": hex(site), "call_site_verified": True,
          "tail_call": False, "fetches": [{"name": "r", "type": "x64", "value": "0x1234"}]},
         {"seq": 2, "kind": "return", "depth": 1, "target_va": hex(validate), "symbol": "validate",
          "probe_va": hex(validate + 0x10), "tail_call": False, "fetches": []},
@@ -124,6 +140,9 @@ def main():
             with open(log_path, "a") as log:
                 log.write(line)
         handle(json.loads(line))
+    if log_path:
+        with open(log_path, "a") as log:
+            log.write("stdin closed\n")
     return 0
 
 

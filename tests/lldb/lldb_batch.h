@@ -1,0 +1,183 @@
+// Runs real lldb-19 in batch mode with the plugin loaded, and reads what it
+// printed: the windows (`xref show` text) and LLDB's own stop reports.
+#pragma once
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "command_output.h"
+#include "require.h"
+#include "run_xref.h"
+
+namespace xref::test {
+
+inline bool lldb_available() { return std::string(XREF_LLDB_PROGRAM).size() > 0 && access(XREF_LLDB_PROGRAM, X_OK) == 0; }
+
+struct LldbRun {
+  int exit_status = -1;
+  std::string output;  // stdout and stderr, interleaved as printed
+  size_t count(const std::string& text) const {
+    size_t found = 0;
+    for (size_t at = output.find(text); at != std::string::npos; at = output.find(text, at + text.size())) ++found;
+    return found;
+  }
+  bool has(const std::string& text) const { return output.find(text) != std::string::npos; }
+  // The output after the first line that contains `marker` ("" when absent).
+  std::string after(const std::string& marker) const {
+    const size_t at = output.find(marker);
+    return at == std::string::npos ? std::string() : output.substr(at);
+  }
+};
+
+// `lldb-19 -b` with the plugin loaded first, then `commands`, on `target`
+// (program and run arguments). `environment` is added to lldb's (the
+// plugin passes it on to the helper).
+inline LldbRun run_lldb(const std::vector<std::string>& commands, const std::vector<std::string>& target,
+                        const std::vector<std::string>& environment = {}, int timeout_seconds = 240) {
+  std::string line = "env";
+  for (const auto& variable : environment) line += " " + shell_quote(variable);
+  line += " timeout -s KILL " + std::to_string(timeout_seconds) + " " + shell_quote(XREF_LLDB_PROGRAM) +
+          " --no-lldbinit -b -o " + shell_quote(std::string("plugin load ") + XREF_LLDB_PLUGIN);
+  for (const auto& command : commands) line += " -o " + shell_quote(command);
+  if (!target.empty()) {
+    line += " --";
+    for (const auto& word : target) line += " " + shell_quote(word);
+  }
+  line += " 2>&1 </dev/null";
+  LldbRun run;
+  FILE* pipe = popen(line.c_str(), "r");
+  char buffer[4096];
+  size_t count;
+  while ((count = fread(buffer, 1, sizeof buffer, pipe)) > 0) run.output.append(buffer, count);
+  const int status = pclose(pipe);
+  run.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+// A window as `xref show` prints it.
+struct ShownEvent {
+  std::string reference;  // "W:SEQ"
+  int depth = 0;
+  char mark = '?';        // > < ~ |
+  std::string name;       // the function, as LLDB names it
+  std::string rest;       // the rest of the line
+};
+
+struct ShownWindow {
+  std::string header;
+  uint64_t id = 0;
+  uint64_t session = 0;
+  std::vector<ShownEvent> events;
+  // "0 > validate" per event, entries and returns only.
+  std::vector<std::string> calls() const {
+    std::vector<std::string> lines;
+    for (const auto& event : events) {
+      if (event.mark == '>' || event.mark == '<') {
+        lines.push_back(std::to_string(event.depth) + " " + event.mark + " " + event.name);
+      }
+    }
+    return lines;
+  }
+};
+
+inline std::vector<ShownWindow> shown_windows(const std::string& output) {
+  std::vector<ShownWindow> windows;
+  std::vector<std::string> pending;  // event lines of the last window
+  auto finish = [&] {
+    if (windows.empty()) return;
+    size_t width = 0;
+    for (const auto& line : pending) width = std::max(width, line.find(' ', 2) - 2);
+    for (const auto& line : pending) {
+      ShownEvent event;
+      const size_t end = line.find(' ', 2);
+      event.reference = line.substr(2, end - 2);
+      const size_t mark = line.find_first_not_of(' ', end);
+      if (mark == std::string::npos) continue;
+      event.depth = static_cast<int>((mark - 2 - width - 2) / 2);
+      event.mark = line[mark];
+      std::string text = line.substr(mark + 2);
+      const size_t name_end = text.find("  ");
+      event.name = text.substr(0, name_end);
+      if (const size_t bracket = event.name.find(" ["); bracket != std::string::npos) {
+        event.rest = event.name.substr(bracket + 1) + " ";
+        event.name = event.name.substr(0, bracket);
+      }
+      if (name_end != std::string::npos) event.rest += text.substr(name_end + 2);
+      windows.back().events.push_back(event);
+    }
+    pending.clear();
+  };
+  std::istringstream lines(output);
+  std::string line;
+  bool in_window = false;
+  while (std::getline(lines, line)) {
+    if (line.rfind("window ", 0) == 0 && line.find(" (session ") != std::string::npos) {
+      finish();
+      ShownWindow window;
+      window.header = line;
+      window.id = std::stoull(line.substr(7));
+      window.session = std::stoull(line.substr(line.find("(session ") + 9));
+      windows.push_back(window);
+      in_window = true;
+    } else if (in_window && line.size() > 3 && line.rfind("  ", 0) == 0 && std::isdigit(static_cast<unsigned char>(line[2])) &&
+               line.find(':') != std::string::npos) {
+      pending.push_back(line);
+    } else {
+      in_window = false;
+    }
+  }
+  finish();
+  return windows;
+}
+
+// sample_service --record: "TID REQ FUNC ARG..." per traced call, in order.
+struct RecordedCall {
+  std::string function;
+  std::vector<uint64_t> arguments;
+};
+
+inline std::map<std::pair<uint64_t, uint64_t>, std::vector<RecordedCall>> read_sample_record(const std::string& path) {
+  std::map<std::pair<uint64_t, uint64_t>, std::vector<RecordedCall>> requests;
+  std::ifstream file(path);
+  std::string line;
+  while (std::getline(file, line)) {
+    std::istringstream fields(line);
+    uint64_t tid, request;
+    RecordedCall call;
+    if (!(fields >> tid >> request >> call.function)) continue;
+    std::string value;
+    while (fields >> value) call.arguments.push_back(std::stoull(value, nullptr, 16));
+    requests[{tid, request}].push_back(call);
+  }
+  return requests;
+}
+
+// The record file of one test, removed at the end.
+struct TempFile {
+  explicit TempFile(const std::string& name) : path("/tmp/xref-lldb-" + name + "-" + std::to_string(getpid())) {
+    unlink(path.c_str());
+  }
+  ~TempFile() { unlink(path.c_str()); }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  const std::string path;
+};
+
+// Kills the helper of the running lldb from inside it (SIGKILL), through
+// its own `xref helper` report of the helper's pid.
+inline std::string kill_helper_command() {
+  return "script r = lldb.SBCommandReturnObject(); "
+         "lldb.debugger.GetCommandInterpreter().HandleCommand('xref helper', r); "
+         "import os, re, signal, time; os.kill(int(re.search(r'runs as pid (\\d+)', r.GetOutput()).group(1)), "
+         "signal.SIGKILL); time.sleep(0.5)";
+}
+
+}  // namespace xref::test

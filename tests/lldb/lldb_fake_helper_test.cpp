@@ -1,0 +1,164 @@
+// The plugin in real lldb-19 against tests/lldb/fake_helper.py: what only
+// the front end does, without BPF. The fake's window has static VAs only,
+// so every name and address below went through LLDB's module load bias.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+
+#include "lldb_batch.h"
+
+namespace xref::test {
+namespace {
+
+std::vector<std::string> fake_environment(const std::string& log = "") {
+  std::vector<std::string> environment = {std::string("XREF_HELPER=") + XREF_FAKE_HELPER};
+  if (!log.empty()) environment.push_back("FAKE_HELPER_LOG=" + log);
+  return environment;
+}
+
+std::vector<std::string> service(const std::string& requests = "3") {
+  return {XREF_SAMPLE_SERVICE, "--threads", "1", "--requests", requests, "--interval-us", "1000"};
+}
+
+// "sample_service.c:N" of the line holding `text`.
+std::string source_line(const std::string& text) {
+  std::ifstream file(XREF_SAMPLE_SERVICE_SOURCE);
+  std::string line;
+  for (int number = 1; std::getline(file, line); ++number) {
+    if (line.find(text) != std::string::npos) return "sample_service.c:" + std::to_string(number);
+  }
+  return "sample_service.c:?";
+}
+
+class LldbFakeHelper : public ::testing::Test {
+ protected:
+  void SetUp() override { XREF_REQUIRE(lldb_available(), "lldb-19 (Debian package lldb-19)"); }
+};
+
+TEST_F(LldbFakeHelper, WindowsPrintAtTheNextStopWithLldbNames) {
+  const LldbRun run = run_lldb({"b handle_request", "run", "xref trace --here", "continue", "xref sessions"}, service(),
+                               fake_environment());
+  EXPECT_EQ(run.exit_status, 0) << run.output;
+  EXPECT_TRUE(run.has("xref: session 1 tracing PID ")) << run.output;
+  const auto windows = shown_windows(run.after("(lldb) continue"));
+  ASSERT_EQ(windows.size(), 1u) << run.output;
+  EXPECT_EQ(windows[0].calls(), (std::vector<std::string>{"0 > handle_request", "1 > validate", "1 < validate",
+                                                          "0 < handle_request"}))
+      << run.output;
+  EXPECT_EQ(windows[0].events[1].reference, "1:1");
+  // LLDB's names and lines for the fake's static call-site VA.
+  EXPECT_TRUE(std::regex_search(windows[0].events[1].rest,
+                                std::regex("^from handle_request\\+0x[0-9a-f]+ " + source_line("if (!validate(r))"))))
+      << run.output;
+  EXPECT_NE(windows[0].events[1].rest.find("r=0x1234"), std::string::npos) << run.output;
+  EXPECT_NE(windows[0].events[0].rest.find("[bp 1]"), std::string::npos) << run.output;  // entry == breakpoint 1
+  // Printed once: `xref show` afterwards has nothing new.
+  EXPECT_EQ(run.count("window 1 (session 1)"), 1u) << run.output;
+}
+
+TEST_F(LldbFakeHelper, BreakAtAnEventSetsTheBreakpointAtItsLiveCallSite) {
+  const LldbRun run = run_lldb({"b handle_request", "run", "xref trace --here", "continue", "xref stop",
+                                "xref break 1:1", "breakpoint delete 1", "continue", "register read pc"},
+                               service(), fake_environment());
+  EXPECT_EQ(run.exit_status, 0) << run.output;
+  const std::string line = run.after("Breakpoint 2: 0x");
+  ASSERT_FALSE(line.empty()) << run.output;
+  const std::string address = line.substr(14, line.find(' ', 14) - 14);
+  EXPECT_TRUE(std::regex_search(line, std::regex("^Breakpoint 2: 0x[0-9a-f]+ handle_request\\+0x[0-9a-f]+ at " +
+                                                 source_line("if (!validate(r))"))))
+      << run.output;
+  EXPECT_NE(line.find("(the call site of validate, event 1:1)"), std::string::npos) << run.output;
+  EXPECT_TRUE(run.has("stop reason = breakpoint 2.1")) << run.output;
+  // The process stopped exactly there.
+  char expected[64];
+  std::snprintf(expected, sizeof expected, "rip = 0x%016llx", std::stoull(address, nullptr, 16));
+  EXPECT_TRUE(run.has(expected)) << expected << "\n" << run.output;
+}
+
+TEST_F(LldbFakeHelper, StartAtABreakpointDisablesItUntilTheSessionEnds) {
+  const LldbRun run = run_lldb({"b handle_request", "run", "xref trace --start bp:1 --functions validate",
+                                "breakpoint list 1", "xref stop", "breakpoint list 1"},
+                               service(), fake_environment());
+  EXPECT_EQ(run.exit_status, 0) << run.output;
+  EXPECT_TRUE(run.has("xref: breakpoint 1 disabled while the trace is armed: a uprobe at the same address would "
+                      "swallow it; re-enabled when the trace ends"))
+      << run.output;
+  const std::string between = run.after("xref trace --start").substr(0, run.after("xref trace --start").find("(lldb) xref stop"));
+  EXPECT_NE(between.find("Options: disabled"), std::string::npos) << run.output;
+  const std::string stopped = run.after("(lldb) xref stop");
+  EXPECT_NE(stopped.find("xref: breakpoint 1 re-enabled: session 1 ended"), std::string::npos) << run.output;
+  EXPECT_EQ(stopped.find("Options: disabled"), std::string::npos) << run.output;
+}
+
+TEST_F(LldbFakeHelper, StopAtEndIsAOneShotThreadBreakpointAtTheReturnAddress) {
+  const LldbRun run = run_lldb({"b handle_request", "run", "xref trace --here --stop-at-end", "breakpoint list -v 2"},
+                               service(), fake_environment());
+  EXPECT_EQ(run.exit_status, 0) << run.output;
+  EXPECT_TRUE(run.has("(one-shot, thread ")) << run.output;
+  EXPECT_TRUE(run.has("stops the process when the window closes")) << run.output;
+  const std::string listing = run.after("(lldb) breakpoint list -v 2");
+  EXPECT_NE(listing.find("worker_main"), std::string::npos) << run.output;  // the caller's return address
+  EXPECT_NE(listing.find("one-shot"), std::string::npos) << run.output;
+  EXPECT_NE(listing.find("Condition: $rsp == 0x"), std::string::npos) << run.output;
+}
+
+TEST_F(LldbFakeHelper, KilledHelperIsOneClearErrorAndBreakpointsComeBack) {
+  const LldbRun run = run_lldb({"b handle_request", "b settle", "run", "xref trace --start bp:1 --functions validate",
+                                kill_helper_command(), "continue", "bt 1", "breakpoint list 1", "breakpoint delete --force",
+                                "continue"},
+                               service(), fake_environment());
+  EXPECT_EQ(run.exit_status, 0) << run.output;
+  EXPECT_EQ(run.count("was killed by signal 9 (SIGKILL)"), 1u) << run.output;
+  EXPECT_TRUE(run.has("xref: breakpoint 1 re-enabled: session 1 ended")) << run.output;
+  EXPECT_TRUE(run.has("stop reason = breakpoint 2.1")) << run.output;
+  EXPECT_TRUE(run.has("exited with status = 0")) << run.output;
+}
+
+TEST_F(LldbFakeHelper, WindowsOfASessionEndedByTheProcessExitArePrinted) {
+  const LldbRun run = run_lldb({"b handle_request", "run", "xref trace --start bp:1", "continue",
+                                "script import time; time.sleep(1)", "xref sessions"},
+                               service(), fake_environment());
+  EXPECT_EQ(run.exit_status, 0) << run.output;
+  EXPECT_TRUE(run.has("exited with status = 0")) << run.output;
+  const auto windows = shown_windows(run.output);
+  ASSERT_EQ(windows.size(), 2u) << run.output;
+  EXPECT_NE(windows[1].header.find("incomplete (the process exited)"), std::string::npos) << run.output;
+  // Named after the exit, from the module's static addresses.
+  EXPECT_EQ(windows[1].calls(), (std::vector<std::string>{"0 > handle_request", "1 > validate"})) << run.output;
+  EXPECT_TRUE(run.has("xref: session 1 ended (target_exited)")) << run.output;
+  EXPECT_EQ(run.count("window 2 (session 1)"), 1u) << run.output;
+}
+
+TEST_F(LldbFakeHelper, HelpComesFromTheHelper) {
+  const LldbRun run = run_lldb({"xref trace --help", "xref maps --help"}, {}, fake_environment());
+  EXPECT_EQ(run.exit_status, 0) << run.output;
+  EXPECT_TRUE(run.has("fake trace help")) << run.output;
+  EXPECT_TRUE(run.has("fake help for maps")) << run.output;
+}
+
+TEST_F(LldbFakeHelper, HelperProblemsAreOneClearError) {
+  LldbRun run = run_lldb({"xref helper /nonexistent/xref serve", "xref doctor"}, {});
+  EXPECT_NE(run.exit_status, 0);
+  EXPECT_TRUE(run.has("error: xref: cannot start the helper '/nonexistent/xref serve': No such file or directory; "
+                      "set it with `xref helper PATH`"))
+      << run.output;
+  std::vector<std::string> environment = fake_environment();
+  environment.push_back("FAKE_HELPER_PROTOCOL=2");
+  run = run_lldb({"xref doctor"}, {}, environment);
+  EXPECT_NE(run.exit_status, 0);
+  EXPECT_TRUE(run.has("speaks protocol 2, this plugin speaks protocol 1")) << run.output;
+}
+
+TEST_F(LldbFakeHelper, LeavingLldbClosesTheHelpersInput) {
+  TempFile log("fake-log");
+  const LldbRun run = run_lldb({"xref doctor"}, {}, fake_environment(log.path));
+  EXPECT_EQ(run.exit_status, 0) << run.output;
+  std::ifstream file(log.path);
+  std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"method\":\"hello\""), std::string::npos) << text;
+  EXPECT_NE(text.find("stdin closed"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace xref::test
