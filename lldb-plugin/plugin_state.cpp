@@ -187,6 +187,7 @@ void PluginState::absorb(Lines& lines) {
     if (session.ended) continue;
     ended.push_back(id);
     end_session(session, "helper_exited", effects);
+    session.end_shown = true;  // said in the line below
   }
   if (!ended.empty()) {
     std::string ids;

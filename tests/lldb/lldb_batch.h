@@ -42,7 +42,7 @@ struct LldbRun {
 // plugin passes it on to the helper).
 inline LldbRun run_lldb(const std::vector<std::string>& commands, const std::vector<std::string>& target,
                         const std::vector<std::string>& environment = {}, int timeout_seconds = 240) {
-  std::string line = "env";
+  std::string line = "env -u XREF_HELPER";
   for (const auto& variable : environment) line += " " + shell_quote(variable);
   line += " timeout -s KILL " + std::to_string(timeout_seconds) + " " + shell_quote(XREF_LLDB_PROGRAM) +
           " --no-lldbinit -b -o " + shell_quote(std::string("plugin load ") + XREF_LLDB_PLUGIN);

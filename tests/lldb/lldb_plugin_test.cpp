@@ -1,0 +1,238 @@
+// The plugin in real lldb-19 (batch mode) with the real helper (`xref
+// serve`, found next to the plugin in the build tree) tracing
+// sample_service with BPF; windows are compared with the requests the
+// service records itself (--record).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <regex>
+#include <set>
+
+#include "lldb_batch.h"
+
+namespace xref::test {
+namespace {
+
+const std::set<std::string>& recorded_functions() {
+  static const std::set<std::string> names = {"handle_request", "validate", "price_order", "apply_fee",
+                                              "route_even",     "route_odd", "settle"};
+  return names;
+}
+
+std::vector<std::string> service(const std::string& record, const std::string& requests = "12") {
+  return {XREF_SAMPLE_SERVICE, "--threads", "1", "--requests", requests, "--interval-us", "2000", "--record", record};
+}
+
+// The entries of a window, limited to the functions the service records.
+std::vector<std::string> entered_functions(const ShownWindow& window) {
+  std::vector<std::string> names;
+  for (const auto& event : window.events) {
+    if (event.mark == '>' && recorded_functions().count(event.name)) names.push_back(event.name);
+  }
+  return names;
+}
+
+std::vector<std::string> recorded_sequence(const std::vector<RecordedCall>& calls) {
+  std::vector<std::string> names;
+  for (const auto& call : calls) names.push_back(call.function);
+  return names;
+}
+
+uint64_t window_tid(const ShownWindow& window) {
+  return std::stoull(window.header.substr(window.header.find("  tid ") + 6));
+}
+
+// Every entry has its return, at the same depth, in nesting order.
+void expect_balanced(const ShownWindow& window) {
+  std::vector<std::string> open;
+  for (const auto& event : window.events) {
+    if (event.mark == '>' && event.rest.find("[tail]") == std::string::npos) {
+      EXPECT_EQ(event.depth, static_cast<int>(open.size())) << event.reference;
+      open.push_back(event.name);
+    } else if (event.mark == '<') {
+      ASSERT_FALSE(open.empty()) << event.reference;
+      EXPECT_EQ(open.back(), event.name) << event.reference;
+      open.pop_back();
+      EXPECT_EQ(event.depth, static_cast<int>(open.size())) << event.reference;
+    }
+  }
+}
+
+class LldbPlugin : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    XREF_REQUIRE(lldb_available(), "lldb-19 (Debian package lldb-19)");
+    XREF_REQUIRE(geteuid() == 0, "BPF (run as root)");
+  }
+};
+
+// (a)
+TEST(LldbPluginLoad, HelpListsEverySubcommand) {
+  XREF_REQUIRE(lldb_available(), "lldb-19 (Debian package lldb-19)");
+  const LldbRun run = run_lldb({"help xref", "help xref trace", "help xref break"}, {});
+  EXPECT_EQ(run.exit_status, 0) << run.output;
+  for (const char* name : {"trace", "sessions", "show", "stop", "doctor", "maps", "resolve", "break", "helper"}) {
+    EXPECT_TRUE(std::regex_search(run.output, std::regex(std::string("\\n +") + name + " +-- "))) << name << "\n" << run.output;
+  }
+  EXPECT_TRUE(run.has("Syntax: xref trace --here [--stop-at-end] [OPTIONS]")) << run.output;
+  EXPECT_TRUE(run.has("Syntax: xref break W:SEQ [--session N]")) << run.output;
+}
+
+// (b) Stopped in handle_request, trace the rest of this call; the window
+// prints at the next stop (the next request's breakpoint hit).
+TEST_F(LldbPlugin, HereWindowPrintsAtTheNextStopAndMatchesTheRecord) {
+  TempFile record("here");
+  const LldbRun run = run_lldb(
+      {"b handle_request", "run", "xref trace --here --fetch-at apply_fee price=%di:u64,bps=%si:u64", "continue"},
+      service(record.path));
+  ASSERT_EQ(run.exit_status, 0) << run.output;
+  EXPECT_TRUE(std::regex_search(run.output, std::regex("xref: session 1 tracing PID [0-9]+: [0-9]+ probes \\(")))
+      << run.output;
+  const auto windows = shown_windows(run.after("(lldb) continue"));
+  ASSERT_EQ(windows.size(), 1u) << run.output;
+  const ShownWindow& window = windows[0];
+  EXPECT_NE(window.header.find("  complete  "), std::string::npos) << run.output;
+  const auto requests = read_sample_record(record.path);
+  const auto request = requests.find({window_tid(window), 0});
+  ASSERT_NE(request, requests.end()) << "no record of request 0 on the window's thread\n" << run.output;
+  std::vector<std::string> expected = recorded_sequence(request->second);
+  ASSERT_FALSE(expected.empty());
+  expected.erase(expected.begin());  // handle_request itself: the window opened inside it
+  std::vector<std::string> seen = entered_functions(window);
+  if (!seen.empty() && seen.front() == "handle_request") seen.erase(seen.begin());
+  EXPECT_EQ(seen, expected) << run.output;
+  expect_balanced(window);
+  // apply_fee's arguments as fetched, against the record.
+  for (const auto& event : window.events) {
+    if (event.mark != '>' || event.name != "apply_fee") continue;
+    for (const auto& call : request->second) {
+      if (call.function != "apply_fee") continue;
+      char values[128];
+      std::snprintf(values, sizeof values, "price=0x%llx bps=0x%llx", static_cast<unsigned long long>(call.arguments[0]),
+                    static_cast<unsigned long long>(call.arguments[1]));
+      EXPECT_NE(event.rest.find(values), std::string::npos) << values << "\n" << run.output;
+    }
+  }
+}
+
+// (b') --stop-at-end: the process stops when the window closes, at the
+// return address in the caller.
+TEST_F(LldbPlugin, HereStopAtEndStopsWhenTheWindowCloses) {
+  TempFile record("stop-at-end");
+  const LldbRun run = run_lldb(
+      {"b handle_request", "run", "breakpoint disable 1", "xref trace --here --stop-at-end", "continue", "bt 1"},
+      service(record.path));
+  ASSERT_EQ(run.exit_status, 0) << run.output;
+  const std::string stop = run.after("(lldb) continue");
+  EXPECT_NE(stop.find("stop reason = breakpoint 2.1"), std::string::npos) << run.output;
+  EXPECT_NE(stop.find("sample_service`worker_main"), std::string::npos) << run.output;
+  const auto windows = shown_windows(stop);
+  ASSERT_EQ(windows.size(), 1u) << run.output;
+  const auto requests = read_sample_record(record.path);
+  const auto request = requests.find({window_tid(windows[0]), 0});
+  ASSERT_NE(request, requests.end()) << run.output;
+  std::vector<std::string> expected = recorded_sequence(request->second);
+  expected.erase(expected.begin());
+  std::vector<std::string> seen = entered_functions(windows[0]);
+  if (!seen.empty() && seen.front() == "handle_request") seen.erase(seen.begin());
+  EXPECT_EQ(seen, expected) << run.output;
+}
+
+// (c) --start bp:1 with a start filter: breakpoint 1 is disabled while the
+// trace is armed and re-enabled when it ends; the window is request 3's.
+TEST_F(LldbPlugin, StartAtABreakpointWithAFilter) {
+  TempFile record("start-bp");
+  const LldbRun run = run_lldb({"b handle_request", "run",
+                                "xref trace --start bp:1 --fetch id=+0(%di):u64 --start-filter 'id == 3' "
+                                "--functions validate,price_order,apply_fee,route_even,route_odd,settle --max-windows 1",
+                                "breakpoint list 1", "breakpoint set -n nop_entry -c '$rdi == 6'", "continue", "breakpoint list 1"},
+                               service(record.path));
+  ASSERT_EQ(run.exit_status, 0) << run.output;
+  EXPECT_TRUE(run.has("xref: breakpoint 1 disabled while the trace is armed: a uprobe at the same address would "
+                      "swallow it; re-enabled when the trace ends"))
+      << run.output;
+  const std::string armed = run.after("(lldb) breakpoint list 1");
+  EXPECT_NE(armed.substr(0, armed.find("(lldb) breakpoint set -n nop_entry")).find("Options: disabled"), std::string::npos) << run.output;
+  const std::string stop = run.after("(lldb) continue");
+  const auto windows = shown_windows(stop);
+  ASSERT_EQ(windows.size(), 1u) << run.output;
+  EXPECT_NE(windows[0].header.find("id=0x3"), std::string::npos) << run.output;
+  const auto requests = read_sample_record(record.path);
+  const auto request = requests.find({window_tid(windows[0]), 3});
+  ASSERT_NE(request, requests.end()) << run.output;
+  EXPECT_EQ(entered_functions(windows[0]), recorded_sequence(request->second)) << run.output;
+  expect_balanced(windows[0]);
+  EXPECT_NE(stop.find("xref: session 1 ended (max_windows)"), std::string::npos) << run.output;
+  EXPECT_NE(stop.find("xref: breakpoint 1 re-enabled: session 1 ended"), std::string::npos) << run.output;
+  const std::string after = run.after("(lldb) breakpoint list 1\n1:").empty() ? stop : stop.substr(stop.rfind("(lldb) breakpoint list 1"));
+  EXPECT_EQ(after.find("Options: disabled"), std::string::npos) << run.output;
+}
+
+// (d) A probe on an enabled breakpoint location is refused, naming both.
+TEST_F(LldbPlugin, ProbeOnAnEnabledBreakpointIsRefused) {
+  TempFile record("collision");
+  const LldbRun run =
+      run_lldb({"b handle_request", "b validate", "run", "xref trace --start handle_request --functions validate,settle"},
+               service(record.path));
+  EXPECT_NE(run.exit_status, 0) << run.output;  // batch mode stops at the failed command
+  const std::string refusal = run.after("error: xref: ");
+  ASSERT_FALSE(refusal.empty()) << run.output;
+  const std::string line = refusal.substr(0, refusal.find('\n'));
+  EXPECT_TRUE(std::regex_search(line, std::regex("breakpoint (1|2)"))) << line;
+  EXPECT_NE(line.find("--allow-breakpoint-collision"), std::string::npos) << line;
+  EXPECT_FALSE(run.has("xref: session 1 tracing")) << run.output;
+}
+
+// (e) xref break W:SEQ, then continue: LLDB stops at that call site.
+TEST_F(LldbPlugin, BreakAtAnEventStopsThere) {
+  TempFile record("break");
+  const LldbRun run = run_lldb({"breakpoint set -n nop_entry -c '$rdi == 1 || $rdi == 5'", "run",
+                                "xref trace --start handle_request --functions validate,price_order --max-windows 1",
+                                "continue", "xref break 1:1", "breakpoint delete 1", "continue", "register read pc"},
+                               service(record.path));
+  ASSERT_EQ(run.exit_status, 0) << run.output;
+  const auto windows = shown_windows(run.after("(lldb) continue"));
+  ASSERT_GE(windows.size(), 1u) << run.output;
+  ASSERT_GE(windows[0].events.size(), 2u) << run.output;
+  EXPECT_EQ(windows[0].events[1].reference, "1:1");
+  EXPECT_EQ(windows[0].events[1].name, "validate") << run.output;
+  std::smatch set;
+  const std::string text = run.output;
+  ASSERT_TRUE(std::regex_search(text, set, std::regex("Breakpoint 2: (0x[0-9a-f]+) handle_request\\+0x[0-9a-f]+ at "
+                                                      "sample_service.c:[0-9]+ \\(the call site of validate, event 1:1\\)")))
+      << run.output;
+  const std::string stop = run.after("(lldb) breakpoint delete 1");
+  EXPECT_NE(stop.find("stop reason = breakpoint 2.1"), std::string::npos) << run.output;
+  char pc[64];
+  std::snprintf(pc, sizeof pc, "rip = 0x%016llx", std::stoull(set[1].str(), nullptr, 16));
+  EXPECT_NE(stop.find(pc), std::string::npos) << pc << "\n" << run.output;
+}
+
+// (f) The helper killed with SIGKILL mid-session: one clear error at the
+// next stop, the breakpoint the session disabled comes back, and the
+// process is still debuggable and runs to completion.
+TEST_F(LldbPlugin, KilledHelperIsOneClearErrorAndTheProcessStaysDebuggable) {
+  TempFile record("killed");
+  const LldbRun run = run_lldb({"b handle_request", "breakpoint set -n nop_entry -c '$rdi == 3'", "run",
+                                "xref trace --start bp:1 --functions validate,settle", kill_helper_command(), "continue",
+                                "bt 2", "breakpoint list 1", "xref maps", "breakpoint delete --force", "continue"},
+                               service(record.path, "8"));
+  ASSERT_EQ(run.exit_status, 0) << run.output;
+  EXPECT_EQ(run.count("was killed by signal 9 (SIGKILL)"), 1u) << run.output;
+  EXPECT_TRUE(std::regex_search(run.output, std::regex("xref: the helper '[^']*xref serve' \\(pid [0-9]+\\) was killed by "
+                                                       "signal 9 \\(SIGKILL\\); its probes are gone and session 1 ended")))
+      << run.output;
+  EXPECT_TRUE(run.has("xref: breakpoint 1 re-enabled: session 1 ended")) << run.output;
+  const std::string stop = run.after("(lldb) continue");
+  EXPECT_NE(stop.find("stop reason = breakpoint 2.1"), std::string::npos) << run.output;
+  EXPECT_NE(stop.find("frame #1: "), std::string::npos) << run.output;  // bt works
+  EXPECT_TRUE(run.has("modules:")) << run.output;  // a new helper answers
+  EXPECT_TRUE(run.has("exited with status = 0")) << run.output;
+  // The service ran every request to its end.
+  size_t requests = 0;
+  for (const auto& [key, calls] : read_sample_record(record.path)) requests += calls.empty() ? 0 : 1;
+  EXPECT_EQ(requests, 8u);
+}
+
+}  // namespace
+}  // namespace xref::test
