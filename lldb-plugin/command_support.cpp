@@ -23,13 +23,12 @@ CommandScope::CommandScope(lldb::SBDebugger debugger, lldb::SBCommandReturnObjec
 }
 
 CommandScope::~CommandScope() {
-  // A session whose process exited is shown by whatever xref command comes
-  // next, when the helper's reader could not print it.
+  // The windows of a session whose process is gone get no stop to print
+  // at: whatever xref command comes next shows them (unless the process
+  // watcher did).
   state_->absorb(lines_);
   for (auto& [id, session] : state_->sessions()) {
-    if (session.ended && !session.end_shown && session.stop_reason == "target_exited") {
-      show_session_windows(*state_, session, false, lines_);
-    }
+    if (state_->process_gone(session)) show_session_windows(*state_, session, false, lines_);
   }
   std::string text;
   for (const auto& line : lines_) text += line + "\n";

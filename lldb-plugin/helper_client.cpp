@@ -216,8 +216,6 @@ void HelperClient::read_loop() {
 
 void HelperClient::handle_line(const std::string& line) {
   nlohmann::json message = nlohmann::json::parse(line, nullptr, false);
-  std::function<void(const HelperEvent*)> notify;
-  HelperEvent queued;
   {
     std::lock_guard lock(mutex_);
     if (!message.is_object()) {
@@ -234,9 +232,7 @@ void HelperClient::handle_line(const std::string& line) {
         event.session = message["session"].get<uint64_t>();
       }
       event.body = std::move(message);
-      events_.push_back(event);
-      queued = std::move(event);
-      notify = notify_;
+      events_.push_back(std::move(event));
     } else if (message.contains("id") && message["id"].is_number_integer()) {
       const auto found = pending_.find(message["id"].get<int64_t>());
       if (found == pending_.end()) return;  // answered after its timeout
@@ -258,19 +254,15 @@ void HelperClient::handle_line(const std::string& line) {
     }
   }
   changed_.notify_all();
-  if (notify) notify(&queued);
 }
 
 void HelperClient::mark_ended(std::string how) {
-  std::function<void(const HelperEvent*)> notify;
   {
     std::lock_guard lock(mutex_);
     ended_ = true;
     ending_ = std::move(how);
-    notify = notify_;
   }
   changed_.notify_all();
-  if (notify) notify(nullptr);
 }
 
 std::vector<HelperEvent> HelperClient::take_events() {
@@ -307,11 +299,6 @@ std::vector<std::string> HelperClient::recent_stderr() const {
   return {recent_stderr_.begin(), recent_stderr_.end()};
 }
 
-void HelperClient::set_notify(std::function<void(const HelperEvent*)> notify) {
-  std::lock_guard lock(mutex_);
-  notify_ = std::move(notify);
-}
-
 void HelperClient::close(std::chrono::milliseconds grace) {
   {
     std::lock_guard lock(write_mutex_);
@@ -321,7 +308,6 @@ void HelperClient::close(std::chrono::milliseconds grace) {
   if (!reader_.joinable()) return;
   {
     std::unique_lock lock(mutex_);
-    notify_ = nullptr;
     changed_.wait_for(lock, grace, [&] { return ended_; });
     stop_reading_ = true;  // a helper that does not end is left to finish on its own
   }

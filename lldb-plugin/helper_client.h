@@ -9,7 +9,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -67,11 +66,6 @@ class HelperClient {
   // The last stderr lines, kept for messages about its death.
   std::vector<std::string> recent_stderr() const;
 
-  // Called on the reader thread after an event was queued (with it) or the
-  // helper ended (with null); it must not call request() nor wait for a
-  // thread that does.
-  void set_notify(std::function<void(const HelperEvent*)> notify);
-
   // Closes the helper's stdin (it stops every session, detaches and exits)
   // and waits up to `grace` for it to end.
   void close(std::chrono::milliseconds grace);
@@ -109,7 +103,6 @@ class HelperClient {
   std::vector<std::string> new_stderr_;
   std::deque<std::string> recent_stderr_;
   size_t unparsed_lines_ = 0;
-  std::function<void(const HelperEvent*)> notify_;
 
   std::mutex write_mutex_;
   bool stop_reading_ = false;  // under mutex_

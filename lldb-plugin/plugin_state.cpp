@@ -1,6 +1,12 @@
 #include "plugin_state.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <chrono>
@@ -16,6 +22,7 @@ namespace {
 
 constexpr auto kHandshakeTimeout = std::chrono::seconds(20);
 constexpr auto kHereWindowWait = std::chrono::milliseconds(1000);
+constexpr auto kExitWait = std::chrono::milliseconds(1000);
 constexpr auto kDrainGrace = std::chrono::milliseconds(60);  // three of the helper's drain intervals
 constexpr size_t kKeptWindowsPerSession = 1000;
 
@@ -77,13 +84,29 @@ void PluginState::forget(lldb::user_id_t debugger_id) {
 }
 
 void PluginState::shutdown() {
-  std::unique_ptr<HelperClient> helper;
   {
     auto held = lock();
-    helper = std::move(helper_);
+    stopping_ = true;
+    if (wake_fd_ >= 0) {
+      const uint64_t one = 1;
+      [[maybe_unused]] ssize_t ignored = write(wake_fd_, &one, sizeof one);
+    }
   }
-  // Closing its stdin makes the helper stop every session and detach.
-  if (helper) helper->close(std::chrono::milliseconds(3000));
+  if (watcher_.joinable()) watcher_.join();
+  auto held = lock();
+  for (const auto& [pid, pidfd] : watched_) close(pidfd);
+  watched_.clear();
+  if (wake_fd_ >= 0) close(wake_fd_);
+  wake_fd_ = -1;
+  if (!helper_) return;
+  // Closing its stdin makes the helper stop every session and detach; the
+  // sessions end with their last windows, printed here as nothing else will.
+  helper_->close(std::chrono::milliseconds(3000));
+  Lines lines;
+  absorb_events(lines);
+  for (auto& [id, session] : sessions_) show_session_windows(*this, session, false, lines);
+  if (!lines.empty()) write_to_debugger(debugger_, lines);
+  helper_.reset();
 }
 
 HelperCommand PluginState::helper_command() const {
@@ -124,7 +147,6 @@ HelperClient* PluginState::helper(std::string& error) {
     error = "xref: " + error;
     return nullptr;
   }
-  helper_->set_notify([this](const HelperEvent* event) { announce_exits(event); });
   return helper_.get();
 }
 
@@ -282,31 +304,81 @@ void PluginState::ensure_stop_hook(lldb::SBTarget target) {
   if (ignored.Succeeded()) hooked_targets_.push_back(target);
 }
 
-void PluginState::announce_exits(const HelperEvent* event) {
-  if (event == nullptr || event->name != "session_ended" ||
-      event->body.value("stop_reason", std::string()) != "target_exited") {
-    return;
-  }
-  // Never wait for a command that holds the lock: it may be waiting for this
-  // very thread to read the helper's answer. A command absorbs on its own.
-  std::unique_lock held(mutex_, std::defer_lock);
-  for (int attempt = 0; attempt < 10 && !held.try_lock(); ++attempt) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  if (!held.owns_lock() || !helper_) return;
-  Lines lines;
-  absorb_events(lines);
-  pending_lines_.insert(pending_lines_.end(), lines.begin(), lines.end());
-  Lines shown;
-  for (auto& [id, session] : sessions_) {
-    if (session.ended && !session.end_shown && session.stop_reason == "target_exited") {
-      show_session_windows(*this, session, false, shown);
+void PluginState::watch_process(uint64_t pid) {
+  if (pid == 0 || watched_.count(pid)) return;
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0));
+  if (pidfd < 0) return;  // already gone, or an old kernel: the next command prints instead
+  fcntl(pidfd, F_SETFD, FD_CLOEXEC);
+  watched_[pid] = pidfd;
+  if (wake_fd_ < 0) wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (!watcher_.joinable()) watcher_ = std::thread([this] { watch_loop(); });
+  const uint64_t one = 1;
+  [[maybe_unused]] ssize_t ignored = write(wake_fd_, &one, sizeof one);
+}
+
+void PluginState::watch_loop() {
+  for (;;) {
+    std::vector<pollfd> fds;
+    std::vector<uint64_t> pids;
+    {
+      auto held = lock();
+      if (stopping_) return;
+      fds.push_back({wake_fd_, POLLIN, 0});
+      for (const auto& [pid, pidfd] : watched_) {
+        fds.push_back({pidfd, POLLIN, 0});
+        pids.push_back(pid);
+      }
+    }
+    if (poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) return;
+    if (fds[0].revents != 0) {
+      uint64_t count;
+      [[maybe_unused]] ssize_t ignored = read(wake_fd_, &count, sizeof count);
+    }
+    for (size_t index = 1; index < fds.size(); ++index) {
+      if (fds[index].revents == 0) continue;
+      {
+        auto held = lock();
+        close(watched_[pids[index - 1]]);
+        watched_.erase(pids[index - 1]);
+      }
+      announce_exit(pids[index - 1]);
     }
   }
-  if (shown.empty()) return;
-  shown.insert(shown.begin(), pending_lines_.begin(), pending_lines_.end());
-  pending_lines_.clear();
-  write_to_debugger(debugger_, shown);
+}
+
+void PluginState::announce_exit(uint64_t pid) {
+  // The helper notices the exit too and ends the sessions (target_exited),
+  // with their last windows: give it a moment.
+  const auto deadline = std::chrono::steady_clock::now() + kExitWait;
+  Lines lines;
+  for (;;) {
+    {
+      auto held = lock();
+      absorb_events(lines);
+      bool all_ended = true;
+      for (const auto& [id, session] : sessions_) all_ended &= session.pid != pid || session.ended;
+      if (all_ended || stopping_ || std::chrono::steady_clock::now() >= deadline) {
+        for (auto& [id, session] : sessions_) {
+          if (session.pid == pid) show_session_windows(*this, session, false, lines);
+        }
+        if (lines.empty()) return;
+        lines.insert(lines.begin(), pending_lines_.begin(), pending_lines_.end());
+        pending_lines_.clear();
+        break;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  write_to_debugger(debugger_, lines);
+}
+
+bool PluginState::process_gone(const SessionRecord& session) {
+  lldb::SBTarget target = session.target;
+  lldb::SBProcess process = target.GetProcess();
+  if (!process.IsValid() || process.GetProcessID() != session.pid) return true;
+  const lldb::StateType state = process.GetState();
+  return state == lldb::eStateExited || state == lldb::eStateDetached || state == lldb::eStateInvalid ||
+         state == lldb::eStateUnloaded;
 }
 
 std::string session_end_line(const SessionRecord& session) {

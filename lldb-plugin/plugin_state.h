@@ -1,7 +1,8 @@
 // What the plugin keeps per debugger: the helper (started on first use), the
 // sessions it started with their windows, and what is still to be shown.
-// Every member is used under lock(); the helper's reader thread only takes
-// the lock when it is free (see announce_exits).
+// Every member is used under lock(). Besides the commands, only the process
+// watcher thread takes the lock (never the helper's reader thread, which a
+// command holding the lock may be waiting for).
 #pragma once
 
 #include <lldb/API/LLDB.h>
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "helper_client.h"
@@ -97,6 +99,13 @@ class PluginState {
   // once per target.
   void ensure_stop_hook(lldb::SBTarget target);
 
+  // Watches a session's process: when it exits there is no stop to print
+  // at, so the windows of its sessions not shown yet are printed then.
+  void watch_process(uint64_t pid);
+
+  // Is the session's process gone (exited, killed, detached)?
+  bool process_gone(const SessionRecord& session);
+
   lldb::SBDebugger debugger() { return debugger_; }
 
   void shutdown();
@@ -104,9 +113,8 @@ class PluginState {
  private:
   void absorb_events(Lines& lines);
   void record_window(SessionRecord& session, nlohmann::json window);
-  // On the reader thread: a session that ended because its process exited
-  // gets no stop to print at, so its windows are printed now.
-  void announce_exits(const HelperEvent* event);
+  void watch_loop();
+  void announce_exit(uint64_t pid);
 
   lldb::SBDebugger debugger_;
   std::mutex mutex_;
@@ -115,7 +123,12 @@ class PluginState {
   std::map<uint64_t, SessionRecord> sessions_;
   std::vector<lldb::SBTarget> hooked_targets_;
   uint64_t arrivals_ = 0;
-  Lines pending_lines_;  // absorbed on the reader thread, shown by the next command
+  Lines pending_lines_;  // absorbed in the background, shown by the next command
+
+  std::thread watcher_;
+  int wake_fd_ = -1;                 // eventfd: the watched set changed, or shutdown
+  std::map<uint64_t, int> watched_;  // pid -> pidfd
+  bool stopping_ = false;
 };
 
 // Renders a session's windows that were not shown yet (all when `all`) and,

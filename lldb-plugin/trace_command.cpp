@@ -132,6 +132,7 @@ bool TraceCommand::execute(lldb::SBDebugger debugger, char** command, lldb::SBCo
   disable_breakpoints(scope, session, reply.result.value("breakpoints_to_disable", nlohmann::json::array()));
   if (here && has_word(words, "--stop-at-end")) set_stop_at_end(scope, session);
   scope.state().ensure_stop_hook(target);
+  scope.state().watch_process(session.pid);
   return true;
 }
 
