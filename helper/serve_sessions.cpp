@@ -189,13 +189,17 @@ void SessionManager::run(std::shared_ptr<Session> session, nlohmann::json reques
 }
 
 void SessionManager::finish(Session& session, const std::optional<nlohmann::json>& ended_event, StopAnswer answer) {
+  {
+    // Out of the sessions list before its session_ended event is out.
+    std::lock_guard lock(session.mutex);
+    session.state = "ended";
+  }
   // The event goes out before any stop request is answered (docs/protocol.md).
   if (ended_event) writer_.write(*ended_event);
   std::vector<nlohmann::json> waiting;
   {
     std::lock_guard lock(session.mutex);
     session.ended = true;
-    session.state = "ended";
     session.stop_answer = answer;
     waiting.swap(session.stop_requests);
   }
@@ -226,7 +230,7 @@ std::optional<nlohmann::json> SessionManager::stop(uint64_t id, const nlohmann::
     return error_response(request_id, std::get<ProtocolError>(session->stop_answer));
   }
   session->stop_requests.push_back(request_id);
-  session->state = "stopping";
+  if (session->state != "ended") session->state = "stopping";
   session->cancel();
   return std::nullopt;
 }
@@ -236,7 +240,7 @@ nlohmann::json SessionManager::list() {
   std::lock_guard lock(mutex_);
   for (const auto& [id, session] : sessions_) {
     std::lock_guard session_lock(session->mutex);
-    if (session->ended) continue;
+    if (session->state == "ended") continue;
     sessions.push_back({{"session", id},
                         {"command", session->command},
                         {"pid", session->pid},
@@ -256,7 +260,7 @@ void SessionManager::stop_all_and_join() {
   }
   for (const auto& session : all) {
     std::lock_guard lock(session->mutex);
-    if (session->ended) continue;
+    if (session->state == "ended") continue;
     session->helper_exiting = true;
     session->state = "stopping";
     session->cancel();
