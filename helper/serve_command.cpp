@@ -49,7 +49,7 @@ std::variant<nlohmann::json, ProtocolError> run_one_shot(const std::vector<std::
     return cli_error(make_error(ErrorCode::invalid_argument, "trace runs as a session, not as a one-shot command",
                                 "send session.start with argv [\"trace\", ...]"));
   }
-  if (!is_one_shot(name)) {
+  if (!is_one_shot(name) && name != "--help" && name != "-h") {
     return cli_error(make_error(ErrorCode::invalid_argument, "no one-shot command named '" + name + "'",
                                 "commands: maps, resolve, memscan, doctor"));
   }
@@ -68,7 +68,7 @@ std::variant<nlohmann::json, ProtocolError> run_one_shot(const std::vector<std::
 
   CapturedCout captured;
   try {
-    if (context.pid && name != "doctor") {
+    if (context.pid && is_one_shot(name) && name != "doctor") {
       // The debugger's process, unless the words name another.
       CLI::Option* pid = app.get_subcommand(name)->get_option("--pid");
       pid->required(false);
@@ -86,7 +86,7 @@ std::variant<nlohmann::json, ProtocolError> run_one_shot(const std::vector<std::
   } catch (const CLI::ParseError& parse_error) {
     // What the CLI prints for a usage mistake under --json.
     Envelope envelope;
-    envelope.operation = name == "doctor" ? name : "live_" + name;
+    envelope.operation = name == "doctor" ? name : is_one_shot(name) ? "live_" + name : "usage";
     envelope.error = make_error(ErrorCode::invalid_argument, parse_error.what(), "see `xref --help`");
     return nlohmann::json{{"document", envelope_json(envelope)}, {"exit_status", error_exit_status(ErrorCode::invalid_argument)}};
   } catch (const std::exception& failure) {

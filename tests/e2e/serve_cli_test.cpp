@@ -262,6 +262,8 @@ TEST(ServeCli, CommandRunsOneShotCommandsLikeTheCli) {
   const auto help = helper.request("command", {{"argv", {"resolve", "--help"}}, {"context", context}});
   EXPECT_FALSE(help["result"].contains("document"));
   EXPECT_NE(help["result"]["help"].get<std::string>().find("--pid"), std::string::npos);
+  const auto overview = helper.request("command", {{"argv", nlohmann::json::array({"--help"})}});
+  EXPECT_NE(overview["result"]["help"].get<std::string>().find("memscan"), std::string::npos) << overview.dump();
 
   // doctor takes no --pid: the context's is not forced on it.
   const auto doctor = helper.request("command", {{"argv", {"doctor"}}, {"context", context}});
