@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <variant>
 #include <vector>
@@ -104,8 +105,12 @@ std::optional<ProtocolError> SessionManager::start(const nlohmann::json& request
   session->command = spec.command;
   session->pid = spec.options.pid;
   session->requested_backend = backend;
+  try {
+    session->thread = std::thread(&SessionManager::run, this, session, request_id, std::move(spec));
+  } catch (const std::system_error& failure) {
+    return cli_error(make_error(ErrorCode::internal, std::string("cannot start a session thread: ") + failure.what()));
+  }
   sessions_[session->id] = session;
-  session->thread = std::thread(&SessionManager::run, this, session, request_id, std::move(spec));
   return std::nullopt;
 }
 
