@@ -29,6 +29,10 @@ __u64 windows_closed = 0;
 __u64 starts_filtered = 0;
 __u64 lost_events = 0;
 __u32 stopped = 0;
+/* Set by user space once every probe is attached: a link puts its probes
+ * in one by one, and a window opened before the last one is in could miss
+ * events without knowing it. */
+__u32 armed = 0;
 __u32 stop_reason = XREF_STOP_NONE;
 
 struct {
@@ -361,8 +365,18 @@ static __always_inline void emit_entry(struct pt_regs *ctx, struct xref_thread_w
   submit(event);
 }
 
+/* The entry sp of the frame a start probe sits in (see xref_probe.frame_base). */
+static __always_inline __u64 start_frame_sp(struct pt_regs *ctx, const struct xref_probe *probe) {
+  /* Both registers are read first: a context field picked by a computed
+   * offset is something the verifier refuses. */
+  __u64 sp = PT_REGS_SP(ctx);
+  __u64 bp = PT_REGS_FP(ctx);
+  asm volatile("" : "+r"(sp), "+r"(bp));
+  return (probe->frame_base == XREF_FRAME_BASE_BP ? bp : sp) + (__s64)probe->frame_offset;
+}
+
 static __always_inline void open_window(struct pt_regs *ctx, __u32 tid, __u32 index, const struct xref_probe *probe,
-                                        struct xref_thread_window *old) {
+                                        struct xref_thread_window *old, __u64 frame_sp) {
   __u32 zero = 0;
   struct fetched *values = bpf_map_lookup_elem(&scratch_fetched, &zero);
   struct xref_thread_window *fresh = bpf_map_lookup_elem(&zero_window, &zero);
@@ -383,11 +397,11 @@ static __always_inline void open_window(struct pt_regs *ctx, __u32 tid, __u32 in
   struct xref_thread_window *window = bpf_map_lookup_elem(&threads, &tid);
   if (!window) return;
   window->window_id = window_id;
-  window->start_sp = PT_REGS_SP(ctx);
+  window->start_sp = frame_sp;
   struct xref_window_result result = {.lost = 0, .tid = tid, .status = 0};
   bpf_map_update_elem(&window_results, &window_id, &result, BPF_ANY);
   window->start_ns = bpf_ktime_get_ns();
-  emit_entry(ctx, window, tid, index, probe, values, XREF_EVENT_F_WINDOW_BEGIN, PT_REGS_SP(ctx));
+  emit_entry(ctx, window, tid, index, probe, values, XREF_EVENT_F_WINDOW_BEGIN, frame_sp);
 }
 
 /* A return seen at a ret (sp = the frame's entry sp), at a uretprobe or a
@@ -441,10 +455,12 @@ int trace_probe(struct pt_regs *ctx) {
   const struct xref_probe *probe = bpf_map_lookup_elem(&probes, &index);
   if (!probe) return 0;
   if (cookie & XREF_COOKIE_START) {
+    if (!armed) return 0;
     /* Recursion into the start function inside its own window is an
      * ordinary entry, not a new window. */
-    if (!window || PT_REGS_SP(ctx) >= window->start_sp) {
-      open_window(ctx, tid, index, probe, window);
+    __u64 frame_sp = start_frame_sp(ctx, probe);
+    if (!window || frame_sp >= window->start_sp) {
+      open_window(ctx, tid, index, probe, window, frame_sp);
       return 0;
     }
   }

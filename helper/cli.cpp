@@ -77,6 +77,7 @@ int run_cli(int argc, char** argv) {
   setup_memscan(app, exit_status);
   setup_doctor(app, exit_status);
   setup_trace(app, exit_status);
+  setup_serve(app, exit_status);
 
   if (args.size() == 1) {
     std::cout << app.help();

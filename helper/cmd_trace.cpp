@@ -153,7 +153,8 @@ void add_trace_options(CLI::App& command_app, TraceCommandOptions& options_ref) 
       ->delimiter(',');
   command->add_option("--callees-of", request.callees_of,
                       "trace the static callee tree of this function, at call and return sites");
-  command->add_option("--depth", request.depth, "levels of the --callees-of tree")->capture_default_str();
+  command->add_option("--depth", request.depth, "levels of the --callees-of tree (default 1; 2 with --here)")
+      ->check(CLI::Range(1, 16));
   command->add_option("--all-calls-in", request.all_calls_in,
                       "trace every call site (direct and indirect) in this function");
   command->add_option("--fetch-at", request.fetch_at, "VA SPEC: values read at that function's entry")

@@ -12,6 +12,7 @@ void setup_resolve(CLI::App& app, int& exit_status);
 void setup_memscan(CLI::App& app, int& exit_status);
 void setup_doctor(CLI::App& app, int& exit_status);
 void setup_trace(CLI::App& app, int& exit_status);
+void setup_serve(CLI::App& app, int& exit_status);
 
 // Options every process command shares: --pid, --bin/-b, --json.
 struct ProcessCommandOptions {

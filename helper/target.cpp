@@ -2,6 +2,7 @@
 
 #include "elf_image.h"
 #include "file_digest.h"
+#include "target_owner.h"
 
 namespace xref {
 
@@ -36,6 +37,7 @@ Result<std::shared_ptr<const ElfImage>> verify_bin(const std::string& bin, const
 Result<Target> open_target(const TargetOptions& options) {
   auto process = ProcessHandle::open(options.pid);
   if (!process) return process.error();
+  if (auto owner = check_target_owner(process->pid()); !owner) return owner.error();
   auto space = AddressSpace::read(*process);
   if (!space) return space.error();
   std::string binary_match = "proc_exe_auto";

@@ -39,6 +39,8 @@ xref_probe compile_probe(const PlannedProbe& planned) {
   probe.kind = planned.kind;
   probe.flags = planned.flags;
   probe.return_function_id = planned.return_function_id;
+  probe.frame_base = planned.frame_base;
+  probe.frame_offset = planned.frame_offset;
   probe.fetch_count = static_cast<uint8_t>(planned.fetches.size());
   for (size_t i = 0; i < planned.fetches.size() && i < XREF_FETCH_MAX_ITEMS; ++i) {
     probe.fetches[i] = compile_fetch(planned.fetches[i]);
@@ -195,6 +197,33 @@ TraceCounters TraceBpf::counters() const {
   }
   counters.dropped_events = counters.lost_events;
   return counters;
+}
+
+void TraceBpf::arm() { __atomic_store_n(&skeleton_->bss->armed, 1, __ATOMIC_SEQ_CST); }
+
+Result<uint64_t> TraceBpf::open_window(uint32_t tid, uint64_t entry_sp, uint32_t function_id, uint64_t start_ns) {
+  auto* bss = skeleton_->bss;
+  const uint64_t window_id = __atomic_add_fetch(&bss->windows_opened, 1, __ATOMIC_SEQ_CST);
+  xref_window_result result;
+  std::memset(&result, 0, sizeof result);
+  result.tid = tid;
+  if (bpf_map__update_elem(skeleton_->maps.window_results, &window_id, sizeof window_id, &result, sizeof result,
+                           BPF_ANY) != 0) {
+    return make_error(ErrorCode::internal, std::string("cannot record the --here window: ") + std::strerror(errno));
+  }
+  auto state = std::make_unique<xref_thread_window>();
+  std::memset(state.get(), 0, sizeof *state);
+  state->window_id = window_id;
+  state->seq = 1;
+  state->start_sp = entry_sp;
+  state->depth = 1;
+  state->frames[0].entry_sp = entry_sp;
+  state->frames[0].function_id = function_id;
+  state->start_ns = start_ns;
+  if (bpf_map__update_elem(skeleton_->maps.threads, &tid, sizeof tid, state.get(), sizeof *state, BPF_ANY) != 0) {
+    return make_error(ErrorCode::internal, std::string("cannot open the --here window: ") + std::strerror(errno));
+  }
+  return window_id;
 }
 
 }  // namespace xref

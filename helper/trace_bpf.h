@@ -44,6 +44,12 @@ class TraceBpf {
   // Every window the BPF side opened, with its loss count and end status.
   std::map<uint64_t, xref_window_result> window_results() const;
   void detach() { link_.close(); }
+  // Lets start probes open windows; called once every probe is attached.
+  void arm();
+  // Puts an open window into the thread map, as the start probe would have
+  // (the thread is stopped by a debugger, so nothing races): window id,
+  // sequence 1 next (0 is the opening entry user space makes), the frame.
+  Result<uint64_t> open_window(uint32_t tid, uint64_t entry_sp, uint32_t function_id, uint64_t start_ns);
 
  private:
   TraceBpf() = default;

@@ -2,6 +2,9 @@
 
 #include <bpf/libbpf.h>
 
+#include <sys/uio.h>
+#include <time.h>
+
 #include <cstring>
 
 namespace xref {
@@ -19,10 +22,17 @@ struct RingBufferDeleter {
   void operator()(ring_buffer* ring) const { ring_buffer__free(ring); }
 };
 
+uint64_t monotonic_ns() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);  // the clock of bpf_ktime_get_ns
+  return static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
+}
+
 class BpfEngine : public TraceEngine {
  public:
-  BpfEngine(std::unique_ptr<TraceBpf> bpf, std::unique_ptr<ring_buffer, RingBufferDeleter> ring)
-      : bpf_(std::move(bpf)), ring_(std::move(ring)) {}
+  BpfEngine(std::unique_ptr<TraceBpf> bpf, std::unique_ptr<ring_buffer, RingBufferDeleter> ring, EventSink& sink,
+            pid_t pid)
+      : bpf_(std::move(bpf)), ring_(std::move(ring)), sink_(sink), pid_(pid) {}
 
   const std::string& backend() const override { return bpf_->backend(); }
   Result<void> drain() override {
@@ -33,9 +43,37 @@ class BpfEngine : public TraceEngine {
   void detach() override { bpf_->detach(); }
   std::map<uint64_t, xref_window_result> window_results() const override { return bpf_->window_results(); }
 
+  Result<uint64_t> open_here(const HereWindow& here) override {
+    const uint64_t start_ns = monotonic_ns();
+    auto window_id = bpf_->open_window(here.tid, here.entry_sp, here.function_id, start_ns);
+    if (!window_id) return window_id.error();
+    // The window's first event, as the start probe would have sent it.
+    xref_trace_event record;
+    std::memset(&record, 0, sizeof record);
+    record.window_id = *window_id;
+    record.seq = 0;
+    record.timestamp_ns = start_ns;
+    record.sp = here.entry_sp;
+    record.tid = here.tid;
+    record.probe_index = 0xffffffff;
+    record.function_id = here.function_id;
+    record.type = XREF_EVENT_ENTRY;
+    record.flags = XREF_EVENT_F_WINDOW_BEGIN;
+    uint64_t return_address = 0;
+    iovec local{&return_address, sizeof return_address};
+    iovec remote{reinterpret_cast<void*>(here.entry_sp), sizeof return_address};
+    if (process_vm_readv(pid_, &local, 1, &remote, 1, 0) == sizeof return_address) {
+      record.return_address = return_address;
+    }
+    sink_.add(record);
+    return window_id;
+  }
+
  private:
   std::unique_ptr<TraceBpf> bpf_;
   std::unique_ptr<ring_buffer, RingBufferDeleter> ring_;
+  EventSink& sink_;
+  pid_t pid_;
 };
 
 }  // namespace
@@ -47,7 +85,8 @@ Result<std::unique_ptr<TraceEngine>> start_bpf_engine(const TracePlan& plan, con
   std::unique_ptr<ring_buffer, RingBufferDeleter> ring(
       ring_buffer__new((*bpf)->ringbuf_fd(), on_record, &sink, nullptr));
   if (!ring) return make_error(ErrorCode::internal, "ring buffer setup failed");
-  return std::unique_ptr<TraceEngine>(new BpfEngine(std::move(*bpf), std::move(ring)));
+  (*bpf)->arm();
+  return std::unique_ptr<TraceEngine>(new BpfEngine(std::move(*bpf), std::move(ring), sink, options.pid));
 }
 
 }  // namespace xref

@@ -15,6 +15,7 @@
 #include "result.h"
 #include "trace_abi.h"
 #include "trace_counters.h"
+#include "trace_plan.h"
 #include "trace_windows.h"
 
 namespace xref {
@@ -51,6 +52,11 @@ class TraceEngine {
   virtual std::map<uint64_t, xref_window_result> window_results() const = 0;
   // Backend facts for the summary ("instance", "tgid_filter", ...).
   virtual std::vector<std::pair<std::string, std::string>> details() const { return {}; }
+  // --here: opens the plan's window on the debugger's stopped thread and
+  // hands its first record to the sink; returns the window id.
+  virtual Result<uint64_t> open_here(const HereWindow&) {
+    return make_error(ErrorCode::unsupported, "--here needs a BPF backend");
+  }
 };
 
 }  // namespace xref

@@ -105,6 +105,12 @@ uint64_t TraceRenderer::slide() const {
   return bias ? *bias : 0;
 }
 
+std::optional<uint64_t> TraceRenderer::live_of(uint32_t module_index, uint64_t static_va) const {
+  if (module_index >= plan_.modules.size()) return std::nullopt;
+  auto live = target_.space.live_from_static(*plan_.modules[module_index].module, static_va);
+  return live ? std::optional<uint64_t>(*live) : std::nullopt;
+}
+
 CallSiteInfo TraceRenderer::call_site(uint64_t live_return_address) {
   if (auto cached = call_site_cache_.find(live_return_address); cached != call_site_cache_.end()) {
     return cached->second;
@@ -132,6 +138,7 @@ CallSiteInfo TraceRenderer::call_site(uint64_t live_return_address) {
             before->end() == candidate.candidate.static_va) {
           info.call_site_va = before->address;
           info.verified = true;
+          info.call_site_live = live_return_address - before->size;
         }
       }
     }
@@ -149,6 +156,7 @@ CallSiteInfo TraceRenderer::entry_call_site(const TraceEvent& event) {
       info.known = true;
       info.verified = true;
       info.call_site_va = probe.static_va;
+      info.call_site_live = live_of(probe.module_index, probe.static_va).value_or(0);
       if (const FunctionSymbol* caller = plan_.image->function_containing(probe.static_va)) {
         info.caller_va = caller->start;
         info.caller = caller->demangled;
@@ -219,7 +227,17 @@ nlohmann::json TraceRenderer::window_json(const TraceWindow& window, const Trace
         {"timestamp_ns", event.timestamp_ns},
         {"fetches", fetches},
     };
-    if (event.probe_index < plan_.probes.size()) json["probe_va"] = to_hex(plan_.probes[event.probe_index].static_va);
+    // Live addresses too, for a debugger front end (and valid only in this process).
+    if (event.type != XREF_EVENT_STOP && event.function_id < plan_.functions.size() &&
+        !plan_.functions[event.function_id].indirect) {
+      const TracedFunction& function = plan_.functions[event.function_id];
+      if (auto live = live_of(function.module_index, function.symbol.start)) json["target_live"] = to_hex(*live);
+    }
+    if (event.probe_index < plan_.probes.size()) {
+      const PlannedProbe& probe = plan_.probes[event.probe_index];
+      json["probe_va"] = to_hex(probe.static_va);
+      if (auto live = live_of(probe.module_index, probe.static_va)) json["probe_live"] = to_hex(*live);
+    }
     if (const std::string prefix = module_prefix(event.function_id); !prefix.empty()) {
       json["module"] = prefix.substr(0, prefix.size() - 1);
     }
@@ -230,12 +248,16 @@ nlohmann::json TraceRenderer::window_json(const TraceWindow& window, const Trace
       json["caller_va"] = site.caller_va ? nlohmann::json(to_hex(site.caller_va)) : nlohmann::json(nullptr);
       if (!site.caller.empty()) json["caller"] = site.caller;
       if (!site.module.empty()) json["call_site_module"] = site.module;
+      json["call_site_live"] = site.call_site_live ? nlohmann::json(to_hex(site.call_site_live)) : nlohmann::json(nullptr);
     }
     if (event.depth_overflow) json["depth_overflow"] = true;
     if (auto indirect = indirect_frames.target(event, indirect_target(event))) {
       json["indirect"] = true;
       json["target_va"] = to_hex(indirect->first);
       json["symbol"] = indirect->second;
+      for (const FetchedValue& value : event.fetches) {
+        if (value.name == "target" && value.value) json["target_live"] = to_hex(*value.value);
+      }
     }
     events.push_back(std::move(json));
   }

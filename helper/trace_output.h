@@ -29,6 +29,7 @@ struct CallSiteInfo {
   uint64_t caller_va = 0;     // the calling function's start (static), 0 if unknown
   std::string caller;         // its name
   std::string module;         // the module it is in, when not the traced one
+  uint64_t call_site_live = 0;  // the same address in the process, 0 if unknown
 };
 
 class TraceRenderer {
@@ -56,6 +57,8 @@ class TraceRenderer {
   // "libc.so.6:" for a function outside the executable, "" inside it.
   std::string module_prefix(uint32_t function_id) const;
   uint64_t function_start(uint32_t function_id) const;
+  // A static VA of plan module `module_index` in the process; nullopt if unmapped.
+  std::optional<uint64_t> live_of(uint32_t module_index, uint64_t static_va) const;
   uint64_t slide() const;
 
   const Target& target_;

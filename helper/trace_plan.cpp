@@ -6,10 +6,12 @@
 #include <set>
 
 #include "callee_tree.h"
+#include "cfa_rule.h"
 #include "disassembly.h"
 #include "filter_expr.h"
 #include "hex.h"
 #include "number_parse.h"
+#include "trace_start_sites.h"
 
 namespace xref {
 namespace {
@@ -44,6 +46,13 @@ struct ModuleFunction : FunctionSymbol {
   uint32_t module_index = 0;
 };
 
+// Where a debugger breakpoint opens windows: its function and address.
+struct StartSite {
+  ModuleFunction function;
+  uint64_t static_va = 0;
+  bool at_entry = false;
+};
+
 // functions_by_start_ keys: module index in the top byte, static VA below.
 uint64_t function_key(uint32_t module_index, uint64_t start) { return (uint64_t{module_index} << 56) | start; }
 
@@ -61,17 +70,16 @@ class Planner {
     plan_.image = *image;
     plan_.modules.push_back(PlanModule{plan_.module, plan_.image});
 
-    if (request_.start.empty()) {
+    if (request_.start.empty() && !request_.here) {
       return make_error(ErrorCode::invalid_argument, "--start is required", "name the function that opens a window");
     }
     if (request_.uretprobes) {
       plan_.return_mode = "mixed_uretprobe_best_effort";
       plan_.warnings.push_back("uretprobe_returns_are_best_effort_under_unwind");
     }
-    auto start = resolve(request_.start, "--start");
+    auto start = resolve_start();
     if (!start) return start.error();
     plan_.start_va = start->start;
-    start_module_ = start->module_index;
     auto start_fetches = parse_fetch_spec(request_.fetch);
     if (!request_.fetch.empty() && !start_fetches) return with_context(start_fetches.error(), "--fetch");
     if (start_fetches) plan_.start_fetches = *start_fetches;
@@ -89,6 +97,9 @@ class Planner {
     plan_.stop_return_va = stop_return->start;
 
     if (auto added = add_function(*start); !added) return added.error();
+    for (const StartSite& site : start_sites_) {
+      if (auto added = add_function(site.function); !added) return added.error();
+    }
     if (auto added = add_function(*stop_return); !added) return added.error();
     for (const std::string& list : request_.functions) {
       for (const std::string& name : split(list)) {
@@ -105,6 +116,13 @@ class Planner {
     }
     if (!request_.stop.empty()) {
       if (auto stop = add_stop_probe(); !stop) return stop.error();
+    }
+    if (plan_.here) plan_.here->function_id = functions_by_start_.at(key_of(*start))->id;
+    if (request_.debugger.present && !request_.allow_breakpoint_collision) {
+      if (auto clear = check_breakpoint_collisions(probe_addresses(), request_.debugger, plan_.breakpoints_to_disable);
+          !clear) {
+        return clear.error();
+      }
     }
     for (const PlannedProbe& probe : plan_.probes) {
       auto bytes = image_of(probe.module_index).bytes_at(probe.static_va, 5);
@@ -165,6 +183,139 @@ class Planner {
   }
 
   const ElfImage& image_of(uint32_t module_index) const { return *plan_.modules[module_index].image; }
+
+  static uint64_t key_of(const ModuleFunction& function) { return function_key(function.module_index, function.start); }
+
+  // The plan module index of a process module, added on first use.
+  uint32_t module_index_of(const Module* module, std::shared_ptr<const ElfImage> image) {
+    for (size_t i = 0; i < plan_.modules.size(); ++i) {
+      if (plan_.modules[i].module == module) return static_cast<uint32_t>(i);
+    }
+    plan_.modules.push_back(PlanModule{module, std::move(image)});
+    return static_cast<uint32_t>(plan_.modules.size() - 1);
+  }
+
+  StartSite start_site(const CodeSite& site) {
+    StartSite start;
+    static_cast<FunctionSymbol&>(start.function) = site.function;
+    start.function.module_index = module_index_of(site.module, site.image);
+    start.static_va = site.static_va;
+    start.at_entry = site.at_entry;
+    return start;
+  }
+
+  // --start FN, --start bp:N (a debugger breakpoint's locations) or --here
+  // (the debugger's stopped frame). Returns the (first) start function.
+  Result<ModuleFunction> resolve_start() {
+    if (request_.here) return resolve_here();
+    if (auto breakpoint = breakpoint_reference(request_.start)) {
+      auto sites = breakpoint_sites(target_, request_.debugger, *breakpoint);
+      if (!sites) return sites.error();
+      for (const CodeSite& site : *sites) {
+        StartSite start = start_site(site);
+        if (start.at_entry) {
+          start_entries_.insert(key_of(start.function));
+        } else {
+          mid_start_functions_.insert(key_of(start.function));
+        }
+        start_sites_.push_back(start);
+      }
+      plan_.breakpoints_to_disable.push_back(*breakpoint);
+      return start_sites_.front().function;
+    }
+    auto start = resolve(request_.start, "--start");
+    if (!start) return start.error();
+    start_entries_.insert(key_of(*start));
+    return start;
+  }
+
+  // --here: the window is open from the start, on the stopped frame, and
+  // closes when that frame returns; by default it follows the callees of the
+  // frame's function two levels down.
+  Result<ModuleFunction> resolve_here() {
+    const HereFrame& frame = *request_.debugger.here;
+    auto site = place_code_address(target_, frame.pc, "--here: the frame's pc");
+    if (!site) return site.error();
+    if (frame.cfa < 8) return make_error(ErrorCode::invalid_argument, "--here: the frame's CFA is not a stack address");
+    StartSite here = start_site(*site);
+    mid_start_functions_.insert(key_of(here.function));
+    plan_.here = HereWindow{frame.tid, frame.cfa - 8, 0};
+    if (request_.functions.empty() && request_.callees_of.empty() && request_.all_calls_in.empty()) {
+      if (here.function.module_index != 0) {
+        return make_error(ErrorCode::invalid_argument,
+                          "--here: the frame is in " + site->module->name() + ", not in the executable",
+                          "name what to trace with --functions module:symbol");
+      }
+      request_.callees_of = to_hex(here.function.start);
+      if (request_.depth == 0) request_.depth = 2;
+    }
+    return here.function;
+  }
+
+  bool start_sites_at(uint64_t function_key_value, uint64_t va) const {
+    return std::any_of(start_sites_.begin(), start_sites_.end(), [&](const StartSite& site) {
+      return key_of(site.function) == function_key_value && site.static_va == va;
+    });
+  }
+
+  // Start probes inside a function: the frame's entry sp comes from the
+  // .eh_frame CFA rule at that instruction.
+  Result<void> add_mid_function_starts(const FunctionCode& code, const TracedFunction& function, uint64_t key) {
+    for (const StartSite& site : start_sites_) {
+      if (key_of(site.function) != key || site.at_entry || (code.entry_nop_va && site.static_va == *code.entry_nop_va)) {
+        continue;
+      }
+      auto rule = cfa_rule_at(image_of(function.module_index), site.static_va);
+      if (!rule) {
+        return with_context(rule.error(), "a window cannot open at " + function.symbol.demangled + "+" +
+                                              to_hex(site.static_va - function.symbol.start) +
+                                              " (its frame cannot be found there)");
+      }
+      if (rule->reg != CfaRule::Register::rsp && rule->reg != CfaRule::Register::rbp) {
+        return make_error(ErrorCode::unsupported,
+                          "the frame at " + function.symbol.demangled + "+" +
+                              to_hex(site.static_va - function.symbol.start) +
+                              " is based on DWARF register " + std::to_string(rule->dwarf_register) +
+                              ", not rsp or rbp",
+                          "put the breakpoint at the function's entry");
+      }
+      if (auto probe = add_probe(code, function, site.static_va, XREF_PROBE_ENTRY, 0, true, plan_.start_fetches);
+          !probe) {
+        return probe;
+      }
+      PlannedProbe& probe = plan_.probes.back();
+      probe.frame_base = rule->reg == CfaRule::Register::rbp ? XREF_FRAME_BASE_BP : XREF_FRAME_BASE_SP;
+      probe.frame_offset = static_cast<int32_t>(rule->offset - 8);
+    }
+    return {};
+  }
+
+  std::vector<ProbeAddress> probe_addresses() const {
+    std::vector<ProbeAddress> addresses;
+    for (const PlannedProbe& probe : plan_.probes) {
+      auto live = target_.space.live_from_static(*plan_.modules[probe.module_index].module, probe.static_va);
+      if (!live) continue;
+      std::string function = probe.function_id < plan_.functions.size()
+                                 ? plan_.functions[probe.function_id].symbol.demangled
+                                 : std::string("--stop");
+      addresses.push_back({*live, probe_kind_label(probe.kind) + std::string(" ") + function});
+    }
+    return addresses;
+  }
+
+  static const char* probe_kind_label(uint8_t kind) {
+    switch (kind) {
+      case XREF_PROBE_ENTRY: return "entry of";
+      case XREF_PROBE_RET: return "ret of";
+      case XREF_PROBE_TAIL_EXIT: return "tail exit of";
+      case XREF_PROBE_STOP: return "stop";
+      case XREF_PROBE_URETPROBE: return "uretprobe of";
+      case XREF_PROBE_CALL_SITE: return "call site of";
+      case XREF_PROBE_RETURN_SITE: return "return site of";
+      case XREF_PROBE_TAIL_SITE: return "tail-call site of";
+    }
+    return "probe";
+  }
 
   Result<void> add_function(const ModuleFunction& symbol) {
     if (functions_by_start_.count(function_key(symbol.module_index, symbol.start))) return {};
@@ -243,7 +394,8 @@ class Planner {
                                                       "into instructions)",
                           "xref will not guess instruction boundaries for return probes; trace another function");
       }
-      const bool is_start = function.symbol.start == plan_.start_va && function.module_index == start_module_;
+      const uint64_t key = function_key(function.module_index, function.symbol.start);
+      const bool is_start = start_entries_.count(key) || (code->entry_nop_va && start_sites_at(key, *code->entry_nop_va));
       const uint8_t flags = function.stop_return ? XREF_PROBE_F_STOP_RETURN : 0;
       std::vector<FetchItem> entry_fetches = function.entry_fetches;
       if (is_start && entry_fetches.empty()) entry_fetches = plan_.start_fetches;
@@ -256,9 +408,16 @@ class Planner {
       // kernel turns a uprobe there into a call (~10x cheaper than int3), and
       // the stack pointer is the same as at the first byte.
       const uint64_t entry_va = code->entry_nop_va ? *code->entry_nop_va : function.symbol.start;
-      if (auto probe = add_probe(*code, function, entry_va, XREF_PROBE_ENTRY, flags, is_start, entry_fetches); !probe) {
-        return probe;
+      // A window that opens inside its function (--here, a breakpoint
+      // location past the entry) needs no entry probe there: the frame is
+      // already known.
+      if (is_start || !mid_start_functions_.count(key)) {
+        if (auto probe = add_probe(*code, function, entry_va, XREF_PROBE_ENTRY, flags, is_start, entry_fetches);
+            !probe) {
+          return probe;
+        }
       }
+      if (auto mid = add_mid_function_starts(*code, function, key); !mid) return mid;
       if (request_.uretprobes) {
         // One return probe at the entry; the kernel swaps the return address.
         if (auto probe = add_probe(*code, function, function.symbol.start, XREF_PROBE_URETPROBE, flags, false,
@@ -315,7 +474,7 @@ class Planner {
       return make_error(ErrorCode::invalid_argument, std::string(flag) + " works on the executable's own functions",
                         "name a function of the main program; library functions can be listed with --functions");
     }
-    const int depth = all_calls ? 1 : request_.depth;
+    const int depth = all_calls ? 1 : (request_.depth == 0 ? 1 : request_.depth);
     if (depth < 1 || depth > 16) {
       return make_error(ErrorCode::invalid_argument, "--depth must be between 1 and 16, got " + std::to_string(depth));
     }
@@ -542,11 +701,13 @@ class Planner {
   }
 
   const Target& target_;
-  const TraceRequest& request_;
+  TraceRequest request_;  // a copy: --here fills in its default mode
   TracePlan plan_;
   std::map<uint64_t, TracedFunction*> functions_by_start_;
   std::map<std::pair<uint64_t, uint64_t>, bool> split_parts_;
-  uint32_t start_module_ = 0;
+  std::set<uint64_t> start_entries_;        // function keys whose entry probe opens windows
+  std::set<uint64_t> mid_start_functions_;  // function keys with a window opening inside them
+  std::vector<StartSite> start_sites_;      // --start bp:N locations
 };
 
 }  // namespace

@@ -51,6 +51,18 @@ struct PlannedProbe {
   // XREF_PROBE_F_RETURN_SITE: this address is also the return site of a call
   // to return_function_id (back-to-back calls share it).
   uint32_t return_function_id = 0;
+  // A start probe inside its function (a breakpoint location): how its
+  // frame's entry sp is found (trace_abi.h, xref_probe.frame_base).
+  uint8_t frame_base = XREF_FRAME_BASE_SP;
+  int32_t frame_offset = 0;
+};
+
+// --here: the window the engine opens on the debugger's stopped thread as
+// soon as the probes are in, on the frame of `function_id`.
+struct HereWindow {
+  uint32_t tid = 0;
+  uint64_t entry_sp = 0;  // the frame's CFA - 8: where its return address is
+  uint32_t function_id = 0;
 };
 
 struct TracePlan {
@@ -68,6 +80,8 @@ struct TracePlan {
   std::string mode = "functions";            // functions, callees_of, all_calls_in
   std::vector<std::string> warnings;
   std::vector<uint64_t> entry_nop_probes;    // probes that sit on a 5-byte nop (fast on 6.18)
+  std::optional<HereWindow> here;            // --here
+  std::vector<uint32_t> breakpoints_to_disable;  // --start bp:N: N, whose locations carry start probes
 };
 
 Result<TracePlan> plan_trace(const Target& target, const TraceRequest& request);

@@ -47,7 +47,7 @@ struct TraceRequest {
   std::string stop_return;            // function whose return closes it (default: start)
   std::vector<std::string> functions; // traced functions: symbols or static VAs
   std::string callees_of;             // trace the static callee tree of this function...
-  int depth = 1;                      // ...to this depth, at call and return sites
+  int depth = 0;                      // ...to this depth (0: 1, or 2 with --here), at call and return sites
   std::string all_calls_in;           // every call site in this function
   std::vector<std::pair<std::string, std::string>> fetch_at;   // VA -> spec, at entry
   std::vector<std::pair<std::string, std::string>> fetch_ret;  // VA -> spec, at return

@@ -62,7 +62,8 @@ Result<std::unique_ptr<TraceEngine>> start_engine(const Target& target, const Tr
   options.pid = target.process.pid();
   for (const PlanModule& module : plan.modules) options.module_paths.push_back(module.module->open_path);
   options.max_events = request.max_events;
-  options.max_windows = request.max_windows;
+  // --here opens one window and ends when it closes, unless told otherwise.
+  options.max_windows = plan.here && request.max_windows == 0 ? 1 : request.max_windows;
   options.ringbuf_bytes = request.ringbuf_bytes;
   options.backend = request.backend;
   return start_bpf_engine(plan, options, sink);
@@ -92,7 +93,16 @@ Result<TraceRun> run_trace(const Target& target, const TracePlan& plan, const Tr
   // Attached after the identity check: make sure the PID did not change
   // hands in between, or the probes sit in a stranger's process.
   if (auto alive = target.process.recheck(); !alive) return alive.error();
-  if (callbacks.attached) callbacks.attached({run.backend, plan.probes.size(), 0});
+  TraceAttachInfo attached{run.backend, plan.probes.size(), 0};
+  if (plan.here) {
+    auto window = (*engine)->open_here(*plan.here);
+    if (!window) {
+      (*engine)->detach();
+      return window.error();
+    }
+    attached.here_window = *window;
+  }
+  if (callbacks.attached) callbacks.attached(attached);
 
   const auto started = std::chrono::steady_clock::now();
   pollfd watched[2] = {{target.process.pidfd(), POLLIN, 0}, {stop_fd, POLLIN, 0}};

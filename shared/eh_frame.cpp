@@ -1,11 +1,14 @@
 // .eh_frame walking, following the LSB "Exception Frames" layout: a sequence
-// of CIE and FDE records, each starting with a length. Only what locates code
-// is decoded (the FDE pointer encoding, initial_location, address_range); the
-// call-frame instructions are skipped. Every read is bounds-checked because
-// the bytes come from arbitrary, possibly hostile, binaries.
+// of CIE and FDE records, each starting with a length. The walk decodes what
+// locates code (the FDE pointer encoding, initial_location, address_range) and
+// where each record's call-frame instructions lie; the instructions themselves
+// are decoded only on request, so a damaged FDE program does not hide the
+// ranges. Every read is bounds-checked because the bytes come from arbitrary,
+// possibly hostile, binaries.
 #include "eh_frame.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -76,6 +79,12 @@ class Cursor {
     return true;
   }
 
+  bool skip(uint64_t count) {
+    if (count > remaining()) return false;
+    pos_ += static_cast<size_t>(count);
+    return true;
+  }
+
   bool byte(uint8_t& out) {
     if (remaining() < 1) return false;
     out = bytes_[pos_++];
@@ -132,12 +141,6 @@ class Cursor {
   std::span<const uint8_t> bytes_;
   size_t pos_;
   size_t limit_;
-};
-
-// What an FDE needs from its CIE.
-struct Cie {
-  uint8_t fde_encoding = kPeAbsptr;    // 'R'; absptr when the CIE has no 'R'
-  bool has_augmentation_data = false;  // 'z': FDEs carry an augmentation length
 };
 
 // The common record header: length, then the CIE id / CIE pointer field.
@@ -240,8 +243,17 @@ Result<void> check_fde_encoding(uint8_t encoding, size_t offset) {
   return {};
 }
 
+// Reads an FDE code pointer (initial_location, DW_CFA_set_loc operand) in the
+// CIE's 'R' encoding, whose validity check_fde_encoding has established.
+bool read_code_pointer(Cursor& cursor, uint8_t encoding, uint64_t section_va, uint64_t& out) {
+  const size_t field_pos = cursor.pos();
+  if (!read_value(cursor, encoding, out)) return false;
+  if ((encoding & kPeApplicationMask) == kPePcrel) out += section_va + field_pos;
+  return true;
+}
+
 // Walks the augmentation string and data of the CIE whose header is `header`.
-Result<Cie> parse_cie(std::span<const uint8_t> section, const RecordHeader& header) {
+Result<EhFrameCie> parse_cie(std::span<const uint8_t> section, const RecordHeader& header) {
   Cursor cursor(section, header.body, header.end);
   uint8_t version = 0;
   if (!cursor.byte(version)) return malformed(cursor.pos(), "CIE truncated before its version");
@@ -256,16 +268,18 @@ Result<Cie> parse_cie(std::span<const uint8_t> section, const RecordHeader& head
   if (augmentation.starts_with("eh")) {
     return malformed(augmentation_pos, "unsupported pre-GCC-3 \"eh\" CIE augmentation");
   }
-  uint64_t code_alignment = 0;
+  EhFrameCie cie;
+  cie.offset = header.start;
   uint64_t data_alignment = 0;
-  uint64_t return_register = 0;
-  if (!cursor.uleb128(code_alignment)) return malformed(cursor.pos(), "bad CIE code alignment");
+  if (!cursor.uleb128(cie.code_alignment)) return malformed(cursor.pos(), "bad CIE code alignment");
   if (!cursor.sleb128(data_alignment)) return malformed(cursor.pos(), "bad CIE data alignment");
-  const bool register_ok =
-      version == 1 ? cursor.unsigned_fixed(1, return_register) : cursor.uleb128(return_register);
+  cie.data_alignment = static_cast<int64_t>(data_alignment);
+  const bool register_ok = version == 1 ? cursor.unsigned_fixed(1, cie.return_address_register)
+                                        : cursor.uleb128(cie.return_address_register);
   if (!register_ok) return malformed(cursor.pos(), "bad CIE return address register");
 
-  Cie cie;
+  cie.instructions_begin = cursor.pos();
+  cie.instructions_end = header.end;
   if (augmentation.empty()) return cie;
   // Without a leading 'z' there is no augmentation data, so only letters that
   // carry no data can be understood.
@@ -278,6 +292,7 @@ Result<Cie> parse_cie(std::span<const uint8_t> section, const RecordHeader& head
       return malformed(length_pos, "CIE augmentation data runs past the record");
     }
     data = Cursor(section, cursor.pos(), cursor.pos() + static_cast<size_t>(data_length));
+    cie.instructions_begin = cursor.pos() + static_cast<size_t>(data_length);
   }
   for (size_t i = cie.has_augmentation_data ? 1 : 0; i < augmentation.size(); ++i) {
     const char letter = augmentation[i];
@@ -318,41 +333,248 @@ Result<Cie> parse_cie(std::span<const uint8_t> section, const RecordHeader& head
   return cie;
 }
 
-Result<FdeRange> parse_fde(std::span<const uint8_t> section, uint64_t section_va,
-                           const RecordHeader& header, const Cie& cie) {
+Result<EhFrameFde> parse_fde(std::span<const uint8_t> section, uint64_t section_va,
+                             const RecordHeader& header, const EhFrameCie& cie) {
   Cursor cursor(section, header.body, header.end);
   const size_t location_pos = cursor.pos();
   uint64_t location = 0;
-  if (!read_value(cursor, cie.fde_encoding, location)) {
+  if (!read_code_pointer(cursor, cie.fde_encoding, section_va, location)) {
     return malformed(location_pos, "bad FDE initial_location (truncated or over 64 bits)");
   }
-  if ((cie.fde_encoding & kPeApplicationMask) == kPePcrel) location += section_va + location_pos;
   uint64_t range = 0;
   const size_t range_pos = cursor.pos();
   // The range has the same value format, but is a size: no application.
   if (!read_value(cursor, static_cast<uint8_t>(cie.fde_encoding & kPeFormatMask), range)) {
     return malformed(range_pos, "bad FDE address_range (truncated or over 64 bits)");
   }
+  size_t instructions_begin = cursor.pos();
   if (cie.has_augmentation_data) {
     uint64_t data_length = 0;
     const size_t length_pos = cursor.pos();
     if (!cursor.uleb128(data_length) || data_length > cursor.remaining()) {
       return malformed(length_pos, "FDE augmentation data runs past the record");
     }
+    instructions_begin = cursor.pos() + static_cast<size_t>(data_length);
   }
   if (range != 0 && location + range < location) {
     return malformed(range_pos,
                      "FDE range " + hex(location) + "+" + hex(range) + " wraps the address space");
   }
-  return FdeRange{location, range};
+  EhFrameFde fde;
+  fde.offset = header.start;
+  fde.range = FdeRange{location, range};
+  fde.instructions_begin = instructions_begin;
+  fde.instructions_end = header.end;
+  return fde;
+}
+
+// DW_CFA_* opcodes. The three primary ones keep an operand in their low six bits.
+constexpr uint8_t kCfaPrimaryMask = 0xc0;
+constexpr uint8_t kCfaAdvanceLoc = 0x40;
+constexpr uint8_t kCfaOffset = 0x80;
+constexpr uint8_t kCfaRestore = 0xc0;
+constexpr uint8_t kCfaNop = 0x00;
+constexpr uint8_t kCfaSetLoc = 0x01;
+constexpr uint8_t kCfaAdvanceLoc1 = 0x02;
+constexpr uint8_t kCfaAdvanceLoc2 = 0x03;
+constexpr uint8_t kCfaAdvanceLoc4 = 0x04;
+constexpr uint8_t kCfaOffsetExtended = 0x05;
+constexpr uint8_t kCfaRestoreExtended = 0x06;
+constexpr uint8_t kCfaUndefined = 0x07;
+constexpr uint8_t kCfaSameValue = 0x08;
+constexpr uint8_t kCfaRegister = 0x09;
+constexpr uint8_t kCfaRememberState = 0x0a;
+constexpr uint8_t kCfaRestoreState = 0x0b;
+constexpr uint8_t kCfaDefCfa = 0x0c;
+constexpr uint8_t kCfaDefCfaRegister = 0x0d;
+constexpr uint8_t kCfaDefCfaOffset = 0x0e;
+constexpr uint8_t kCfaDefCfaExpression = 0x0f;
+constexpr uint8_t kCfaExpression = 0x10;
+constexpr uint8_t kCfaOffsetExtendedSf = 0x11;
+constexpr uint8_t kCfaDefCfaSf = 0x12;
+constexpr uint8_t kCfaDefCfaOffsetSf = 0x13;
+constexpr uint8_t kCfaValOffset = 0x14;
+constexpr uint8_t kCfaValOffsetSf = 0x15;
+constexpr uint8_t kCfaValExpression = 0x16;
+constexpr uint8_t kCfaGnuArgsSize = 0x2e;
+constexpr uint8_t kCfaGnuNegativeOffsetExtended = 0x2f;
+
+// Operand decoding for one instruction; each read failure names the offset of
+// the operand that did not fit.
+class InstructionReader {
+ public:
+  InstructionReader(Cursor& cursor, CallFrameInstruction& instruction)
+      : cursor_(cursor), instruction_(instruction) {}
+
+  Result<void> uleb(uint64_t& out) {
+    if (!cursor_.uleb128(out)) return truncated();
+    return {};
+  }
+  Result<void> sleb(int64_t& out) {
+    uint64_t raw = 0;
+    if (!cursor_.sleb128(raw)) return truncated();
+    out = static_cast<int64_t>(raw);
+    return {};
+  }
+  Result<void> fixed(size_t width, uint64_t& out) {
+    if (!cursor_.unsigned_fixed(width, out)) return truncated();
+    return {};
+  }
+  Result<void> reg() { return uleb(instruction_.reg); }
+  // A DWARF expression block: a ULEB128 length, then that many bytes.
+  Result<void> skip_block() {
+    uint64_t length = 0;
+    if (auto read = uleb(length); !read) return read;
+    if (!cursor_.skip(length)) return truncated();
+    return {};
+  }
+  // value = factor * operand, rejecting results that do not fit.
+  Result<void> scaled(int64_t operand, int64_t factor) {
+    if (__builtin_mul_overflow(operand, factor, &instruction_.value)) {
+      return malformed(instruction_.offset, opcode_name() + " offset overflows 64 bits");
+    }
+    return {};
+  }
+  Result<void> unsigned_scaled(uint64_t operand, int64_t factor) {
+    if (operand > static_cast<uint64_t>(INT64_MAX)) {
+      return malformed(instruction_.offset, opcode_name() + " offset overflows 64 bits");
+    }
+    return scaled(static_cast<int64_t>(operand), factor);
+  }
+  Result<void> advance(uint64_t& location, uint64_t delta, uint64_t code_alignment) {
+    uint64_t bytes = 0;
+    if (__builtin_mul_overflow(delta, code_alignment, &bytes) ||
+        __builtin_add_overflow(location, bytes, &location)) {
+      return malformed(instruction_.offset, "advance past the end of the address space");
+    }
+    instruction_.kind = CallFrameInstruction::Kind::advance_location;
+    instruction_.location = location;
+    return {};
+  }
+
+ private:
+  std::string opcode_name() const { return "call-frame instruction " + hex(instruction_.opcode); }
+  Error truncated() const {
+    return malformed(instruction_.offset, opcode_name() + " truncated (operand at offset " +
+                                              hex(cursor_.pos()) + " runs past the record)");
+  }
+
+  Cursor& cursor_;
+  CallFrameInstruction& instruction_;
+};
+
+// Decodes the instruction at the cursor into `instruction`, moving `location`
+// on for advances.
+Result<void> decode_instruction(Cursor& cursor, const EhFrame& frame, const EhFrameCie& cie,
+                                uint64_t& location, CallFrameInstruction& instruction) {
+  using Kind = CallFrameInstruction::Kind;
+  instruction = CallFrameInstruction{};
+  instruction.offset = cursor.pos();
+  uint8_t byte = 0;
+  if (!cursor.byte(byte)) return malformed(cursor.pos(), "call-frame instructions truncated");
+  InstructionReader read(cursor, instruction);
+  const uint8_t primary = byte & kCfaPrimaryMask;
+  const uint8_t low_bits = byte & static_cast<uint8_t>(~kCfaPrimaryMask);
+  instruction.opcode = primary != 0 ? primary : byte;
+  uint64_t operand = 0;
+  int64_t signed_operand = 0;
+  switch (instruction.opcode) {
+    case kCfaAdvanceLoc: return read.advance(location, low_bits, cie.code_alignment);
+    case kCfaAdvanceLoc1:
+    case kCfaAdvanceLoc2:
+    case kCfaAdvanceLoc4: {
+      const size_t width = size_t{1} << (instruction.opcode - kCfaAdvanceLoc1);
+      if (auto ok = read.fixed(width, operand); !ok) return ok;
+      return read.advance(location, operand, cie.code_alignment);
+    }
+    case kCfaSetLoc: {
+      const size_t operand_pos = cursor.pos();
+      if (!read_code_pointer(cursor, cie.fde_encoding, frame.section_va, location)) {
+        return malformed(operand_pos, "bad DW_CFA_set_loc address");
+      }
+      instruction.kind = Kind::advance_location;
+      instruction.location = location;
+      return {};
+    }
+    case kCfaDefCfa:
+      instruction.kind = Kind::def_cfa;
+      if (auto ok = read.reg(); !ok) return ok;
+      if (auto ok = read.uleb(operand); !ok) return ok;
+      return read.unsigned_scaled(operand, 1);
+    case kCfaDefCfaSf:
+      instruction.kind = Kind::def_cfa;
+      if (auto ok = read.reg(); !ok) return ok;
+      if (auto ok = read.sleb(signed_operand); !ok) return ok;
+      return read.scaled(signed_operand, cie.data_alignment);
+    case kCfaDefCfaRegister:
+      instruction.kind = Kind::def_cfa_register;
+      return read.reg();
+    case kCfaDefCfaOffset:
+      instruction.kind = Kind::def_cfa_offset;
+      if (auto ok = read.uleb(operand); !ok) return ok;
+      return read.unsigned_scaled(operand, 1);
+    case kCfaDefCfaOffsetSf:
+      instruction.kind = Kind::def_cfa_offset;
+      if (auto ok = read.sleb(signed_operand); !ok) return ok;
+      return read.scaled(signed_operand, cie.data_alignment);
+    case kCfaDefCfaExpression:
+      instruction.kind = Kind::def_cfa_expression;
+      return read.skip_block();
+    case kCfaRememberState: instruction.kind = Kind::remember_state; return {};
+    case kCfaRestoreState: instruction.kind = Kind::restore_state; return {};
+    case kCfaNop: return {};
+    case kCfaGnuArgsSize: return read.uleb(operand);
+    default: break;
+  }
+  // The rest set the rule of one register other than the CFA.
+  instruction.kind = Kind::register_rule;
+  switch (instruction.opcode) {
+    case kCfaOffset:
+      instruction.reg = low_bits;
+      if (auto ok = read.uleb(operand); !ok) return ok;
+      return read.unsigned_scaled(operand, cie.data_alignment);
+    case kCfaRestore: instruction.reg = low_bits; return {};
+    case kCfaOffsetExtended:
+    case kCfaValOffset:
+      if (auto ok = read.reg(); !ok) return ok;
+      if (auto ok = read.uleb(operand); !ok) return ok;
+      return read.unsigned_scaled(operand, cie.data_alignment);
+    case kCfaOffsetExtendedSf:
+    case kCfaValOffsetSf:
+      if (auto ok = read.reg(); !ok) return ok;
+      if (auto ok = read.sleb(signed_operand); !ok) return ok;
+      return read.scaled(signed_operand, cie.data_alignment);
+    case kCfaGnuNegativeOffsetExtended: {
+      if (auto ok = read.reg(); !ok) return ok;
+      if (auto ok = read.uleb(operand); !ok) return ok;
+      if (auto ok = read.unsigned_scaled(operand, cie.data_alignment); !ok) return ok;
+      if (instruction.value == INT64_MIN) {
+        return malformed(instruction.offset, "call-frame instruction 0x2f offset overflows 64 bits");
+      }
+      instruction.value = -instruction.value;
+      return {};
+    }
+    case kCfaRestoreExtended:
+    case kCfaUndefined:
+    case kCfaSameValue: return read.reg();
+    case kCfaRegister:
+      if (auto ok = read.reg(); !ok) return ok;
+      return read.uleb(operand);  // the register holding the value
+    case kCfaExpression:
+    case kCfaValExpression:
+      if (auto ok = read.reg(); !ok) return ok;
+      return read.skip_block();
+    default:
+      return malformed(instruction.offset, "unknown call-frame instruction " + hex(byte));
+  }
 }
 
 }  // namespace
 
-Result<std::vector<FdeRange>> parse_eh_frame(std::span<const uint8_t> section,
-                                             uint64_t section_va) {
-  std::unordered_map<size_t, Cie> cies;  // by record offset; an FDE's CIE always precedes it
-  std::vector<FdeRange> ranges;
+Result<EhFrame> read_eh_frame(std::span<const uint8_t> section, uint64_t section_va) {
+  EhFrame frame;
+  frame.section_va = section_va;
+  std::unordered_map<size_t, size_t> cie_index;  // by record offset; an FDE's CIE always precedes it
   size_t offset = 0;
   while (offset < section.size()) {
     auto header = read_header(section, offset);
@@ -361,7 +583,8 @@ Result<std::vector<FdeRange>> parse_eh_frame(std::span<const uint8_t> section,
     if (header->id == 0) {
       auto cie = parse_cie(section, *header);
       if (!cie) return cie.error();
-      cies.emplace(offset, *cie);
+      cie_index.emplace(offset, frame.cies.size());
+      frame.cies.push_back(*cie);
     } else {
       // The CIE pointer counts back from the pointer field itself.
       if (header->id > header->id_pos) {
@@ -369,22 +592,54 @@ Result<std::vector<FdeRange>> parse_eh_frame(std::span<const uint8_t> section,
                          "FDE CIE pointer " + hex(header->id) + " points before the section");
       }
       const size_t cie_offset = header->id_pos - static_cast<size_t>(header->id);
-      const auto found = cies.find(cie_offset);
-      if (found == cies.end()) {
+      const auto found = cie_index.find(cie_offset);
+      if (found == cie_index.end()) {
         return malformed(header->id_pos, "FDE CIE pointer " + hex(header->id) +
                                              " leads to offset " + hex(cie_offset) +
                                              ", which is not a CIE");
       }
-      auto fde = parse_fde(section, section_va, *header, found->second);
+      auto fde = parse_fde(section, section_va, *header, frame.cies[found->second]);
       if (!fde) return fde.error();
-      if (fde->size != 0) ranges.push_back(*fde);  // empty FDEs describe no code
+      fde->cie_index = found->second;
+      frame.fdes.push_back(*fde);
     }
     offset = header->end;
   }
-  std::sort(ranges.begin(), ranges.end(), [](const FdeRange& a, const FdeRange& b) {
-    return a.start != b.start ? a.start < b.start : a.size < b.size;
-  });
+  std::stable_sort(frame.fdes.begin(), frame.fdes.end(),
+                   [](const EhFrameFde& a, const EhFrameFde& b) {
+                     return a.range.start != b.range.start ? a.range.start < b.range.start
+                                                           : a.range.size < b.range.size;
+                   });
+  return frame;
+}
+
+Result<std::vector<FdeRange>> parse_eh_frame(std::span<const uint8_t> section,
+                                             uint64_t section_va) {
+  auto frame = read_eh_frame(section, section_va);
+  if (!frame) return frame.error();
+  std::vector<FdeRange> ranges;
+  for (const EhFrameFde& fde : frame->fdes) {
+    if (fde.range.size != 0) ranges.push_back(fde.range);  // empty FDEs describe no code
+  }
   return ranges;
+}
+
+Result<void> decode_call_frame_instructions(
+    std::span<const uint8_t> section, const EhFrame& frame, const EhFrameCie& cie, size_t begin,
+    size_t end, uint64_t location, const std::function<bool(const CallFrameInstruction&)>& visit) {
+  if (begin > end || end > section.size()) {
+    return malformed(begin, "call-frame instructions [" + hex(begin) + ", " + hex(end) +
+                                ") lie outside the section");
+  }
+  Cursor cursor(section, begin, end);
+  CallFrameInstruction instruction;
+  while (cursor.remaining() > 0) {
+    if (auto decoded = decode_instruction(cursor, frame, cie, location, instruction); !decoded) {
+      return decoded;
+    }
+    if (!visit(instruction)) break;
+  }
+  return {};
 }
 
 }  // namespace xref

@@ -301,21 +301,23 @@ Result<ElfImage> ElfImage::open(const std::string& path) {
 }
 
 // Without a symbol table, .eh_frame still says where code lives: FDE ranges
-// that no symbol covers become functions, marked as FDE ranges.
+// that no symbol covers become functions, marked as FDE ranges. The walk is
+// kept for cfa_rule.h, so unwinding questions need no second parse.
 void ElfImage::add_fde_ranges() {
   const SectionInfo* eh_frame = section(".eh_frame");
-  const std::span<const uint8_t> file = file_bytes();
-  if (eh_frame == nullptr || eh_frame->type == SHT_NOBITS || eh_frame->offset > file.size() ||
-      eh_frame->size > file.size() - eh_frame->offset) {
+  if (eh_frame == nullptr) return;
+  const std::span<const uint8_t> bytes = section_bytes(*eh_frame);
+  if (bytes.empty()) return;
+  auto frame = read_eh_frame(bytes, eh_frame->addr);
+  if (!frame) {
+    fde_error_ = frame.error().message;
     return;
   }
-  auto ranges = parse_eh_frame(file.subspan(eh_frame->offset, eh_frame->size), eh_frame->addr);
-  if (!ranges) {
-    fde_error_ = ranges.error().message;
-    return;
-  }
+  eh_frame_ = std::make_shared<const EhFrame>(std::move(*frame));
   std::vector<FunctionSymbol> added;
-  for (const FdeRange& range : *ranges) {
+  for (const EhFrameFde& fde : eh_frame_->fdes) {
+    const FdeRange& range = fde.range;
+    if (range.size == 0) continue;  // empty FDEs describe no code
     if (function_containing(range.start) != nullptr) continue;
     FunctionSymbol symbol;
     symbol.name = "fde_" + to_hex(range.start).substr(2);
@@ -331,6 +333,14 @@ void ElfImage::add_fde_ranges() {
 
 std::span<const uint8_t> ElfImage::file_bytes() const {
   return {mapping_->data, mapping_->size};
+}
+
+std::span<const uint8_t> ElfImage::section_bytes(const SectionInfo& info) const {
+  const std::span<const uint8_t> file = file_bytes();
+  if (info.type == SHT_NOBITS || info.offset > file.size() || info.size > file.size() - info.offset) {
+    return {};
+  }
+  return file.subspan(info.offset, info.size);
 }
 
 const SectionInfo* ElfImage::section(std::string_view name) const {

@@ -16,6 +16,8 @@
 
 namespace xref {
 
+struct EhFrame;
+
 struct LoadSegment {
   uint64_t vaddr = 0;   // p_vaddr
   uint64_t memsz = 0;   // p_memsz
@@ -81,6 +83,8 @@ class ElfImage {
   const std::vector<LoadSegment>& segments() const { return segments_; }
   const std::vector<SectionInfo>& sections() const { return sections_; }
   const SectionInfo* section(std::string_view name) const;
+  // The file bytes of a section; empty for SHT_NOBITS or a section that runs past the file.
+  std::span<const uint8_t> section_bytes(const SectionInfo& section) const;
 
   // Sorted by start; one entry per start address (aliases folded, symtab preferred).
   const std::vector<FunctionSymbol>& functions() const { return functions_; }
@@ -101,6 +105,10 @@ class ElfImage {
   std::optional<std::span<const uint8_t>> bytes_at(uint64_t va, uint64_t size) const;
   // Why .eh_frame could not be read, when it could not (empty otherwise).
   const std::string& fde_error() const { return fde_error_; }
+  // The CIEs and FDEs of .eh_frame, walked once at open; nullptr when the image
+  // has no .eh_frame or it could not be read (fde_error() says why). Offsets in
+  // it index section_bytes(*section(".eh_frame")).
+  const EhFrame* eh_frame() const { return eh_frame_.get(); }
 
  private:
   void add_fde_ranges();
@@ -115,6 +123,7 @@ class ElfImage {
   std::vector<SectionInfo> sections_;
   std::vector<FunctionSymbol> functions_;
   std::string fde_error_;
+  std::shared_ptr<const EhFrame> eh_frame_;
 };
 
 }  // namespace xref

@@ -17,6 +17,7 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::file_error: return "file_error";
     case ErrorCode::elf_error: return "elf_error";
     case ErrorCode::not_an_instruction: return "not_an_instruction";
+    case ErrorCode::breakpoint_collision: return "breakpoint_collision";
   }
   return "internal";
 }
@@ -37,6 +38,7 @@ int error_exit_status(ErrorCode code) {
     case ErrorCode::file_error: return 11;
     case ErrorCode::elf_error: return 12;
     case ErrorCode::not_an_instruction: return 13;
+    case ErrorCode::breakpoint_collision: return 14;
   }
   return 1;
 }

@@ -25,6 +25,7 @@ enum class ErrorCode {
   file_error,          // a file could not be opened or read
   elf_error,           // a file is not a usable ELF image
   not_an_instruction,  // an address inside an instruction, not at its start
+  breakpoint_collision,  // a probe would sit on an enabled debugger breakpoint location
 };
 
 struct Error {

@@ -32,15 +32,23 @@
  * back calls): first return from return_function_id, then act as `kind`. */
 #define XREF_PROBE_F_RETURN_SITE 2
 
+/* xref_probe.frame_base: what a start probe's frame (the entry sp of the
+ * function it sits in) is computed from. At a function's first instruction
+ * that is sp itself (frame_offset 0); a start probe in the middle of a
+ * function (a debugger breakpoint's location) takes its CFA rule from
+ * .eh_frame: entry sp = CFA - 8 = base register + frame_offset. */
+#define XREF_FRAME_BASE_SP 0
+#define XREF_FRAME_BASE_BP 1
+
 struct xref_probe {
   __u64 static_va;
   __u32 function_id; /* the traced function this probe belongs to */
   __u8 kind;         /* XREF_PROBE_* */
   __u8 flags;        /* XREF_PROBE_F_* */
   __u8 fetch_count;  /* 0..XREF_FETCH_MAX_ITEMS */
-  __u8 reserved;
+  __u8 frame_base;   /* start probes: XREF_FRAME_BASE_* */
   __u32 return_function_id; /* with XREF_PROBE_F_RETURN_SITE */
-  __u32 reserved2;
+  __s32 frame_offset;       /* start probes: entry sp = base + frame_offset */
   struct xref_fetch fetches[XREF_FETCH_MAX_ITEMS];
 };
 

@@ -1,0 +1,514 @@
+// xref serve driven over pipes like a debugger front end: the handshake,
+// protocol errors that leave the helper up, one-shot commands, trace
+// sessions checked against the sample service's own record, several
+// sessions at once, and no probe left behind however the helper ends.
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "sample_target.h"
+#include "serve_client.h"
+#include "trace_harness.h"
+
+namespace xref::test {
+namespace {
+
+const char* const kSampleFunctions = "validate,price_order,apply_fee,route_even,route_odd,settle";
+
+void handshake(ServeClient& helper) {
+  const auto hello = helper.read();
+  ASSERT_EQ(hello["type"], "hello") << hello.dump();
+  ASSERT_EQ(hello["protocol"], 1);
+  ASSERT_EQ(hello["pid"], helper.pid());
+  const auto answer = helper.request("hello", {{"protocol", 1}, {"client", "serve_cli_test"}});
+  ASSERT_EQ(answer["result"]["protocol"], 1) << answer.dump();
+}
+
+std::vector<std::string> service_command(const std::string& record = {}) {
+  std::vector<std::string> argv = {XREF_SAMPLE_SERVICE, "--threads", "1", "--requests", "0", "--interval-us", "2000"};
+  if (!record.empty()) argv.insert(argv.end(), {"--record", record});
+  return argv;
+}
+
+nlohmann::json trace_start(ServeClient& helper, pid_t pid, std::vector<std::string> extra) {
+  std::vector<std::string> argv = {"trace", "--start", "handle_request", "--fetch", "id=+0(%di):u64"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return helper.request("session.start", {{"argv", argv}, {"context", {{"pid", pid}}}});
+}
+
+// The probes one helper holds in one target, as the kernel lists them in
+// the helper's /proc/PID/fdinfo: uprobe_multi link ids and file offsets.
+struct HeldProbes {
+  std::vector<uint64_t> link_ids;
+  std::vector<uint64_t> offsets;
+  std::string path;
+};
+
+HeldProbes held_probes(pid_t helper, pid_t target) {
+  HeldProbes held;
+  const std::string fd_dir = "/proc/" + std::to_string(helper) + "/fdinfo";
+  for (const auto& entry : std::filesystem::directory_iterator(fd_dir)) {
+    std::ifstream info(entry.path());
+    std::string line, type, path;
+    uint64_t link_id = 0;
+    pid_t pid = 0;
+    std::vector<uint64_t> offsets;
+    bool table = false;
+    while (std::getline(info, line)) {
+      std::istringstream fields(line);
+      std::string key;
+      fields >> key;
+      if (key == "link_type:") fields >> type;
+      else if (key == "link_id:") fields >> link_id;
+      else if (key == "pid:") fields >> pid;
+      else if (key == "path:") fields >> path;
+      else if (key == "cookie") table = true;
+      else if (table) {
+        std::string offset;
+        if (fields >> offset) offsets.push_back(std::stoull(offset, nullptr, 16));
+      }
+    }
+    if (type != "uprobe_multi" || pid != target) continue;
+    held.link_ids.push_back(link_id);
+    held.offsets.insert(held.offsets.end(), offsets.begin(), offsets.end());
+    held.path = path;
+  }
+  return held;
+}
+
+bool link_exists(uint64_t id) {
+  return std::system(("bpftool link show id " + std::to_string(id) + " >/dev/null 2>&1").c_str()) == 0;
+}
+
+// The byte at each probed file offset, read from the target's memory
+// through its mapping of the file, and from the file itself.
+struct CodeBytes {
+  std::vector<int> in_memory;
+  std::vector<int> in_file;
+};
+
+CodeBytes code_bytes(pid_t target, const HeldProbes& held) {
+  struct Mapping {
+    uint64_t start, end, offset;
+  };
+  std::vector<Mapping> mappings;
+  for (const auto& line : command_lines("cat /proc/" + std::to_string(target) + "/maps")) {
+    std::istringstream fields(line);
+    std::string range, perms, offset, dev, inode, path;
+    if (!(fields >> range >> perms >> offset >> dev >> inode >> path) || path != held.path) continue;
+    const size_t dash = range.find('-');
+    mappings.push_back({std::stoull(range.substr(0, dash), nullptr, 16), std::stoull(range.substr(dash + 1), nullptr, 16),
+                        std::stoull(offset, nullptr, 16)});
+  }
+  CodeBytes bytes;
+  const int memory = open(("/proc/" + std::to_string(target) + "/mem").c_str(), O_RDONLY);
+  const int file = open(held.path.c_str(), O_RDONLY);
+  for (uint64_t offset : held.offsets) {
+    unsigned char in_memory = 0, in_file = 0;
+    for (const Mapping& mapping : mappings) {
+      if (offset >= mapping.offset && offset < mapping.offset + (mapping.end - mapping.start)) {
+        const uint64_t live = mapping.start + (offset - mapping.offset);
+        if (pread(memory, &in_memory, 1, static_cast<off_t>(live)) != 1) in_memory = 0;
+      }
+    }
+    if (pread(file, &in_file, 1, static_cast<off_t>(offset)) != 1) in_file = 0;
+    bytes.in_memory.push_back(in_memory);
+    bytes.in_file.push_back(in_file);
+  }
+  close(memory);
+  close(file);
+  return bytes;
+}
+
+// While attached the probed instructions are patched (int3, or a call on a
+// 5-byte nop); afterwards every one reads back as the file has it and the
+// links are gone.
+void expect_attached(pid_t target, const HeldProbes& held) {
+  ASSERT_FALSE(held.link_ids.empty()) << "no uprobe_multi link into PID " << target;
+  ASSERT_FALSE(held.offsets.empty());
+  const CodeBytes bytes = code_bytes(target, held);
+  EXPECT_NE(bytes.in_memory, bytes.in_file) << "the probes should show in the target's code";
+}
+
+void expect_nothing_attached(pid_t target, const HeldProbes& held) {
+  for (uint64_t id : held.link_ids) EXPECT_FALSE(link_exists(id)) << "link " << id << " is still there";
+  const CodeBytes bytes = code_bytes(target, held);
+  EXPECT_EQ(bytes.in_memory, bytes.in_file) << "a probed instruction still differs from the file";
+  for (int byte : bytes.in_memory) EXPECT_NE(byte, 0xcc);
+}
+
+// The sample service's record for one request: the functions it called, in order.
+std::vector<std::string> recorded_calls(const std::string& record, uint32_t tid, uint64_t request) {
+  for (;;) {
+    std::vector<std::string> calls;
+    std::ifstream file(record);
+    std::string line;
+    while (std::getline(file, line)) {
+      std::istringstream fields(line);
+      uint32_t line_tid;
+      uint64_t line_request;
+      std::string function;
+      if ((fields >> line_tid >> line_request >> function) && line_tid == tid && line_request == request) {
+        calls.push_back(function);
+      }
+    }
+    // A request's lines are written together, after it returns.
+    if (!calls.empty()) return calls;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+std::vector<std::string> entries(const nlohmann::json& window) {
+  std::vector<std::string> names;
+  for (const auto& event : window["events"]) {
+    if (event["kind"] == "entry") names.push_back(plain_name(event["symbol"]));
+  }
+  return names;
+}
+
+bool is_event(const nlohmann::json& message, const std::string& event, uint64_t session) {
+  return message.value("type", "") == "event" && message["event"] == event && message["session"] == session;
+}
+
+TEST(ServeCli, HandshakeFirstAndProtocolErrorsKeepTheHelperUp) {
+  ServeClient helper;
+  const auto hello = helper.read();
+  EXPECT_EQ(hello["type"], "hello");
+  EXPECT_EQ(hello["tool"], "xref");
+  EXPECT_EQ(hello["protocol"], 1);
+
+  // Nothing runs before hello; a wrong version is refused and names both.
+  EXPECT_EQ(helper.request("sessions")["error"]["code"], "not_ready");
+  const auto mismatch = helper.request("hello", {{"protocol", 2}});
+  EXPECT_EQ(mismatch["error"]["code"], "version_mismatch");
+  EXPECT_NE(mismatch["error"]["message"].get<std::string>().find("protocol 2"), std::string::npos);
+  EXPECT_EQ(helper.request("command", {{"argv", {"doctor"}}})["error"]["code"], "not_ready");
+  EXPECT_EQ(helper.request("hello", {{"protocol", 1}})["result"]["protocol"], 1);
+
+  // Each bad line gets its error, with the id when there was one.
+  helper.send_raw("this is not json\n");
+  EXPECT_EQ(helper.read()["error"]["code"], "parse_error");
+  helper.send_raw("[1, 2, 3]\n");
+  EXPECT_EQ(helper.read()["error"]["code"], "parse_error");
+  helper.send_raw("{\"method\": \"sessions\"}\n");
+  auto missing_id = helper.read();
+  EXPECT_EQ(missing_id["error"]["code"], "invalid_request");
+  EXPECT_TRUE(missing_id["id"].is_null());
+  helper.send_raw("{\"id\": 41}\n");
+  auto missing_method = helper.read();
+  EXPECT_EQ(missing_method["error"]["code"], "invalid_request");
+  EXPECT_EQ(missing_method["id"], 41);
+  EXPECT_EQ(helper.request("session.show", {{"session", 1}})["error"]["code"], "unknown_method");
+  EXPECT_EQ(helper.request("session.stop", {{"session", 99}})["error"]["code"], "unknown_session");
+  EXPECT_EQ(helper.request("session.stop", {{"session", "one"}})["error"]["code"], "invalid_request");
+  // Over 1 MiB: answered once, the rest of the line skipped, the next line read.
+  helper.send_raw("{\"id\": 42, \"method\": \"sessions\", \"pad\": \"" + std::string(size_t{1} << 20, 'x') + "\"}\n");
+  auto too_large = helper.read();
+  EXPECT_EQ(too_large["error"]["code"], "message_too_large");
+  EXPECT_TRUE(too_large["id"].is_null());
+
+  EXPECT_EQ(helper.request("sessions")["result"]["sessions"], nlohmann::json::array());
+  // shutdown answers, then the helper exits with its stdin still open.
+  EXPECT_EQ(helper.request("shutdown")["result"], nlohmann::json::object());
+  EXPECT_EQ(helper.read_to_end().size(), 0u);
+  EXPECT_EQ(helper.wait(), 0);
+}
+
+TEST(ServeCli, CommandRunsOneShotCommandsLikeTheCli) {
+  SampleTarget target;
+  ServeClient helper;
+  handshake(helper);
+  const nlohmann::json context = {{"pid", target.process.pid()}};
+
+  // context.pid fills in --pid; the document is the CLI's.
+  const auto maps = helper.request("command", {{"argv", {"maps"}}, {"context", context}});
+  ASSERT_TRUE(maps.contains("result")) << maps.dump();
+  EXPECT_EQ(maps["result"]["exit_status"], 0);
+  const auto& document = maps["result"]["document"];
+  EXPECT_EQ(document["operation"], "live_maps");
+  EXPECT_EQ(document["process"]["pid"], target.process.pid());
+  const XrefRun cli = run_xref({"maps", "--pid", target.pid(), "--json"});
+  ASSERT_EQ(cli.exit_status, 0);
+  EXPECT_EQ(document["data"]["modules"], cli.json()["data"]["modules"]);
+  const uint64_t slide = target.process.value("func", "settle") - target.nm.at("settle");
+  bool main_seen = false;
+  for (const auto& module : document["data"]["modules"]) {
+    if (module["main_executable"] != true) continue;
+    main_seen = true;
+    EXPECT_EQ(module["load_bias"], hex(slide));
+  }
+  EXPECT_TRUE(main_seen);
+
+  // --pid in the words wins over the context; --json is implied.
+  const std::string settle = hex(target.process.value("func", "settle"));
+  const auto resolve = helper.request("command", {{"argv", {"resolve", "--pid", target.pid(), settle}}});
+  EXPECT_EQ(resolve["result"]["exit_status"], 0) << resolve.dump();
+  EXPECT_EQ(resolve["result"]["document"]["data"]["addresses"][0]["candidates"][0]["static_va"], hex(target.nm.at("settle")));
+
+  // Failures are the CLI's documents and statuses.
+  const auto unmapped = helper.request("command", {{"argv", {"resolve", "0x10"}}, {"context", context}});
+  EXPECT_EQ(unmapped["result"]["exit_status"], 8) << unmapped.dump();
+  EXPECT_EQ(unmapped["result"]["document"]["error"]["code"], "address_unmapped");
+  const auto usage = helper.request("command", {{"argv", {"maps", "--bogus"}}, {"context", context}});
+  EXPECT_EQ(usage["result"]["exit_status"], 2);
+  EXPECT_EQ(usage["result"]["document"]["operation"], "live_maps");
+  EXPECT_EQ(usage["result"]["document"]["error"]["code"], "invalid_argument");
+  const auto no_pid = helper.request("command", {{"argv", {"maps"}}});
+  EXPECT_EQ(no_pid["result"]["exit_status"], 2);
+
+  // --help returns CLI11's help text and runs nothing.
+  const auto help = helper.request("command", {{"argv", {"resolve", "--help"}}, {"context", context}});
+  EXPECT_FALSE(help["result"].contains("document"));
+  EXPECT_NE(help["result"]["help"].get<std::string>().find("--pid"), std::string::npos);
+  const auto overview = helper.request("command", {{"argv", nlohmann::json::array({"--help"})}});
+  EXPECT_NE(overview["result"]["help"].get<std::string>().find("memscan"), std::string::npos) << overview.dump();
+
+  // doctor takes no --pid: the context's is not forced on it.
+  const auto doctor = helper.request("command", {{"argv", {"doctor"}}, {"context", context}});
+  const XrefRun doctor_cli = run_xref({"doctor", "--json"});
+  EXPECT_EQ(doctor["result"]["exit_status"], doctor_cli.exit_status) << doctor.dump();
+  EXPECT_EQ(doctor["result"]["document"]["operation"], "doctor");
+  std::vector<std::string> served_checks, cli_checks;
+  for (const auto& check : doctor["result"]["document"]["data"]["checks"]) served_checks.push_back(check["name"]);
+  const auto cli_document = doctor_cli.json();
+  for (const auto& check : cli_document["data"]["checks"]) cli_checks.push_back(check["name"]);
+  EXPECT_EQ(served_checks, cli_checks);
+
+  // trace is a session, not a one-shot command.
+  const auto trace = helper.request("command", {{"argv", {"trace", "--start", "handle_request"}}, {"context", context}});
+  EXPECT_EQ(trace["error"]["code"], "invalid_argument");
+  EXPECT_EQ(trace["error"]["exit_status"], 2);
+  EXPECT_EQ(helper.request("command", {{"argv", nlohmann::json::array()}})["error"]["code"], "invalid_request");
+
+  helper.close_stdin();
+  EXPECT_EQ(helper.wait(), 0);
+}
+
+TEST(ServeCli, UnderSudoOnlyTheSudoUsersProcessesAreTargets) {
+  SampleTarget target;
+  const uid_t stranger = getuid() == 65534 ? 65533 : 65534;
+  ServeClient helper({"SUDO_UID=" + std::to_string(stranger)});
+  handshake(helper);
+  const auto maps = helper.request("command", {{"argv", {"maps"}}, {"context", {{"pid", target.process.pid()}}}});
+  EXPECT_EQ(maps["result"]["exit_status"], 9) << maps.dump();
+  EXPECT_EQ(maps["result"]["document"]["error"]["code"], "permission_denied");
+  const auto trace = trace_start(helper, target.process.pid(), {});
+  EXPECT_EQ(trace["error"]["code"], "permission_denied") << trace.dump();
+  EXPECT_EQ(trace["error"]["exit_status"], 9);
+  EXPECT_NE(trace["error"]["message"].get<std::string>().find("uid " + std::to_string(stranger)), std::string::npos);
+  helper.close_stdin();
+  EXPECT_EQ(helper.wait(), 0);
+}
+
+// A set-user-ID (or set-group-ID) copy of xref refuses to serve.
+TEST(ServeCli, RefusesToRunSetuidOrSetgid) {
+  XREF_REQUIRE(geteuid() == 0, "root, to make a set-user-ID copy owned by root");
+  char dir_template[] = "/tmp/xref-serve-setuid-XXXXXX";
+  const std::string dir = mkdtemp(dir_template);
+  chmod(dir.c_str(), 0755);
+  const std::string copy = dir + "/xref";
+  std::filesystem::copy_file(XREF_BINARY, copy);
+  for (mode_t mode : {mode_t{04755}, mode_t{02755}}) {
+    ASSERT_EQ(chmod(copy.c_str(), mode), 0);
+    int out[2];
+    ASSERT_EQ(pipe(out), 0);
+    const pid_t child = fork();
+    if (child == 0) {
+      dup2(out[1], STDOUT_FILENO);
+      dup2(out[1], STDERR_FILENO);
+      if (setgid(65534) != 0 || setuid(65534) != 0) _exit(126);
+      execl(copy.c_str(), copy.c_str(), "serve", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    close(out[1]);
+    std::string output;
+    char buffer[4096];
+    ssize_t count;
+    while ((count = read(out[0], buffer, sizeof buffer)) > 0) output.append(buffer, static_cast<size_t>(count));
+    close(out[0]);
+    int status = 0;
+    waitpid(child, &status, 0);
+    EXPECT_EQ(WEXITSTATUS(status), 9) << std::oct << mode << ": " << output;
+    EXPECT_NE(output.find("set-user-ID or set-group-ID"), std::string::npos) << output;
+    EXPECT_EQ(output.find("\"hello\""), std::string::npos) << "no protocol line before the refusal";
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ServeCli, TraceSessionWindowsEqualTheRecord) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  const RecordFile record_file("serve-session");
+  TargetProcess target(service_command(record_file.path));
+  ServeClient helper;
+  handshake(helper);
+  const auto started = trace_start(helper, target.pid(), {"--functions", kSampleFunctions, "--max-windows", "2"});
+  ASSERT_TRUE(started.contains("result")) << started.dump();
+  const auto& result = started["result"];
+  const uint64_t session = result["session"];
+  EXPECT_EQ(result["backend"], "uprobe_multi");
+  EXPECT_EQ(result["functions"], 7);
+  EXPECT_GT(result["probes"].get<uint64_t>(), 7u);
+  EXPECT_EQ(result["return_mode"], "ret_site_exact");
+  const auto nm = nm_static_vas(XREF_SAMPLE_SERVICE);
+  EXPECT_EQ(result["start"]["va"], hex(nm.at("handle_request")));
+  EXPECT_EQ(result["start"]["live"], hex(target.value("func", "handle_request")));
+  EXPECT_EQ(result["start"]["module"], "sample_service");
+
+  std::vector<nlohmann::json> windows;
+  for (int i = 0; i < 2; ++i) windows.push_back(helper.await_event("window", session)["window"]);
+  const auto ended = helper.await_event("session_ended", session);
+  EXPECT_EQ(ended["stop_reason"], "max_windows");
+  EXPECT_EQ(ended["summary"]["windows"], 2);
+  EXPECT_EQ(ended["summary"]["lost"], 0);
+  EXPECT_TRUE(ended["error"].is_null());
+  for (const auto& open : ended["windows"]) EXPECT_NE(open["status"], "complete");
+
+  for (const auto& window : windows) {
+    EXPECT_EQ(window["status"], "complete");
+    const uint64_t request = fetched(window["start_fetches"], "id");
+    const auto recorded = recorded_calls(record_file.path, window["tid"].get<uint32_t>(), request);
+    EXPECT_EQ(entries(window), recorded) << "request " << request;
+    // Every traced call returned inside the window, back to depth 0.
+    size_t returns = 0;
+    for (const auto& event : window["events"]) returns += event["kind"] == "return";
+    EXPECT_EQ(returns, recorded.size());
+    EXPECT_EQ(window["events"].back()["depth"], 0);
+  }
+  EXPECT_EQ(helper.request("sessions")["result"]["sessions"], nlohmann::json::array());
+  helper.close_stdin();
+  EXPECT_EQ(helper.wait(), 0);
+}
+
+TEST(ServeCli, TwoSessionsAtOnceAndStop) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  TargetProcess first(service_command());
+  TargetProcess second(service_command());
+  ServeClient helper;
+  handshake(helper);
+  const auto a = trace_start(helper, first.pid(), {"--functions", "validate"});
+  const auto b = trace_start(helper, second.pid(), {"--functions", "settle", "--max-windows", "3"});
+  ASSERT_TRUE(a.contains("result")) << a.dump();
+  ASSERT_TRUE(b.contains("result")) << b.dump();
+  const uint64_t session_a = a["result"]["session"];
+  const uint64_t session_b = b["result"]["session"];
+  EXPECT_NE(session_a, session_b);
+  const HeldProbes held_a = held_probes(helper.pid(), first.pid());
+  const HeldProbes held_b = held_probes(helper.pid(), second.pid());
+  expect_attached(first.pid(), held_a);
+
+  // b ends by itself; a runs on.
+  const auto ended_b = helper.await_event("session_ended", session_b);
+  EXPECT_EQ(ended_b["stop_reason"], "max_windows");
+  EXPECT_EQ(ended_b["summary"]["windows"], 3);
+  const auto window_a = helper.await_event("window", session_a)["window"];
+  EXPECT_EQ(entries(window_a), (std::vector<std::string>{"handle_request", "validate"}));
+  const auto listed = helper.request("sessions")["result"]["sessions"];
+  ASSERT_EQ(listed.size(), 1u) << listed.dump();
+  EXPECT_EQ(listed[0]["session"], session_a);
+  EXPECT_EQ(listed[0]["pid"], first.pid());
+  EXPECT_EQ(listed[0]["state"], "running");
+  EXPECT_EQ(listed[0]["command"], "trace");
+  EXPECT_GE(listed[0]["windows"].get<uint64_t>(), 1u);
+  expect_nothing_attached(second.pid(), held_b);
+
+  // The stop's answer follows the session_ended event and has its summary.
+  const auto stopped = helper.request("session.stop", {{"session", session_a}});
+  ASSERT_TRUE(stopped.contains("result")) << stopped.dump();
+  ASSERT_TRUE(helper.queued([&](const nlohmann::json& message) { return is_event(message, "session_ended", session_a); }));
+  const auto ended_a = helper.await_event("session_ended", session_a);
+  EXPECT_EQ(ended_a["stop_reason"], "stopped");
+  EXPECT_EQ(stopped["result"]["stop_reason"], "stopped");
+  EXPECT_EQ(stopped["result"]["summary"], ended_a["summary"]);
+  expect_nothing_attached(first.pid(), held_a);
+  // Stopping it again answers with the same summary.
+  EXPECT_EQ(helper.request("session.stop", {{"session", session_a}})["result"]["summary"], ended_a["summary"]);
+  EXPECT_EQ(helper.request("sessions")["result"]["sessions"], nlohmann::json::array());
+
+  // shutdown ends the sessions still running before it answers.
+  const auto c = trace_start(helper, first.pid(), {"--functions", "settle"});
+  ASSERT_TRUE(c.contains("result")) << c.dump();
+  const uint64_t session_c = c["result"]["session"];
+  const HeldProbes held_c = held_probes(helper.pid(), first.pid());
+  expect_attached(first.pid(), held_c);
+  EXPECT_EQ(helper.request("shutdown")["result"], nlohmann::json::object());
+  ASSERT_TRUE(helper.queued([&](const nlohmann::json& message) { return is_event(message, "session_ended", session_c); }));
+  EXPECT_EQ(helper.await_event("session_ended", session_c)["stop_reason"], "helper_exiting");
+  EXPECT_EQ(helper.wait(), 0);
+  expect_nothing_attached(first.pid(), held_c);
+}
+
+TEST(ServeCli, ClosingStdinEndsEverySessionAndDetaches) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  TargetProcess target(service_command());
+  ServeClient helper;
+  handshake(helper);
+  const auto started = trace_start(helper, target.pid(), {"--functions", kSampleFunctions});
+  ASSERT_TRUE(started.contains("result")) << started.dump();
+  const uint64_t session = started["result"]["session"];
+  const HeldProbes held = held_probes(helper.pid(), target.pid());
+  expect_attached(target.pid(), held);
+  helper.await_event("window", session);
+
+  // Malformed lines while a session runs: answered, and the session goes on.
+  helper.send_raw("{\"id\": 7, \"method\": \n");
+  EXPECT_EQ(helper.await([](const nlohmann::json& m) { return m.contains("error"); })["error"]["code"], "parse_error");
+  helper.send_raw("{\"id\": 8, \"method\": \"sessions\", \"params\": 5}\n");
+  EXPECT_EQ(helper.await([](const nlohmann::json& m) { return m.contains("error"); })["error"]["code"],
+            "invalid_request");
+  EXPECT_EQ(helper.request("sessions")["result"]["sessions"][0]["state"], "running");
+  helper.await_event("window", session);
+
+  helper.close_stdin();
+  bool ended = false;
+  for (const auto& message : helper.read_to_end()) {
+    if (!is_event(message, "session_ended", session)) continue;
+    ended = true;
+    EXPECT_EQ(message["stop_reason"], "helper_exiting");
+  }
+  EXPECT_TRUE(ended);
+  EXPECT_EQ(helper.wait(), 0);
+  expect_nothing_attached(target.pid(), held);
+  EXPECT_EQ(kill(target.pid(), 0), 0) << "the target runs on";
+}
+
+TEST(ServeCli, SigtermEndsEverySessionAndDetaches) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  TargetProcess target(service_command());
+  ServeClient helper;
+  handshake(helper);
+  const auto started = trace_start(helper, target.pid(), {"--functions", "validate"});
+  ASSERT_TRUE(started.contains("result")) << started.dump();
+  const uint64_t session = started["result"]["session"];
+  const HeldProbes held = held_probes(helper.pid(), target.pid());
+  helper.await_event("window", session);
+  kill(helper.pid(), SIGTERM);
+  const auto messages = helper.read_to_end();
+  ASSERT_FALSE(messages.empty());
+  EXPECT_TRUE(is_event(messages.back(), "session_ended", session)) << messages.back().dump();
+  EXPECT_EQ(messages.back()["stop_reason"], "helper_exiting");
+  EXPECT_EQ(helper.wait(), 0);
+  expect_nothing_attached(target.pid(), held);
+}
+
+// Killed outright, the helper cannot detach anything: the kernel closes its
+// link descriptors, and that takes the probes out.
+TEST(ServeCli, SigkillLeavesNothingAttached) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  TargetProcess target(service_command());
+  ServeClient helper;
+  handshake(helper);
+  const auto started = trace_start(helper, target.pid(), {"--functions", kSampleFunctions});
+  ASSERT_TRUE(started.contains("result")) << started.dump();
+  const HeldProbes held = held_probes(helper.pid(), target.pid());
+  expect_attached(target.pid(), held);
+  helper.await_event("window", started["result"]["session"]);
+  kill(helper.pid(), SIGKILL);
+  EXPECT_EQ(helper.wait(), -SIGKILL);
+  expect_nothing_attached(target.pid(), held);
+  EXPECT_EQ(kill(target.pid(), 0), 0) << "the target runs on";
+}
+
+}  // namespace
+}  // namespace xref::test
