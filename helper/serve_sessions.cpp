@@ -75,6 +75,7 @@ nlohmann::json started_json(uint64_t session, const Target& target, const TraceP
       {"process", process_json(target.process.identity(), target.binary_match)},
   };
   if (request.here) result["here_window"] = attached.here_window;
+  result["breakpoints_to_disable"] = plan.breakpoints_to_disable;
   return result;
 }
 

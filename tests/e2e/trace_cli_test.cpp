@@ -651,8 +651,7 @@ TEST(TraceCli, InterruptDetachesAndPrints) {
   EXPECT_NE(output.find("exit=0"), std::string::npos) << output;
   // The target keeps running untouched.
   EXPECT_EQ(kill(target.pid(), 0), 0);
-  const auto links = command_output("bpftool link list 2>/dev/null | grep -c uprobe_multi || true");
-  EXPECT_EQ(std::stoi(links), 0) << links;
+  EXPECT_EQ(trace_program_links(), 0);
 }
 
 TEST(TraceCli, BadInputIsRefusedBeforeAnythingIsAttached) {
