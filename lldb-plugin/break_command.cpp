@@ -115,6 +115,15 @@ bool BreakCommand::execute(lldb::SBDebugger debugger, char** command, lldb::SBCo
   LldbSymbols symbols(found_session->target);
   const auto live = symbols.live(address);
   if (!live) return scope.fail("xref: the address of event " + text + " is not loaded in the process any more");
+  // A debugger int3 over a probe's would outlive the probe: when the
+  // session detaches, the kernel restores the original byte, and LLDB later
+  // writes back the int3 it saved.
+  const auto probe = symbols.live(event_address(event, "probe"));
+  if (!found_session->ended && probe && *probe == *live) {
+    return scope.fail("xref: session " + std::to_string(found_session->id) + " has a probe at " + to_hex(*live) +
+                      ": a breakpoint there would be swallowed; `xref stop " + std::to_string(found_session->id) +
+                      "` first");
+  }
   lldb::SBTarget target = found_session->target;
   lldb::SBBreakpoint breakpoint = target.BreakpointCreateByAddress(*live);
   if (!breakpoint.IsValid()) return scope.fail("xref: LLDB could not set a breakpoint at " + to_hex(*live));
@@ -123,13 +132,6 @@ bool BreakCommand::execute(lldb::SBDebugger debugger, char** command, lldb::SBCo
   scope.print("Breakpoint " + std::to_string(breakpoint.GetID()) + ": " + to_hex(*live) +
               (where.empty() ? "" : " " + where) + " (" + what + " " +
               (function.empty() ? event.value("symbol", std::string("?")) : function) + ", event " + text + ")");
-  // A probe at the same address swallows the breakpoint while it is attached.
-  const auto probe = symbols.live(event_address(event, "probe"));
-  if (!found_session->ended && probe && *probe == *live) {
-    scope.print("xref: warning: session " + std::to_string(found_session->id) +
-                " still has a probe at this address: the breakpoint cannot stop there until `xref stop " +
-                std::to_string(found_session->id) + "`");
-  }
   return true;
 }
 

@@ -1,21 +1,38 @@
 // xref trace WORDS...: starts a tracing session in the helper with the
 // user's words and what LLDB knows (process, executable, selected frame,
 // breakpoints), then returns at once; windows print at the next stop.
+#include <cstdint>
 #include <string>
 
 #include "commands.h"
 #include "debugger_context.h"
 #include "hex.h"
 #include "lldb_symbols.h"
+#include "number_parse.h"
 
 namespace xref::lldb_plugin {
 namespace {
 
+// N of `--start bp:N` (or --start=bp:N) in the user's words.
+std::optional<lldb::break_id_t> start_breakpoint(const std::vector<std::string>& words) {
+  for (size_t index = 0; index < words.size(); ++index) {
+    std::string value;
+    if (words[index] == "--start" && index + 1 < words.size()) value = words[index + 1];
+    else if (words[index].rfind("--start=", 0) == 0) value = words[index].substr(8);
+    if (value.rfind("bp:", 0) != 0) continue;
+    auto id = parse_u64(std::string_view(value).substr(3), "breakpoint");
+    if (id && *id > 0 && *id <= static_cast<uint64_t>(INT32_MAX)) return static_cast<lldb::break_id_t>(*id);
+  }
+  return std::nullopt;
+}
+
 // --stop-at-end: a one-shot breakpoint on the selected thread at the
 // selected frame's return address, taken only when the stack pointer is back
 // at the frame's CFA, i.e. when this very frame returned (not a recursive
-// call returning to the same address).
-void set_stop_at_end(CommandScope& scope, SessionRecord& session) {
+// call returning to the same address). Set before the session starts, so the
+// helper's collision check sees it: a debugger int3 over a probe's int3
+// would outlive the probe.
+lldb::SBBreakpoint set_stop_at_end(CommandScope& scope, std::string& description, std::string& error) {
   lldb::SBThread thread = scope.target().GetProcess().GetSelectedThread();
   lldb::SBFrame frame = thread.GetSelectedFrame();
   const uint64_t cfa = frame.GetCFA();
@@ -28,36 +45,74 @@ void set_stop_at_end(CommandScope& scope, SessionRecord& session) {
     }
   }
   if (!parent.IsValid()) {
-    scope.print("xref: --stop-at-end: the selected frame has no caller to return to; no stop was set");
-    return;
+    error = "--stop-at-end: the selected frame has no caller to return to";
+    return {};
   }
   const uint64_t return_address = parent.GetPC();
   lldb::SBBreakpoint breakpoint = scope.target().BreakpointCreateByAddress(return_address);
   if (!breakpoint.IsValid()) {
-    scope.print("xref: --stop-at-end: LLDB could not set a breakpoint at " + to_hex(return_address));
-    return;
+    error = "--stop-at-end: LLDB could not set a breakpoint at " + to_hex(return_address);
+    return {};
   }
   breakpoint.SetOneShot(true);
   breakpoint.SetThreadID(thread.GetThreadID());
   breakpoint.SetCondition(("$rsp == " + to_hex(cfa)).c_str());
-  session.stop_at_end_breakpoint = breakpoint.GetID();
-  std::string where = describe_address(scope.target(), parent.GetPCAddress());
-  scope.print("xref: breakpoint " + std::to_string(breakpoint.GetID()) + " (one-shot, thread " +
-              std::to_string(thread.GetThreadID()) + ") at the return address " + to_hex(return_address) +
-              (where.empty() ? "" : " (" + where + ")") + " stops the process when the window closes");
+  const std::string where = describe_address(scope.target(), parent.GetPCAddress());
+  description = "xref: breakpoint " + std::to_string(breakpoint.GetID()) + " (one-shot, thread " +
+                std::to_string(thread.GetThreadID()) + ") at the return address " + to_hex(return_address) +
+                (where.empty() ? "" : " (" + where + ")") + " stops the process when the window closes";
+  return breakpoint;
 }
 
-void disable_breakpoints(CommandScope& scope, SessionRecord& session, const nlohmann::json& ids) {
-  if (!ids.is_array()) return;
-  for (const auto& id : ids) {
+// What the debugger changed for a session before starting it, undone when
+// the start fails.
+struct Preparation {
+  lldb::SBTarget target;
+  std::optional<lldb::break_id_t> disabled;  // --start bp:N, disabled by us
+  lldb::SBBreakpoint stop_at_end;
+  std::string stop_at_end_description;
+
+  void undo() {
+    if (disabled) {
+      if (lldb::SBBreakpoint breakpoint = target.FindBreakpointByID(*disabled); breakpoint.IsValid()) {
+        breakpoint.SetEnabled(true);
+      }
+    }
+    if (stop_at_end.IsValid()) target.BreakpointDelete(stop_at_end.GetID());
+  }
+};
+
+const char* const kDisabledReason =
+    " disabled while the trace is armed: a uprobe at the same address would swallow it; re-enabled when the trace "
+    "ends";
+
+// The helper names the breakpoints whose locations carry start probes; the
+// one of --start bp:N is already disabled.
+void check_breakpoints_to_disable(CommandScope& scope, SessionRecord& session, const Preparation& preparation,
+                                  const nlohmann::json& ids) {
+  bool named = false;
+  for (const auto& id : ids.is_array() ? ids : nlohmann::json::array()) {
     if (!id.is_number_integer()) continue;
-    lldb::SBBreakpoint breakpoint = scope.target().FindBreakpointByID(id.get<lldb::break_id_t>());
-    if (!breakpoint.IsValid()) continue;
+    const auto breakpoint_id = id.get<lldb::break_id_t>();
+    if (preparation.disabled && breakpoint_id == *preparation.disabled) {
+      named = true;
+      continue;
+    }
+    lldb::SBBreakpoint breakpoint = scope.target().FindBreakpointByID(breakpoint_id);
+    if (!breakpoint.IsValid() || !breakpoint.IsEnabled()) continue;
     breakpoint.SetEnabled(false);
-    session.disabled_breakpoints.push_back(static_cast<uint32_t>(id.get<lldb::break_id_t>()));
-    scope.print("xref: breakpoint " + std::to_string(id.get<int64_t>()) +
-                " disabled while the trace is armed: a uprobe at the same address would swallow it; "
-                "re-enabled when the trace ends");
+    session.disabled_breakpoints.push_back(static_cast<uint32_t>(breakpoint_id));
+    scope.print("xref: warning: breakpoint " + std::to_string(breakpoint_id) + kDisabledReason +
+                " (disabled after the probes went in: if its location is a probe, that probe may be lost)");
+  }
+  if (!preparation.disabled) return;
+  if (named) {
+    session.disabled_breakpoints.push_back(static_cast<uint32_t>(*preparation.disabled));
+    scope.print("xref: breakpoint " + std::to_string(*preparation.disabled) + kDisabledReason);
+  } else {
+    scope.target().FindBreakpointByID(*preparation.disabled).SetEnabled(true);
+    scope.print("xref: warning: the helper did not put start probes on breakpoint " +
+                std::to_string(*preparation.disabled) + "'s locations; it stays enabled");
   }
 }
 
@@ -97,11 +152,40 @@ bool TraceCommand::execute(lldb::SBDebugger debugger, char** command, lldb::SBCo
   }
   HelperClient* helper = scope.helper();
   if (helper == nullptr) return false;
+
+  // Breakpoint N of --start bp:N goes off before the probes go in: a
+  // debugger that removes its int3 after the uprobe's writes the original
+  // byte over it.
+  Preparation preparation{target, std::nullopt, {}, {}};
+  if (auto id = start_breakpoint(words); id && !wants_help(words)) {
+    lldb::SBBreakpoint breakpoint = target.FindBreakpointByID(*id);
+    if (breakpoint.IsValid() && breakpoint.IsEnabled()) {
+      breakpoint.SetEnabled(false);
+      preparation.disabled = *id;
+    }
+  }
+  if (here && has_word(words, "--stop-at-end")) {
+    std::string error;
+    preparation.stop_at_end = set_stop_at_end(scope, preparation.stop_at_end_description, error);
+    if (!preparation.stop_at_end.IsValid()) {
+      preparation.undo();
+      return scope.fail("xref: " + error);
+    }
+  }
   nlohmann::json argv = nlohmann::json::array({"trace"});
   for (const auto& word : words) argv.push_back(word);
-  const HelperReply reply =
+  HelperReply reply =
       helper->request("session.start", {{"argv", argv}, {"context", request_context(target, here)}}, kSessionTimeout);
-  if (!reply.ok) return scope.fail(reply);
+  const lldb::break_id_t stop_at_end_id = preparation.stop_at_end.IsValid() ? preparation.stop_at_end.GetID() : 0;
+  if (!reply.ok || reply.result.contains("help")) preparation.undo();
+  if (!reply.ok) {
+    if (stop_at_end_id != 0 && reply.message.find("breakpoint " + std::to_string(stop_at_end_id) + ".") != std::string::npos) {
+      reply.hint = "breakpoint " + std::to_string(stop_at_end_id) +
+                   " was --stop-at-end's stop at the return address, which this trace probes (e.g. the return site of a "
+                   "recursive call): drop --stop-at-end; the window still prints at the next stop";
+    }
+    return scope.fail(reply);
+  }
   if (reply.result.contains("help")) {
     scope.print(reply.result.value("help", std::string()));
     return true;
@@ -129,8 +213,12 @@ bool TraceCommand::execute(lldb::SBDebugger debugger, char** command, lldb::SBCo
   for (const auto& warning : reply.result.value("warnings", nlohmann::json::array())) {
     if (warning.is_string()) scope.print("xref: warning: " + warning.get<std::string>());
   }
-  disable_breakpoints(scope, session, reply.result.value("breakpoints_to_disable", nlohmann::json::array()));
-  if (here && has_word(words, "--stop-at-end")) set_stop_at_end(scope, session);
+  check_breakpoints_to_disable(scope, session, preparation,
+                               reply.result.value("breakpoints_to_disable", nlohmann::json::array()));
+  if (preparation.stop_at_end.IsValid()) {
+    session.stop_at_end_breakpoint = preparation.stop_at_end.GetID();
+    scope.print(preparation.stop_at_end_description);
+  }
   scope.state().ensure_stop_hook(target);
   scope.state().watch_process(session.pid);
   return true;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 
 #include "lldb_batch.h"
@@ -76,10 +77,29 @@ TEST_F(LldbFakeHelper, BreakAtAnEventSetsTheBreakpointAtItsLiveCallSite) {
   EXPECT_TRUE(run.has(expected)) << expected << "\n" << run.output;
 }
 
+// The session.start requests the fake received, with their context.
+std::vector<nlohmann::json> session_starts(const std::string& log) {
+  std::vector<nlohmann::json> starts;
+  std::ifstream file(log);
+  std::string line;
+  while (std::getline(file, line)) {
+    auto message = nlohmann::json::parse(line, nullptr, false);
+    if (message.is_object() && message.value("method", "") == "session.start") starts.push_back(message);
+  }
+  return starts;
+}
+
 TEST_F(LldbFakeHelper, StartAtABreakpointDisablesItUntilTheSessionEnds) {
+  TempFile log("start-bp-log");
   const LldbRun run = run_lldb({"b handle_request", "run", "xref trace --start bp:1 --functions validate",
                                 "breakpoint list 1", "xref stop", "breakpoint list 1"},
-                               service(), fake_environment());
+                               service(), fake_environment(log.path));
+  // Disabled before the helper put its probes in (LLDB removing its int3
+  // afterwards would erase the uprobe's).
+  const auto starts = session_starts(log.path);
+  ASSERT_EQ(starts.size(), 1u);
+  EXPECT_EQ(starts[0]["params"]["context"]["breakpoints"][0]["id"], 1);
+  EXPECT_EQ(starts[0]["params"]["context"]["breakpoints"][0]["enabled"], false);
   EXPECT_EQ(run.exit_status, 0) << run.output;
   EXPECT_TRUE(run.has("xref: breakpoint 1 disabled while the trace is armed: a uprobe at the same address would "
                       "swallow it; re-enabled when the trace ends"))
@@ -92,8 +112,14 @@ TEST_F(LldbFakeHelper, StartAtABreakpointDisablesItUntilTheSessionEnds) {
 }
 
 TEST_F(LldbFakeHelper, StopAtEndIsAOneShotThreadBreakpointAtTheReturnAddress) {
+  TempFile log("stop-at-end-log");
   const LldbRun run = run_lldb({"b handle_request", "run", "xref trace --here --stop-at-end", "breakpoint list -v 2"},
-                               service(), fake_environment());
+                               service(), fake_environment(log.path));
+  // Set before the session starts, so the helper's collision check sees it.
+  const auto starts = session_starts(log.path);
+  ASSERT_EQ(starts.size(), 1u);
+  ASSERT_EQ(starts[0]["params"]["context"]["breakpoints"].size(), 2u);
+  EXPECT_EQ(starts[0]["params"]["context"]["breakpoints"][1]["id"], 2);
   EXPECT_EQ(run.exit_status, 0) << run.output;
   EXPECT_TRUE(run.has("(one-shot, thread ")) << run.output;
   EXPECT_TRUE(run.has("stops the process when the window closes")) << run.output;

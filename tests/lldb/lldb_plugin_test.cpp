@@ -83,7 +83,7 @@ TEST(LldbPluginLoad, HelpListsEverySubcommand) {
 TEST_F(LldbPlugin, HereWindowPrintsAtTheNextStopAndMatchesTheRecord) {
   TempFile record("here");
   const LldbRun run = run_lldb(
-      {"b handle_request", "run", "xref trace --here --fetch-at apply_fee price=%di:u64,bps=%si:u64", "continue"},
+      {"b handle_request", "run", "xref trace --here", "continue"},
       service(record.path));
   ASSERT_EQ(run.exit_status, 0) << run.output;
   EXPECT_TRUE(std::regex_search(run.output, std::regex("xref: session 1 tracing PID [0-9]+: [0-9]+ probes \\(")))
@@ -102,17 +102,22 @@ TEST_F(LldbPlugin, HereWindowPrintsAtTheNextStopAndMatchesTheRecord) {
   if (!seen.empty() && seen.front() == "handle_request") seen.erase(seen.begin());
   EXPECT_EQ(seen, expected) << run.output;
   expect_balanced(window);
-  // apply_fee's arguments as fetched, against the record.
+}
+
+// apply_fee's arguments as fetched in a window, against the record.
+void expect_fee_arguments(const ShownWindow& window, const std::vector<RecordedCall>& calls, const std::string& output) {
+  std::vector<std::string> fetched, recorded;
   for (const auto& event : window.events) {
-    if (event.mark != '>' || event.name != "apply_fee") continue;
-    for (const auto& call : request->second) {
-      if (call.function != "apply_fee") continue;
-      char values[128];
-      std::snprintf(values, sizeof values, "price=0x%llx bps=0x%llx", static_cast<unsigned long long>(call.arguments[0]),
-                    static_cast<unsigned long long>(call.arguments[1]));
-      EXPECT_NE(event.rest.find(values), std::string::npos) << values << "\n" << run.output;
-    }
+    if (event.mark == '>' && event.name == "apply_fee") fetched.push_back(event.rest.substr(event.rest.find("price=")));
   }
+  for (const auto& call : calls) {
+    if (call.function != "apply_fee") continue;
+    char values[128];
+    std::snprintf(values, sizeof values, "price=0x%llx bps=0x%llx", static_cast<unsigned long long>(call.arguments[0]),
+                  static_cast<unsigned long long>(call.arguments[1]));
+    recorded.push_back(values);
+  }
+  EXPECT_EQ(fetched, recorded) << output;
 }
 
 // (b') --stop-at-end: the process stops when the window closes, at the
@@ -120,12 +125,15 @@ TEST_F(LldbPlugin, HereWindowPrintsAtTheNextStopAndMatchesTheRecord) {
 TEST_F(LldbPlugin, HereStopAtEndStopsWhenTheWindowCloses) {
   TempFile record("stop-at-end");
   const LldbRun run = run_lldb(
-      {"b handle_request", "run", "breakpoint disable 1", "xref trace --here --stop-at-end", "continue", "bt 1"},
+      {"b handle_request", "run", "breakpoint disable 1", "xref trace --here --stop-at-end", "continue", "bt 1",
+       // the record of the request is written after the return: run to the end
+       "breakpoint delete --force", "continue"},
       service(record.path));
   ASSERT_EQ(run.exit_status, 0) << run.output;
-  const std::string stop = run.after("(lldb) continue");
-  EXPECT_NE(stop.find("stop reason = breakpoint 2.1"), std::string::npos) << run.output;
-  EXPECT_NE(stop.find("sample_service`worker_main"), std::string::npos) << run.output;
+  const std::string stop = run.after("(lldb) continue").substr(0, run.after("(lldb) continue").find("(lldb) bt 1"));
+  EXPECT_NE(stop.find("stop reason = one-shot breakpoint 2"), std::string::npos) << run.output;
+  EXPECT_NE(stop.find("frame #0: 0x"), std::string::npos) << run.output;
+  EXPECT_NE(stop.find(" sample_service`worker_main"), std::string::npos) << run.output;
   const auto windows = shown_windows(stop);
   ASSERT_EQ(windows.size(), 1u) << run.output;
   const auto requests = read_sample_record(record.path);
@@ -144,7 +152,8 @@ TEST_F(LldbPlugin, StartAtABreakpointWithAFilter) {
   TempFile record("start-bp");
   const LldbRun run = run_lldb({"b handle_request", "run",
                                 "xref trace --start bp:1 --fetch id=+0(%di):u64 --start-filter 'id == 3' "
-                                "--functions validate,price_order,apply_fee,route_even,route_odd,settle --max-windows 1",
+                                "--functions validate,price_order,apply_fee,route_even,route_odd,settle --max-windows 1 "
+                                "--fetch-at apply_fee price=%di:u64,bps=%si:u64",
                                 "breakpoint list 1", "breakpoint set -n nop_entry -c '$rdi == 6'", "continue", "breakpoint list 1"},
                                service(record.path));
   ASSERT_EQ(run.exit_status, 0) << run.output;
@@ -162,6 +171,7 @@ TEST_F(LldbPlugin, StartAtABreakpointWithAFilter) {
   ASSERT_NE(request, requests.end()) << run.output;
   EXPECT_EQ(entered_functions(windows[0]), recorded_sequence(request->second)) << run.output;
   expect_balanced(windows[0]);
+  expect_fee_arguments(windows[0], request->second, run.output);
   EXPECT_NE(stop.find("xref: session 1 ended (max_windows)"), std::string::npos) << run.output;
   EXPECT_NE(stop.find("xref: breakpoint 1 re-enabled: session 1 ended"), std::string::npos) << run.output;
   const std::string after = run.after("(lldb) breakpoint list 1\n1:").empty() ? stop : stop.substr(stop.rfind("(lldb) breakpoint list 1"));
