@@ -104,6 +104,7 @@ void PluginState::shutdown() {
   helper_->close(std::chrono::milliseconds(3000));
   Lines lines;
   absorb_events(lines);
+  apply_pending_restores(lines);
   for (auto& [id, session] : sessions_) show_session_windows(*this, session, false, lines);
   if (!lines.empty()) write_to_debugger(debugger_, lines);
   helper_.reset();
@@ -188,7 +189,7 @@ void PluginState::absorb_events(Lines& lines) {
       for (auto& window : event.body.value("windows", nlohmann::json::array())) record_window(*session, window);
       session->summary = event.body.value("summary", nlohmann::json::object());
       session->error = event.body.value("error", nlohmann::json());
-      end_session(*session, event.body.value("stop_reason", std::string("stopped")), lines);
+      end_session(*session, event.body.value("stop_reason", std::string("stopped")));
     }
   }
   for (auto& line : helper_->take_stderr()) lines.push_back("xref: helper: " + line);
@@ -198,17 +199,19 @@ void PluginState::absorb(Lines& lines) {
   lines.insert(lines.begin(), pending_lines_.begin(), pending_lines_.end());
   pending_lines_.clear();
   absorb_events(lines);
-  if (!helper_ || helper_->alive()) return;
+  if (!helper_ || helper_->alive()) {
+    apply_pending_restores(lines);
+    return;
+  }
   // The helper died: say so once, end its sessions, forget it (the next
   // command that needs one starts a new helper).
   std::string line = "xref: the helper '" + helper_->command().display() + "' (pid " + std::to_string(helper_->pid()) +
                      ") " + helper_->ending();
   std::vector<uint64_t> ended;
-  Lines effects;
   for (auto& [id, session] : sessions_) {
     if (session.ended) continue;
     ended.push_back(id);
-    end_session(session, "helper_exited", effects);
+    end_session(session, "helper_exited");
     session.end_shown = true;  // said in the line below
   }
   if (!ended.empty()) {
@@ -219,34 +222,47 @@ void PluginState::absorb(Lines& lines) {
   const auto last_words = helper_->recent_stderr();
   if (!last_words.empty()) line += "; its last message: " + last_words.back();
   lines.push_back(line);
-  lines.insert(lines.end(), effects.begin(), effects.end());
+  apply_pending_restores(lines);
   lines.push_back("xref: the process is untouched; the next xref command starts a new helper");
   helper_.reset();
 }
 
-void PluginState::end_session(SessionRecord& session, const std::string& reason, Lines& lines) {
+void PluginState::end_session(SessionRecord& session, const std::string& reason) {
   if (session.ended) return;
   session.ended = true;
   session.stop_reason = reason;
-  std::vector<uint32_t> enabled;
-  for (uint32_t id : session.disabled_breakpoints) {
-    lldb::SBBreakpoint breakpoint = session.target.FindBreakpointByID(static_cast<lldb::break_id_t>(id));
-    if (!breakpoint.IsValid()) continue;
-    breakpoint.SetEnabled(true);
-    enabled.push_back(id);
-  }
+  BreakpointRestore restore{session.target, session.id, std::move(session.disabled_breakpoints),
+                            session.stop_at_end_breakpoint};
   session.disabled_breakpoints.clear();
-  if (!enabled.empty()) {
-    lines.push_back("xref: breakpoint" + std::string(enabled.size() == 1 ? " " : "s ") + join_ids(enabled) +
-                    " re-enabled: session " + std::to_string(session.id) + " ended");
-  }
-  if (session.stop_at_end_breakpoint != 0) {
-    // Still there when the window did not end by returning to it.
-    if (session.target.FindBreakpointByID(session.stop_at_end_breakpoint).IsValid()) {
-      session.target.BreakpointDelete(session.stop_at_end_breakpoint);
+  session.stop_at_end_breakpoint = 0;
+  if (!restore.enable.empty() || restore.remove != 0) pending_restores_.push_back(std::move(restore));
+}
+
+void apply_restores(std::vector<BreakpointRestore> restores, Lines& lines) {
+  for (BreakpointRestore& restore : restores) {
+    std::vector<uint32_t> enabled;
+    for (uint32_t id : restore.enable) {
+      lldb::SBBreakpoint breakpoint = restore.target.FindBreakpointByID(static_cast<lldb::break_id_t>(id));
+      if (!breakpoint.IsValid()) continue;
+      breakpoint.SetEnabled(true);
+      enabled.push_back(id);
     }
-    session.stop_at_end_breakpoint = 0;
+    if (!enabled.empty()) {
+      lines.push_back("xref: breakpoint" + std::string(enabled.size() == 1 ? " " : "s ") + join_ids(enabled) +
+                      " re-enabled: session " + std::to_string(restore.session) + " ended");
+    }
+    // --stop-at-end's breakpoint is still there when the window did not end
+    // by returning to it.
+    if (restore.remove != 0 && restore.target.FindBreakpointByID(restore.remove).IsValid()) {
+      restore.target.BreakpointDelete(restore.remove);
+    }
   }
+}
+
+void PluginState::apply_pending_restores(Lines& lines) {
+  std::vector<BreakpointRestore> restores = std::move(pending_restores_);
+  pending_restores_.clear();
+  apply_restores(std::move(restores), lines);
 }
 
 void PluginState::await_pending_windows(Lines& lines) {
@@ -351,6 +367,14 @@ void PluginState::announce_exit(uint64_t pid) {
   // with their last windows: give it a moment.
   const auto deadline = std::chrono::steady_clock::now() + kExitWait;
   Lines lines;
+  struct Claimed {
+    uint64_t session;
+    lldb::SBTarget target;
+    nlohmann::json window;
+  };
+  std::vector<Claimed> windows;
+  Lines end_lines;
+  std::vector<BreakpointRestore> restores;
   for (;;) {
     {
       auto held = lock();
@@ -358,10 +382,22 @@ void PluginState::announce_exit(uint64_t pid) {
       bool all_ended = true;
       for (const auto& [id, session] : sessions_) all_ended &= session.pid != pid || session.ended;
       if (all_ended || stopping_ || std::chrono::steady_clock::now() >= deadline) {
+        // Claimed under the lock, rendered after it: LLDB's API lock may be
+        // held by a command whose stop hook waits for this lock.
         for (auto& [id, session] : sessions_) {
-          if (session.pid == pid) show_session_windows(*this, session, false, lines);
+          if (session.pid != pid) continue;
+          for (auto& record : session.windows) {
+            if (record.shown) continue;
+            windows.push_back({id, session.target, record.window});
+            record.shown = true;
+          }
+          if (session.ended && !session.end_shown) {
+            end_lines.push_back(session_end_line(session));
+            session.end_shown = true;
+          }
         }
-        if (lines.empty()) return;
+        restores = std::move(pending_restores_);
+        pending_restores_.clear();
         lines.insert(lines.begin(), pending_lines_.begin(), pending_lines_.end());
         pending_lines_.clear();
         break;
@@ -369,7 +405,13 @@ void PluginState::announce_exit(uint64_t pid) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  write_to_debugger(debugger_, lines);
+  apply_restores(std::move(restores), lines);
+  for (auto& claimed : windows) {
+    LldbSymbols symbols(claimed.target);
+    for (auto& line : render_window(claimed.window, claimed.session, symbols)) lines.push_back(std::move(line));
+  }
+  lines.insert(lines.end(), end_lines.begin(), end_lines.end());
+  if (!lines.empty()) write_to_debugger(debugger_, lines);
 }
 
 bool PluginState::process_gone(const SessionRecord& session) {

@@ -2,7 +2,9 @@
 // sessions it started with their windows, and what is still to be shown.
 // Every member is used under lock(). Besides the commands, only the process
 // watcher thread takes the lock (never the helper's reader thread, which a
-// command holding the lock may be waiting for).
+// command holding the lock may be waiting for), and it calls no LLDB API
+// while it holds it: LLDB holds its own API lock around commands, stop hooks
+// included, and a stop hook takes this lock.
 #pragma once
 
 #include <lldb/API/LLDB.h>
@@ -51,6 +53,19 @@ struct SessionRecord {
   uint64_t windows_dropped = 0;  // oldest shown windows forgotten beyond the bound
 };
 
+// What a session's end undoes in LLDB: breakpoints it disabled come back,
+// its --stop-at-end breakpoint goes. Applied outside the state's lock on
+// the watcher thread.
+struct BreakpointRestore {
+  lldb::SBTarget target;
+  uint64_t session = 0;
+  std::vector<uint32_t> enable;
+  int32_t remove = 0;
+};
+
+// Applies the restores and says which breakpoints came back.
+void apply_restores(std::vector<BreakpointRestore> restores, Lines& lines);
+
 class PluginState {
  public:
   static std::shared_ptr<PluginState> of(lldb::SBDebugger debugger);
@@ -76,12 +91,13 @@ class PluginState {
   bool helper_command_configured() const { return configured_command_.has_value(); }
 
   // Moves the helper's events into the sessions, notices its death (ending
-  // its sessions), and appends what the user should read to `lines`.
+  // its sessions), applies the breakpoint restores of ended sessions, and
+  // appends what the user should read to `lines`. On a command's thread.
   void absorb(Lines& lines);
 
-  // Ends a session on the debugger's side: re-enables the breakpoints it
-  // disabled and removes its --stop-at-end breakpoint.
-  void end_session(SessionRecord& session, const std::string& reason, Lines& lines);
+  // Marks a session ended and queues its breakpoint restore (no LLDB calls).
+  void end_session(SessionRecord& session, const std::string& reason);
+  void apply_pending_restores(Lines& lines);
 
   // At a stop, while sessions run: waits a few of the helper's drain
   // intervals for the windows that closed before the stop, and up to a
@@ -124,6 +140,7 @@ class PluginState {
   std::vector<lldb::SBTarget> hooked_targets_;
   uint64_t arrivals_ = 0;
   Lines pending_lines_;  // absorbed in the background, shown by the next command
+  std::vector<BreakpointRestore> pending_restores_;
 
   std::thread watcher_;
   int wake_fd_ = -1;                 // eventfd: the watched set changed, or shutdown

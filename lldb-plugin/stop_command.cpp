@@ -64,7 +64,8 @@ bool StopCommand::execute(lldb::SBDebugger debugger, char** command, lldb::SBCom
   for (uint64_t id : chosen) {
     SessionRecord* session = state.find_session(id);
     if (session == nullptr) continue;
-    state.end_session(*session, "stopped", scope.lines());
+    state.end_session(*session, "stopped");
+    state.apply_pending_restores(scope.lines());
     show_session_windows(state, *session, false, scope.lines());
   }
   return true;

@@ -158,6 +158,12 @@ bool TraceCommand::execute(lldb::SBDebugger debugger, char** command, lldb::SBCo
   // byte over it.
   Preparation preparation{target, std::nullopt, {}, {}};
   if (auto id = start_breakpoint(words); id && !wants_help(words)) {
+    // LLDB takes its int3 out of the process only while it is stopped.
+    if (target.GetProcess().GetState() != lldb::eStateStopped) {
+      return scope.fail("xref: --start bp:" + std::to_string(*id) +
+                        " needs the process stopped, so that breakpoint " + std::to_string(*id) +
+                        " is out of its memory before the probes go in: `process interrupt` first");
+    }
     lldb::SBBreakpoint breakpoint = target.FindBreakpointByID(*id);
     if (breakpoint.IsValid() && breakpoint.IsEnabled()) {
       breakpoint.SetEnabled(false);

@@ -157,6 +157,21 @@ TEST(WindowRender, PrefersLiveAddressesAndFallsBackToStaticOnes) {
   EXPECT_TRUE(static_only);  // apply_fee has no target_live: its static VA is passed on
 }
 
+TEST(WindowRender, TailExitsAndStops) {
+  FakeSymbols symbols;
+  symbols.places[0x1c20] = {"forward", 0, "t.cc:10"};
+  const auto window = nlohmann::json::parse(R"({"window_id": 1, "tid": 7, "status": "complete", "lost_events": 0,
+    "events": [
+      {"seq": 0, "kind": "entry", "depth": 0, "target_va": "0x1c20", "probe_va": "0x1c20", "fetches": []},
+      {"seq": 1, "kind": "tail_exit", "depth": 0, "target_va": "0x1c20", "probe_va": "0x1c30", "fetches": []},
+      {"seq": 2, "kind": "stop", "depth": 0, "target_va": "0x1c20", "probe_va": "0x1c28", "fetches": []}]})");
+  const auto lines = render_window(window, 1, symbols);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[1], "  1:0  > forward  t.cc:10");
+  EXPECT_EQ(lines[2], "  1:1  < forward [tail]");
+  EXPECT_EQ(lines[3], "  1:2  | stop at forward+0x8 t.cc:10");
+}
+
 TEST(WindowRender, SaysWhyAWindowIsIncomplete) {
   nlohmann::json window = sample_window();
   window["status"] = "target_exited";
