@@ -346,12 +346,20 @@ class Planner {
         auto function = resolve(where, flag);
         if (!function) return function.error();
         const uint64_t key = function_key(function->module_index, function->start);
+        auto items = parse_fetch_spec(spec);
+        if (!items) return with_context(items.error(), std::string(flag) + " " + where);
+        // In call-site mode a callee is seen at its call sites, not at its
+        // own entry: a probe there too would report each call twice.
+        if (call_site_mode() && !functions_by_start_.count(key)) {
+          CallSiteFetches& fetches = call_site_fetches_[key];
+          fetches.name = function->demangled;
+          (at_return ? fetches.at_return : fetches.at_entry) = *items;
+          continue;
+        }
         if (!functions_by_start_.count(key)) {
           if (auto added = add_function(*function); !added) return added.error();
           index_functions();
         }
-        auto items = parse_fetch_spec(spec);
-        if (!items) return with_context(items.error(), std::string(flag) + " " + where);
         TracedFunction* traced = functions_by_start_[key];
         (at_return ? traced->return_fetches : traced->entry_fetches) = *items;
       }
@@ -526,6 +534,12 @@ class Planner {
     if (sites == 0) {
       plan_.warnings.push_back(root->demangled + " has no call sites: its callees were inlined (or it calls nothing)");
     }
+    for (const auto& [key, fetches] : call_site_fetches_) {
+      if (!fetches.seen) {
+        plan_.warnings.push_back(fetches.name + " is not called directly in the traced tree: its --fetch-at/--fetch-ret "
+                                 "values are never read");
+      }
+    }
     return {};
   }
 
@@ -597,6 +611,19 @@ class Planner {
     return {};
   }
 
+  bool call_site_mode() const { return !request_.callees_of.empty() || !request_.all_calls_in.empty(); }
+
+  // --fetch-at/--fetch-ret of a callee, read at its call and return sites.
+  // There the stack pointer is 8 above its value at the callee's entry and
+  // ret (the return address is not pushed yet, or already popped), so
+  // sp-relative reads move down by 8.
+  static std::vector<FetchItem> at_call_site(std::vector<FetchItem> items) {
+    for (FetchItem& item : items) {
+      if (item.base == Register::sp && !item.deref_offsets.empty()) item.deref_offsets.front() -= 8;
+    }
+    return items;
+  }
+
   Result<void> add_edge(const FunctionCode& code, const CalleeNode& caller, const CalleeEdge& edge) {
     const std::string caller_name = caller.function->demangled;
     switch (edge.kind) {
@@ -606,6 +633,13 @@ class Planner {
         TracedFunction callee = plan_.functions[id];
         std::vector<FetchItem> fetches =
             edge.kind == EdgeKind::indirect_call ? indirect_target_fetch(edge) : std::vector<FetchItem>{};
+        std::vector<FetchItem> return_fetches;
+        if (auto asked = call_site_fetches_.find(function_key(0, edge.target.va));
+            edge.kind == EdgeKind::call && asked != call_site_fetches_.end()) {
+          asked->second.seen = true;
+          fetches = at_call_site(asked->second.at_entry);
+          return_fetches = at_call_site(asked->second.at_return);
+        }
         if (auto probe = add_probe(code, callee, edge.site_va, XREF_PROBE_CALL_SITE, 0, false, fetches); !probe) {
           return probe;
         }
@@ -615,7 +649,7 @@ class Planner {
                                    " does not return into the function (noreturn callee): no return probe");
           return {};
         }
-        return add_probe(code, callee, edge.return_va, XREF_PROBE_RETURN_SITE, 0, false, {});
+        return add_probe(code, callee, edge.return_va, XREF_PROBE_RETURN_SITE, 0, false, return_fetches);
       }
       case EdgeKind::tail_jump: {
         const uint32_t id = callee_id(edge);
@@ -705,6 +739,13 @@ class Planner {
   TracePlan plan_;
   std::map<uint64_t, TracedFunction*> functions_by_start_;
   std::map<std::pair<uint64_t, uint64_t>, bool> split_parts_;
+  struct CallSiteFetches {
+    std::string name;
+    std::vector<FetchItem> at_entry;
+    std::vector<FetchItem> at_return;
+    bool seen = false;
+  };
+  std::map<uint64_t, CallSiteFetches> call_site_fetches_;  // call-site mode: by the callee's function key
   std::set<uint64_t> start_entries_;        // function keys whose entry probe opens windows
   std::set<uint64_t> mid_start_functions_;  // function keys with a window opening inside them
   std::vector<StartSite> start_sites_;      // --start bp:N locations

@@ -133,6 +133,37 @@ TEST(TraceCli, RegisterAndMemoryFetchesEqualRecordedValues) {
   }
 }
 
+// In call-site mode, --fetch-at/--fetch-ret of a callee are read at its call
+// and return sites: each call is seen once, with the recorded values (a
+// probe on the callee's own entry as well would report every call twice).
+TEST(TraceCli, CallSiteModeFetchesAtCallAndReturnSites) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  const RecordFile record_file("callsitefetch");
+  TargetProcess target(target_command(record_file.path, {}));
+  const XrefRun run = run_xref_attached(
+      trace_args(target, {"--callees-of", "svc::handle_request", "--depth", "2", "--fetch-at", "svc::apply_fee",
+                          "price=%di:u64,bps=%si:u64", "--fetch-ret", "svc::apply_fee", "fee=%ax:u64",
+                          "--fetch-ret", "svc::settle", "ret=%ax:u64,neg=%ax:s8", "--max-windows", "3"},
+                 "id=+0(%di):u64"),
+      record_go(target));
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  const auto document = run.json();
+  EXPECT_EQ(document["summary"]["return_mode"], "call_site_exact");
+  ASSERT_EQ(document["windows"].size(), 3u);
+  std::set<RequestKey> keys;
+  for (const auto& window : document["windows"]) {
+    keys.insert({window["tid"].get<uint32_t>(), fetched(window["start_fetches"], "id")});
+  }
+  const auto recorded = await_record(record_file.path, keys);
+  for (const auto& window : document["windows"]) {
+    const uint64_t id = fetched(window["start_fetches"], "id");
+    const auto& truth = recorded.at({window["tid"].get<uint32_t>(), id});
+    ASSERT_FALSE(recorded_fee_values(truth).empty()) << "request " << id;
+    EXPECT_EQ(fetched_fee_values(window), recorded_fee_values(truth)) << "request " << id;
+    for (const auto& event : window["events"]) EXPECT_NE(event["kind"], "unwound") << event.dump();
+  }
+}
+
 TEST(TraceCli, TwoThreadsHaveWindowsOpenAtTheSameTime) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
   const RecordFile record_file("overlap");
