@@ -59,8 +59,8 @@ nlohmann::json error_object(const ProtocolError& error) {
 }
 
 bool is_known_method(std::string_view method) {
-  static constexpr std::array<std::string_view, 6> kMethods = {"hello",        "command",  "session.start",
-                                                               "session.stop", "sessions", "shutdown"};
+  static constexpr std::array<std::string_view, 7> kMethods = {"hello",    "command",  "session.start", "session.stop",
+                                                               "sessions", "drain",    "shutdown"};
   for (std::string_view known : kMethods) {
     if (method == known) return true;
   }

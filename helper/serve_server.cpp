@@ -34,6 +34,7 @@ nlohmann::json Server::dispatch(const Request& request) {
   if (request.method == "session.start") return session_start(request);
   if (request.method == "session.stop") return session_stop(request);
   if (request.method == "sessions") return result_response(request.id, sessions_.list());
+  if (request.method == "drain") return sessions_.drain(request.id).value_or(nullptr);
   // shutdown: every session ends (each sends its session_ended) before the answer.
   sessions_.stop_all_and_join();
   shutting_down_ = true;

@@ -24,6 +24,7 @@ struct Session {
   pid_t pid = 0;
   std::string requested_backend;
   int cancel_fd = -1;  // eventfd: readable once the session must stop
+  int drain_fd = -1;   // eventfd: readable when a drain request waits
   std::thread thread;
   std::atomic<bool> thread_done{false};
 
@@ -36,9 +37,16 @@ struct Session {
   bool ended = false;
   std::vector<nlohmann::json> stop_requests;  // answered after session_ended
   StopAnswer stop_answer;
+  std::vector<std::shared_ptr<PendingDrain>> drains;  // waiting for this session's next drain
 
   ~Session() {
     if (cancel_fd >= 0) close(cancel_fd);
+    if (drain_fd >= 0) close(drain_fd);
+  }
+
+  void request_drain() {
+    const uint64_t one = 1;
+    (void)!write(drain_fd, &one, sizeof one);
   }
 
   void cancel() {
@@ -99,7 +107,8 @@ std::optional<ProtocolError> SessionManager::start(const nlohmann::json& request
   }
   auto session = std::make_shared<Session>();
   session->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (session->cancel_fd < 0) {
+  session->drain_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (session->cancel_fd < 0 || session->drain_fd < 0) {
     return cli_error(make_error(ErrorCode::internal, "eventfd failed for a new session"));
   }
   session->id = next_id_++;
@@ -145,6 +154,8 @@ void SessionManager::run(std::shared_ptr<Session> session, nlohmann::json reques
     TraceRenderer renderer(*target, *plan);
     TraceCallbacks callbacks;
     callbacks.cancel_fd = session->cancel_fd;
+    callbacks.drain_fd = session->drain_fd;
+    callbacks.drained = [&] { answer_drains(*session); };
     callbacks.attached = [&](const TraceAttachInfo& info) {
       {
         std::lock_guard lock(session->mutex);
@@ -213,7 +224,44 @@ void SessionManager::finish(Session& session, const std::optional<nlohmann::json
     if (const auto* result = std::get_if<nlohmann::json>(&answer)) writer_.write(result_response(id, *result));
     else writer_.write(error_response(id, std::get<ProtocolError>(answer)));
   }
+  // An ended session has nothing more to drain: its windows are all out.
+  answer_drains(session);
   session.thread_done = true;
+}
+
+void SessionManager::answer_drains(Session& session) {
+  std::vector<std::shared_ptr<PendingDrain>> drains;
+  {
+    std::lock_guard lock(session.mutex);
+    drains.swap(session.drains);
+  }
+  for (const auto& drain : drains) {
+    bool last = false;
+    {
+      std::lock_guard lock(drain->mutex);
+      last = --drain->remaining == 0;
+    }
+    if (last) writer_.write(result_response(drain->request_id, {{"drained", true}}));
+  }
+}
+
+std::optional<nlohmann::json> SessionManager::drain(const nlohmann::json& request_id) {
+  auto pending = std::make_shared<PendingDrain>();
+  pending->request_id = request_id;
+  std::vector<std::shared_ptr<Session>> running;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [id, session] : sessions_) {
+      std::lock_guard session_lock(session->mutex);
+      if (session->ended) continue;
+      session->drains.push_back(pending);
+      running.push_back(session);
+    }
+    pending->remaining = running.size();
+  }
+  if (running.empty()) return result_response(request_id, {{"drained", true}});
+  for (const auto& session : running) session->request_drain();
+  return std::nullopt;
 }
 
 std::optional<nlohmann::json> SessionManager::stop(uint64_t id, const nlohmann::json& request_id) {

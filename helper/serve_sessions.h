@@ -22,6 +22,14 @@ namespace xref::serve {
 
 struct Session;
 
+// One `drain` request: answered when the last of its sessions has drained
+// (or ended).
+struct PendingDrain {
+  nlohmann::json request_id;
+  std::mutex mutex;
+  size_t remaining = 0;
+};
+
 // What a stop request gets once the session is over: its summary, or why
 // it never started.
 using StopAnswer = std::variant<nlohmann::json, ProtocolError>;
@@ -44,6 +52,11 @@ class SessionManager {
   // {"sessions": [...]} for every session not yet ended.
   nlohmann::json list();
 
+  // Every running session drains its ring buffer (sending the windows that
+  // closed so far) before `request_id` is answered; the response to send
+  // now when no session is running.
+  std::optional<nlohmann::json> drain(const nlohmann::json& request_id);
+
   // The helper is exiting: every session stops ("helper_exiting") and its
   // thread is joined, each detaching its own probes.
   void stop_all_and_join();
@@ -54,6 +67,7 @@ class SessionManager {
  private:
   void run(std::shared_ptr<Session> session, nlohmann::json request_id, SessionSpec spec);
   void finish(Session& session, const std::optional<nlohmann::json>& ended_event, StopAnswer answer);
+  void answer_drains(Session& session);
 
   ProtocolWriter& writer_;
   std::mutex mutex_;

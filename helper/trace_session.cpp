@@ -105,10 +105,16 @@ Result<TraceRun> run_trace(const Target& target, const TracePlan& plan, const Tr
   if (callbacks.attached) callbacks.attached(attached);
 
   const auto started = std::chrono::steady_clock::now();
-  pollfd watched[2] = {{target.process.pidfd(), POLLIN, 0}, {stop_fd, POLLIN, 0}};
+  // poll ignores a negative descriptor: no drain requests from the CLI.
+  pollfd watched[3] = {{target.process.pidfd(), POLLIN, 0}, {stop_fd, POLLIN, 0}, {callbacks.drain_fd, POLLIN, 0}};
   for (;;) {
-    const int ready = poll(watched, 2, kDrainIntervalMs);
+    const int ready = poll(watched, 3, kDrainIntervalMs);
     if (auto drained = (*engine)->drain(); !drained) return drained.error();
+    if (ready > 0 && (watched[2].revents & POLLIN)) {
+      uint64_t requests = 0;
+      (void)!read(callbacks.drain_fd, &requests, sizeof requests);
+      if (callbacks.drained) callbacks.drained();
+    }
     // A bound reached by the engine came first if it is already set.
     const TraceCounters counters = (*engine)->counters();
     if (counters.stopped) {

@@ -43,6 +43,10 @@ struct TraceCallbacks {
   // descriptor that becomes readable to stop it ("stopped"; xref serve's
   // session.stop), and signals are left alone.
   int cancel_fd = -1;
+  // Readable (an eventfd): drain the ring buffer now, then call `drained`
+  // (xref serve's `drain`, sent by a front end when the process stops).
+  int drain_fd = -1;
+  std::function<void()> drained;
 };
 
 Result<TraceRun> run_trace(const Target& target, const TracePlan& plan, const TraceRequest& request,

@@ -21,9 +21,10 @@ namespace xref::lldb_plugin {
 namespace {
 
 constexpr auto kHandshakeTimeout = std::chrono::seconds(20);
-constexpr auto kHereWindowWait = std::chrono::milliseconds(1000);
 constexpr auto kExitWait = std::chrono::milliseconds(1000);
-constexpr auto kDrainGrace = std::chrono::milliseconds(60);  // three of the helper's drain intervals
+// A bound for a helper that stopped answering, not a wait: drain is answered
+// within one poll of each session.
+constexpr auto kDrainTimeout = std::chrono::seconds(10);
 constexpr size_t kKeptWindowsPerSession = 1000;
 
 std::mutex registry_mutex;
@@ -40,17 +41,6 @@ std::string join_ids(const std::vector<uint32_t>& ids) {
   std::string text;
   for (uint32_t id : ids) text += (text.empty() ? "" : ", ") + std::to_string(id);
   return text;
-}
-
-// Does the thread still have the frame whose CFA is `cfa` on its stack?
-bool frame_still_on_stack(lldb::SBProcess process, uint64_t tid, uint64_t cfa) {
-  lldb::SBThread thread = process.GetThreadByID(tid);
-  if (!thread.IsValid()) return false;
-  const uint32_t frames = thread.GetNumFrames();
-  for (uint32_t index = 0; index < frames; ++index) {
-    if (thread.GetFrameAtIndex(index).GetCFA() == cfa) return true;
-  }
-  return false;
 }
 
 void write_to_debugger(lldb::SBDebugger debugger, const Lines& lines) {
@@ -270,30 +260,12 @@ void PluginState::await_pending_windows(Lines& lines) {
   bool running = false;
   for (const auto& [id, session] : sessions_) running |= !session.ended;
   if (!running) return;
-  // What the probes recorded before the stop is in the ring buffer already;
-  // the helper drains it every 20 ms.
-  const auto drained = std::chrono::steady_clock::now() + kDrainGrace;
-  while (helper_->alive() && std::chrono::steady_clock::now() < drained) {
-    helper_->wait_for_event(
-        std::chrono::duration_cast<std::chrono::milliseconds>(drained - std::chrono::steady_clock::now()));
-    absorb_events(lines);
-  }
-  for (auto& [id, session] : sessions_) {
-    if (session.ended || !session.here_window || session.here_window_seen) continue;
-    lldb::SBProcess process = session.target.GetProcess();
-    if (process.IsValid() && process.GetState() == lldb::eStateStopped &&
-        frame_still_on_stack(process, session.here_tid, session.here_cfa)) {
-      continue;  // the window is most likely still open
-    }
-    // The frame returned: its window has closed, give a slow helper time.
-    const auto deadline = std::chrono::steady_clock::now() + kHereWindowWait;
-    while (!session.here_window_seen && !session.ended && helper_ && helper_->alive() &&
-           std::chrono::steady_clock::now() < deadline) {
-      helper_->wait_for_event(std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now()));
-      absorb_events(lines);
-    }
-  }
+  // What the probes recorded before the stop is in the helper's ring
+  // buffers; `drain` answers once every session has sent the windows that
+  // closed so far, and the events come before the answer.
+  const HelperReply reply = helper_->request("drain", nlohmann::json::object(), kDrainTimeout);
+  if (!reply.ok && helper_->alive()) lines.push_back("xref: the helper did not drain its sessions: " + reply.message);
+  absorb_events(lines);
 }
 
 std::vector<std::pair<SessionRecord*, WindowRecord*>> PluginState::unshown_windows(std::optional<uint64_t> only) {

@@ -381,6 +381,49 @@ TEST(ServeCli, TraceSessionWindowsEqualTheRecord) {
   EXPECT_EQ(helper.wait(), 0);
 }
 
+// drain: what a front end sends when the debugger stops the process. Every
+// window that closed before it is sent before its answer: here the process
+// is stopped (SIGSTOP, as a debugger would), and each request the target
+// recorded since the first traced one (its record is written after the
+// request returned, so after its window closed) has its window already.
+TEST(ServeCli, DrainSendsEveryWindowClosedBeforeIt) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  const RecordFile record_file("serve-drain");
+  TargetProcess target(service_command(record_file.path));
+  ServeClient helper;
+  handshake(helper);
+  EXPECT_EQ(helper.request("drain")["result"]["drained"], true);  // no session: answered at once
+  const auto started = trace_start(helper, target.pid(), {"--functions", kSampleFunctions});
+  ASSERT_TRUE(started.contains("result")) << started.dump();
+  const uint64_t session = started["result"]["session"];
+  std::set<uint64_t> windows = {fetched(helper.await_event("window", session)["window"]["start_fetches"], "id")};
+  ASSERT_EQ(kill(target.pid(), SIGSTOP), 0);
+  const auto drained = helper.request("drain");
+  EXPECT_EQ(drained["result"]["drained"], true) << drained.dump();
+  for (const auto& event : helper.take_queued([&](const nlohmann::json& message) {
+         return message.value("type", "") == "event" && message["event"] == "window" && message["session"] == session;
+       })) {
+    windows.insert(fetched(event["window"]["start_fetches"], "id"));
+  }
+  std::set<uint64_t> recorded;
+  std::ifstream record(record_file.path);
+  std::string tid, request, function;
+  for (std::string line; std::getline(record, line);) {
+    std::istringstream fields(line);
+    if (fields >> tid >> request >> function && function == "handle_request") recorded.insert(std::stoull(request));
+  }
+  const uint64_t first = *windows.begin();
+  for (uint64_t id : recorded) {
+    if (id >= first) {
+      EXPECT_TRUE(windows.count(id)) << "request " << id << " was recorded but its window was not sent";
+    }
+  }
+  kill(target.pid(), SIGCONT);
+  EXPECT_TRUE(helper.request("session.stop", {{"session", session}}).contains("result"));
+  helper.close_stdin();
+  EXPECT_EQ(helper.wait(), 0);
+}
+
 TEST(ServeCli, TwoSessionsAtOnceAndStop) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
   TargetProcess first(service_command());

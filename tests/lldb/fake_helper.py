@@ -110,6 +110,9 @@ def handle(request):
         send({"id": rid, "result": {"session": session, "summary": summary}})
     elif method == "test.never_answers":
         pass
+    elif method == "drain":
+        # Every window was sent right after its session started.
+        send({"id": rid, "result": {"drained": True}})
     elif method == "sessions":
         send({"id": rid, "result": {"sessions": [
             {"session": s, "command": "trace", "pid": c.get("pid", 0), "backend": "fake", "windows": 1,

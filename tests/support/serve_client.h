@@ -113,6 +113,20 @@ class ServeClient {
     return false;
   }
 
+  // Takes every queued message that matches, in the order they came.
+  std::vector<nlohmann::json> take_queued(const std::function<bool(const nlohmann::json&)>& wanted) {
+    std::vector<nlohmann::json> taken;
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      if (wanted(*it)) {
+        taken.push_back(*it);
+        it = pending_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    return taken;
+  }
+
   // Every message until the helper closes its stdout.
   std::vector<nlohmann::json> read_to_end() {
     std::vector<nlohmann::json> messages(pending_.begin(), pending_.end());
