@@ -72,10 +72,7 @@ int run_cli(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough(false);
   int exit_status = 0;
-  setup_maps(app, exit_status);
-  setup_resolve(app, exit_status);
-  setup_memscan(app, exit_status);
-  setup_doctor(app, exit_status);
+  setup_one_shot_commands(app, exit_status);
   setup_trace(app, exit_status);
   setup_serve(app, exit_status);
 

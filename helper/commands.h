@@ -12,6 +12,15 @@ void setup_resolve(CLI::App& app, int& exit_status);
 void setup_memscan(CLI::App& app, int& exit_status);
 void setup_doctor(CLI::App& app, int& exit_status);
 void setup_trace(CLI::App& app, int& exit_status);
+
+// maps, resolve, memscan, doctor: the commands that answer once (the CLI's
+// and xref serve's `command` method alike).
+inline void setup_one_shot_commands(CLI::App& app, int& exit_status) {
+  setup_maps(app, exit_status);
+  setup_resolve(app, exit_status);
+  setup_memscan(app, exit_status);
+  setup_doctor(app, exit_status);
+}
 void setup_serve(CLI::App& app, int& exit_status);
 
 // Options every process command shares: --pid, --bin/-b, --json.

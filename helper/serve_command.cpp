@@ -58,10 +58,7 @@ std::variant<nlohmann::json, ProtocolError> run_one_shot(const std::vector<std::
   app.require_subcommand(1);
   app.fallthrough(false);
   int exit_status = 0;
-  setup_maps(app, exit_status);
-  setup_resolve(app, exit_status);
-  setup_memscan(app, exit_status);
-  setup_doctor(app, exit_status);
+  setup_one_shot_commands(app, exit_status);
   std::vector<std::string> args(words);
   if (std::find(args.begin(), args.end(), "--json") == args.end()) args.push_back("--json");
   std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector

@@ -52,10 +52,7 @@ const char* BreakCommand::syntax() const {
 bool BreakCommand::execute(lldb::SBDebugger debugger, char** command, lldb::SBCommandReturnObject& result) {
   CommandScope scope(debugger, result);
   const std::vector<std::string> words = words_of(command);
-  if (wants_help(words)) {
-    scope.print(std::string(help()) + "\n\nSyntax: " + syntax());
-    return true;
-  }
+  if (wants_help(words)) return print_help(scope);
   std::optional<uint64_t> only;
   std::string text;
   for (size_t index = 0; index < words.size(); ++index) {

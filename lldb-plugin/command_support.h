@@ -63,6 +63,11 @@ class Subcommand : public lldb::SBCommandPluginInterface {
 
  protected:
   virtual bool execute(lldb::SBDebugger debugger, char** command, lldb::SBCommandReturnObject& result) = 0;
+  // The plugin's own help (help text and syntax) into `scope`.
+  bool print_help(CommandScope& scope) const {
+    scope.print(std::string(help()) + "\n\nSyntax: " + syntax());
+    return true;
+  }
 };
 
 }  // namespace xref::lldb_plugin

@@ -21,10 +21,7 @@ bool HelperSubcommand::execute(lldb::SBDebugger debugger, char** command, lldb::
   CommandScope scope(debugger, result);
   const std::vector<std::string> words = words_of(command);
   PluginState& state = scope.state();
-  if (words.size() == 1 && (words[0] == "--help" || words[0] == "-h")) {
-    scope.print(std::string(help()) + "\n\nSyntax: " + syntax());
-    return true;
-  }
+  if (words.size() == 1 && wants_help(words)) return print_help(scope);
   if (words.empty()) {
     const HelperCommand current = state.helper_command();
     std::string line = "xref: helper command: " + current.display();

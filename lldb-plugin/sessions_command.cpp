@@ -13,10 +13,7 @@ const char* SessionsCommand::syntax() const { return "xref sessions"; }
 bool SessionsCommand::execute(lldb::SBDebugger debugger, char** command, lldb::SBCommandReturnObject& result) {
   CommandScope scope(debugger, result);
   const std::vector<std::string> words = words_of(command);
-  if (wants_help(words)) {
-    scope.print(std::string(help()) + "\n\nSyntax: " + syntax());
-    return true;
-  }
+  if (wants_help(words)) return print_help(scope);
   if (!words.empty()) return scope.fail("xref: `xref sessions` takes no arguments");
   std::map<uint64_t, nlohmann::json> live;
   if (HelperClient* helper = scope.state().running_helper()) {

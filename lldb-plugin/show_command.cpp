@@ -77,10 +77,7 @@ const char* ShowCommand::syntax() const {
 bool ShowCommand::execute(lldb::SBDebugger debugger, char** command, lldb::SBCommandReturnObject& result) {
   CommandScope scope(debugger, result);
   const std::vector<std::string> words = words_of(command);
-  if (wants_help(words)) {
-    scope.print(std::string(help()) + "\n\nSyntax: " + syntax());
-    return true;
-  }
+  if (wants_help(words)) return print_help(scope);
   ShowOptions options;
   std::string error;
   if (!parse_show_options(words, options, error)) return scope.fail("xref: " + error);

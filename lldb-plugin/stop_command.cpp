@@ -19,10 +19,7 @@ const char* StopCommand::syntax() const {
 bool StopCommand::execute(lldb::SBDebugger debugger, char** command, lldb::SBCommandReturnObject& result) {
   CommandScope scope(debugger, result);
   const std::vector<std::string> words = words_of(command);
-  if (wants_help(words)) {
-    scope.print(std::string(help()) + "\n\nSyntax: " + syntax());
-    return true;
-  }
+  if (wants_help(words)) return print_help(scope);
   PluginState& state = scope.state();
   std::vector<uint64_t> running;
   for (const auto& [id, session] : state.sessions()) {
