@@ -59,9 +59,12 @@ class Subcommand(gdb.Command):
         raise NotImplementedError
 
     def complete(self, text, word):
-        if word is None or not word.startswith("-"):
-            return gdb.COMPLETE_NONE if word is None or word else list(self.FLAGS)
-        return [flag for flag in self.FLAGS if flag.startswith(word)]
+        # gdb breaks words at '-' too: `word` may be the end of the flag being typed.
+        token = text.split(" ")[-1]
+        if word is None or not token.startswith("-"):
+            return gdb.COMPLETE_NONE
+        typed = token[:len(token) - len(word)]
+        return [flag[len(typed):] for flag in self.FLAGS if flag.startswith(token)]
 
 
 class XrefCommand(gdb.Command):
