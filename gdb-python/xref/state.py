@@ -47,6 +47,7 @@ class SessionRecord:
         self.disabled_breakpoints = []  # numbers, re-enabled when the session ends
         self.stop_at_end_breakpoint = 0  # --stop-at-end's breakpoint number, 0 if none
         self.here_window = None
+        self.max_windows = 0  # the windows after which it ends by itself, 0: no limit
         self.ended = False
         self.stop_reason = ""
         self.summary = None

@@ -25,6 +25,16 @@ def start_breakpoint(words):
     return None
 
 
+def window_limit(words):
+    """The windows after which the session ends by itself: --max-windows N, else 1 with --here, else 0 (none)."""
+    for index, word in enumerate(words):
+        value = words[index + 1] if word == "--max-windows" and index + 1 < len(words) else (
+            word[len("--max-windows="):] if word.startswith("--max-windows=") else None)
+        if value is not None:
+            return int(value) if value.isdigit() else 0
+    return 1 if "--here" in words else 0
+
+
 def find_breakpoint(number):
     return next((breakpoint for breakpoint in gdb.breakpoints() if breakpoint.number == number), None)
 
@@ -159,6 +169,7 @@ def start(words, state, lines):
     session.inferior = gdb.selected_inferior().num
     session.backend = reply.result.get("backend") or "?"
     session.probes = reply.result.get("probes", 0)
+    session.max_windows = window_limit(words)
     lines.append("xref: session %d tracing PID %d: %d probes (%s); windows print at the next stop (xref show)"
                  % (session_id, session.pid, session.probes, session.backend))
     if here is not None and isinstance(reply.result.get("here_window"), int):
