@@ -17,9 +17,10 @@ PROTOCOL_VERSION = 1
 RECENT_STDERR_LINES = 20
 
 # gdb's own waitpid(-1) may reap the helper before we can, losing how it
-# ended; a shell between the two reports the helper's status on stderr.
+# ended; a shell between the two reports the helper's status on stderr. The
+# shell's own messages ("Killed") go to /dev/null, the helper's to stderr.
 _STATUS_MARK = "xref-gdb: the helper's status: "
-_WRAPPER = '"$@"; echo "' + _STATUS_MARK + '$?" >&2'
+_WRAPPER = 'exec 3>&2 2>/dev/null; ("$@" 2>&3 3>&-); echo "' + _STATUS_MARK + '$?" >&3'
 
 
 class Reply:
