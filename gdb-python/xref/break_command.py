@@ -2,14 +2,12 @@
 the call site of an entry (its target when it has none), the probed
 instruction of a return."""
 
-import time
-
 import gdb
 
 from . import gdb_symbols
 from .commands import Subcommand, wants_help
 from .show import parse_number
-from .state import QUICK_TIMEOUT, XrefError
+from .state import XrefError
 from .window_render import event_address
 
 USAGE = "xref: usage: xref break W:SEQ [--session N]"
@@ -33,19 +31,6 @@ def find_event(state, window_id, seq, only):
                 if event.get("seq") == seq:
                     return session, record.window, event
     return None, None, None
-
-
-def await_session_end(state, session, lines):
-    """A session that has all its windows (--max-windows, or --here's one)
-    ends by itself a moment later, detaching its probes: wait for its
-    session_ended rather than refuse an address it is about to give back."""
-    helper = state.running_helper()
-    if helper is None or not session.max_windows or len(session.windows) < session.max_windows:
-        return
-    deadline = time.monotonic() + QUICK_TIMEOUT
-    while not session.ended and state.running_helper() is not None and time.monotonic() < deadline:
-        helper.wait_for(lambda: False, max(0.0, deadline - time.monotonic()))
-        state.absorb(lines)
 
 
 def set_break(words, state, lines):
@@ -82,7 +67,7 @@ def set_break(words, state, lines):
     # A debugger int3 over a probe's would outlive the probe.
     probe = symbols.live(event_address(event, "probe"))
     if not session.ended and probe == live:
-        await_session_end(state, session, lines)
+        state.await_finished_sessions(lines)
     if not session.ended and probe == live:
         raise XrefError("xref: session %d has a probe at %#x: a breakpoint there would be swallowed; "
                         "`xref stop %d` first" % (session.id, live, session.id))

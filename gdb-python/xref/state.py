@@ -292,6 +292,19 @@ class State:
             lines.append("xref: the helper did not drain its sessions: " + reply.message)
         self.absorb_events(lines)
 
+    def await_finished_sessions(self, lines):
+        """A session that has all its windows (--max-windows, --here's one)
+        ends by itself a moment after the last one, detaching its probes: wait
+        for its session_ended, so that its end and the breakpoints it gives
+        back come at this stop, and no probe is in the way of a breakpoint."""
+        def finished():
+            return [session for session in self.running_sessions()
+                    if session.max_windows and len(session.windows) >= session.max_windows]
+        deadline = time.monotonic() + QUICK_TIMEOUT
+        while finished() and self.running_helper() is not None and time.monotonic() < deadline:
+            self.helper_.wait_for(lambda: False, max(0.0, deadline - time.monotonic()))
+            self.absorb_events(lines)
+
     def unshown_windows(self, only=None):
         windows = []
         for session in self.sessions.values():
@@ -338,6 +351,7 @@ class State:
             return
         self.absorb(lines)
         self.await_pending_windows(lines)
+        self.await_finished_sessions(lines)
         self.absorb(lines)
         windows = self.unshown_windows()
         for session, record in windows[:WINDOWS_PER_STOP]:
