@@ -1,0 +1,101 @@
+"""What gdb knows and the helper needs (docs/protocol.md, session.start
+`context`): the process, the main executable, the selected frame (pc, CFA)
+and every breakpoint with its locations."""
+
+import re
+
+import gdb
+
+from .state import XrefError
+
+_FRAME_AT = re.compile(r"frame at (0x[0-9a-f]+)")
+
+
+def process_id():
+    """The selected inferior's pid, or None when it has no live process."""
+    inferior = gdb.selected_inferior()
+    return inferior.pid if inferior is not None and inferior.pid > 0 else None
+
+
+def executable():
+    return gdb.current_progspace().filename
+
+
+def real_frame(frame):
+    """The frame itself, or the one an inlined frame lives in."""
+    while frame is not None and frame.type() == gdb.INLINE_FRAME:
+        frame = frame.older()
+    return frame
+
+
+def caller_of(frame):
+    """The frame the selected one returns to (past inlined frames), or None."""
+    real = real_frame(frame)
+    return real.older() if real is not None else None
+
+
+def frame_cfa(frame):
+    """The canonical frame address: the caller's stack pointer once this
+    frame returned, which is also what `info frame` calls "frame at"."""
+    caller = caller_of(frame)
+    if caller is not None:
+        return int(caller.read_register("rsp"))
+    selected = gdb.selected_frame()
+    try:
+        frame.select()
+        text = gdb.execute("info frame", to_string=True)
+    finally:
+        selected.select()
+    match = _FRAME_AT.search(text)
+    if match is None:
+        raise XrefError("xref: gdb cannot tell the selected frame's CFA")
+    return int(match.group(1), 16)
+
+
+class HereFrame:
+    def __init__(self, tid, pc, cfa, thread_number):
+        self.tid = tid
+        self.pc = pc
+        self.cfa = cfa
+        self.thread_number = thread_number  # gdb's number of the thread, for thread-specific breakpoints
+
+
+def here_frame():
+    """The selected thread and frame for --here; raises XrefError."""
+    thread = gdb.selected_thread()
+    if thread is None or not thread.is_valid() or not thread.is_stopped():
+        raise XrefError("xref: --here needs a stopped process: stop it at a breakpoint first")
+    try:
+        frame = gdb.selected_frame()
+    except gdb.error:
+        raise XrefError("xref: --here needs a selected thread and frame")
+    return HereFrame(thread.ptid[1], frame.pc(), frame_cfa(frame), thread.num)
+
+
+def breakpoints_json():
+    listed = []
+    for breakpoint in gdb.breakpoints():
+        if breakpoint.type not in (gdb.BP_BREAKPOINT, gdb.BP_HARDWARE_BREAKPOINT) or breakpoint.number <= 0:
+            continue
+        locations = []
+        for index, location in enumerate(getattr(breakpoint, "locations", None) or []):
+            if location.address is None:
+                continue  # not resolved in the process
+            locations.append({"id": "%d.%d" % (breakpoint.number, index + 1), "address": hex(location.address),
+                              "enabled": bool(location.enabled)})
+        listed.append({"id": breakpoint.number, "enabled": bool(breakpoint.enabled), "locations": locations})
+    return listed
+
+
+def request_context(here=None):
+    context = {}
+    pid = process_id()
+    if pid is not None:
+        context["pid"] = pid
+    path = executable()
+    if path:
+        context["executable"] = path
+    if here is not None:
+        context["here"] = {"tid": here.tid, "pc": hex(here.pc), "cfa": hex(here.cfa)}
+    context["breakpoints"] = breakpoints_json()
+    return context

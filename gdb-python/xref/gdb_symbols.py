@@ -1,0 +1,113 @@
+"""gdb's side of the window text: names and lines of addresses (the
+symbols object window_render.py asks), and a readable place for messages."""
+
+import os
+import re
+
+import gdb
+
+from .window_render import CodePlace, event_address
+
+_INFO_SYMBOL = re.compile(r"^(.+?)(?: \+ (\d+))? in section ")
+
+
+def _function_block(block):
+    """The outermost function block around `block` (an inlined call is named
+    by the function it was inlined into, as LLDB names it)."""
+    found = None
+    while block is not None and not block.is_static and not block.is_global:
+        if block.function is not None:
+            found = block
+        block = block.superblock
+    return found
+
+
+def place_of(address):
+    """CodePlace of a live address, from gdb's symbols and line table."""
+    place = CodePlace()
+    if address is None:
+        return place
+    try:
+        block = gdb.block_for_pc(address)
+    except RuntimeError:
+        block = None
+    function_block = _function_block(block)
+    if function_block is not None:
+        place.function = function_block.function.print_name
+        place.offset = address - function_block.start
+    else:
+        # No debug info: the minimal symbol ("info symbol" is its only Python door).
+        try:
+            text = gdb.execute("info symbol %#x" % address, to_string=True).strip()
+        except gdb.error:
+            text = ""
+        match = _INFO_SYMBOL.match(text)
+        if match:
+            place.function = match.group(1)
+            place.offset = int(match.group(2) or 0)
+    try:
+        line = gdb.find_pc_line(address)
+    except RuntimeError:
+        line = None
+    if line is not None and line.symtab is not None and line.line:
+        place.file_line = "%s:%d" % (os.path.basename(line.symtab.filename), line.line)
+    return place
+
+
+def describe_address(address):
+    """"handle_request+0x99 at sample_service.c:173"."""
+    place = place_of(address)
+    text = place.function + ("+" + hex(place.offset) if place.function and place.offset else "")
+    if place.file_line:
+        text += (" at " if text else "") + place.file_line
+    return text
+
+
+def breakpoint_locations():
+    """{live address: [breakpoint numbers]} of every breakpoint location."""
+    found = {}
+    for breakpoint in gdb.breakpoints():
+        for location in getattr(breakpoint, "locations", None) or []:
+            if location.address is None:
+                continue
+            numbers = found.setdefault(location.address, [])
+            if breakpoint.number not in numbers:
+                numbers.append(breakpoint.number)
+    return found
+
+
+class GdbSymbols:
+    """Names events of one window. Addresses without a live value get the
+    load bias the window's other events show for their module."""
+
+    def __init__(self, window=None):
+        self._locations = breakpoint_locations()
+        self._places = {}
+        self._bias = {}
+        for event in (window or {}).get("events") or []:
+            for role in ("target", "call_site", "probe"):
+                address = event_address(event, role)
+                if address.live is not None and address.static_va is not None:
+                    self._bias.setdefault(address.module, address.live - address.static_va)
+
+    def live(self, address):
+        if address.live is not None:
+            return address.live
+        if address.static_va is None:
+            return None
+        if address.module in self._bias:
+            return address.static_va + self._bias[address.module]
+        return None
+
+    def describe(self, address):
+        live = self.live(address)
+        if live is None:
+            live = address.static_va  # a module gdb sees unrelocated, if any
+        if live is None:
+            return CodePlace()
+        if live not in self._places:
+            self._places[live] = place_of(live)
+        return self._places[live]
+
+    def breakpoints_at(self, live_address):
+        return list(self._locations.get(live_address, []))

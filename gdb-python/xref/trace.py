@@ -1,0 +1,215 @@
+"""xref trace WORDS...: starts a tracing session in the helper with the
+user's words and what gdb knows (process, executable, selected frame,
+breakpoints), then returns at once; windows print at the next stop."""
+
+import gdb
+
+from . import debugger_context, gdb_symbols
+from .commands import Subcommand, run_guarded, wants_help
+from .state import SESSION_TIMEOUT, XrefError
+
+DISABLED_REASON = (" disabled while the trace is armed: a uprobe at the same address would swallow it; "
+                   "re-enabled when the trace ends")
+
+
+def start_breakpoint(words):
+    """N of `--start bp:N` (or --start=bp:N) in the words."""
+    for index, word in enumerate(words):
+        value = ""
+        if word == "--start" and index + 1 < len(words):
+            value = words[index + 1]
+        elif word.startswith("--start="):
+            value = word[len("--start="):]
+        if value.startswith("bp:") and value[3:].isdigit() and 0 < int(value[3:]) <= 2 ** 31 - 1:
+            return int(value[3:])
+    return None
+
+
+def window_limit(words):
+    """The windows after which the session ends by itself: --max-windows N, else 1 with --here, else 0 (none)."""
+    for index, word in enumerate(words):
+        value = words[index + 1] if word == "--max-windows" and index + 1 < len(words) else (
+            word[len("--max-windows="):] if word.startswith("--max-windows=") else None)
+        if value is not None:
+            return int(value) if value.isdigit() else 0
+    return 1 if "--here" in words else 0
+
+
+def find_breakpoint(number):
+    return next((breakpoint for breakpoint in gdb.breakpoints() if breakpoint.number == number), None)
+
+
+class Preparation:
+    """What gdb changed for a session before starting it, undone when the start fails."""
+
+    def __init__(self):
+        self.disabled = None  # --start bp:N, disabled by us
+        self.stop_at_end = None  # gdb.Breakpoint
+        self.stop_at_end_description = ""
+
+    def undo(self):
+        if self.disabled is not None:
+            breakpoint = find_breakpoint(self.disabled)
+            if breakpoint is not None:
+                breakpoint.enabled = True
+        if self.stop_at_end is not None and self.stop_at_end.is_valid():
+            self.stop_at_end.delete()
+        self.stop_at_end = None
+
+
+def set_stop_at_end(here):
+    """--stop-at-end: a temporary breakpoint on the selected thread at the
+    selected frame's return address, taken only when the stack pointer is
+    back at the frame's CFA, i.e. when this very frame returned (not a
+    recursive call returning to the same address). Set before the session
+    starts, so the helper's collision check sees it."""
+    caller = debugger_context.caller_of(gdb.selected_frame())
+    if caller is None:
+        raise XrefError("xref: --stop-at-end: the selected frame has no caller to return to")
+    return_address = caller.pc()
+    try:
+        breakpoint = gdb.Breakpoint("*%#x" % return_address, temporary=True)
+    except (gdb.error, RuntimeError) as error:
+        raise XrefError("xref: --stop-at-end: gdb could not set a breakpoint at %#x: %s" % (return_address, error))
+    breakpoint.thread = here.thread_number
+    breakpoint.condition = "$rsp == %#x" % here.cfa
+    where = gdb_symbols.describe_address(return_address)
+    description = ("xref: breakpoint %d (temporary, thread %d) at the return address %#x%s stops the process when "
+                   "the window closes" % (breakpoint.number, here.thread_number, return_address,
+                                          " (" + where + ")" if where else ""))
+    return breakpoint, description
+
+
+def check_breakpoints_to_disable(session, preparation, ids, lines):
+    """The helper names the breakpoints whose locations carry start probes;
+    the one of --start bp:N is already disabled."""
+    named = False
+    for number in ids if isinstance(ids, list) else []:
+        if not isinstance(number, int):
+            continue
+        if preparation.disabled is not None and number == preparation.disabled:
+            named = True
+            continue
+        breakpoint = find_breakpoint(number)
+        if breakpoint is None or not breakpoint.enabled:
+            continue
+        breakpoint.enabled = False
+        session.disabled_breakpoints.append(number)
+        lines.append("xref: warning: breakpoint %d%s (disabled after the probes went in: if its location is a probe, "
+                     "that probe may be lost)" % (number, DISABLED_REASON))
+    if preparation.disabled is None:
+        return
+    if named:
+        session.disabled_breakpoints.append(preparation.disabled)
+        lines.append("xref: breakpoint %d%s" % (preparation.disabled, DISABLED_REASON))
+    else:
+        find_breakpoint(preparation.disabled).enabled = True
+        lines.append("xref: warning: the helper did not put start probes on breakpoint %d's locations; it stays "
+                     "enabled" % preparation.disabled)
+
+
+def reply_failure(reply):
+    message = "xref: " + reply.message
+    column = reply.error.get("column") if isinstance(reply.error, dict) else None
+    if isinstance(column, int) and column > 0:
+        message += " (column %d)" % column
+    if reply.hint:
+        message += "; " + reply.hint
+    return XrefError(message)
+
+
+def start(words, state, lines):
+    """Starts a session; returns its id (None for --help). Raises XrefError."""
+    here = None
+    if not wants_help(words):
+        if not debugger_context.executable() and "--pid" not in words:
+            raise XrefError("xref: no program: load one with `file PATH` and run or attach")
+        if debugger_context.process_id() is None and "--pid" not in words:
+            raise XrefError("xref: no live process: `run` or `attach` first")
+        if "--here" in words:
+            here = debugger_context.here_frame()
+    helper = state.helper(lines)
+
+    # Breakpoint N of --start bp:N goes off before the probes go in: a
+    # debugger that removes its int3 after the uprobe's writes the original
+    # byte over it.
+    preparation = Preparation()
+    number = start_breakpoint(words)
+    if number is not None and not wants_help(words):
+        breakpoint = find_breakpoint(number)
+        if breakpoint is not None and breakpoint.enabled:
+            breakpoint.enabled = False
+            preparation.disabled = number
+    if here is not None and "--stop-at-end" in words:
+        try:
+            preparation.stop_at_end, preparation.stop_at_end_description = set_stop_at_end(here)
+        except XrefError:
+            preparation.undo()
+            raise
+    context = debugger_context.request_context(here)
+    reply = helper.request("session.start", {"argv": ["trace"] + list(words), "context": context}, SESSION_TIMEOUT)
+    stop_at_end_number = preparation.stop_at_end.number if preparation.stop_at_end is not None else 0
+    if not reply.ok or "help" in reply.result:
+        preparation.undo()
+    if not reply.ok:
+        if stop_at_end_number and ("breakpoint %d." % stop_at_end_number) in reply.message:
+            reply.hint = ("breakpoint %d was --stop-at-end's stop at the return address, which this trace probes "
+                          "(e.g. the return site of a recursive call): drop --stop-at-end; the window still prints "
+                          "at the next stop" % stop_at_end_number)
+        if preparation.disabled is not None:
+            lines.append("xref: breakpoint %d re-enabled: the trace did not start" % preparation.disabled)
+        raise reply_failure(reply)
+    if "help" in reply.result:
+        lines.append(str(reply.result.get("help", "")).rstrip("\n"))
+        return None
+    session_id = reply.result.get("session", 0)
+    session = state.add_session(session_id)
+    session.words = " ".join(["trace"] + list(words))
+    session.pid = debugger_context.process_id() or 0
+    session.inferior = gdb.selected_inferior().num
+    session.backend = reply.result.get("backend") or "?"
+    session.probes = reply.result.get("probes", 0)
+    session.max_windows = window_limit(words)
+    lines.append("xref: session %d tracing PID %d: %d probes (%s); windows print at the next stop (xref show)"
+                 % (session_id, session.pid, session.probes, session.backend))
+    if here is not None and isinstance(reply.result.get("here_window"), int):
+        session.here_window = reply.result["here_window"]
+        lines.append("xref: window %d is open on thread %d until the selected frame (CFA %#x) returns"
+                     % (session.here_window, here.tid, here.cfa))
+    for warning in reply.result.get("warnings") or []:
+        if isinstance(warning, str):
+            lines.append("xref: warning: " + warning)
+    check_breakpoints_to_disable(session, preparation, reply.result.get("breakpoints_to_disable") or [], lines)
+    if preparation.stop_at_end is not None:
+        session.stop_at_end_breakpoint = stop_at_end_number
+        lines.append(preparation.stop_at_end_description)
+    return session_id
+
+
+class TraceCommand(Subcommand):
+    """Trace what happens next, in order, without stopping the process.
+
+Ordered, thread-scoped windows of calls and returns from eBPF uprobes. Returns
+at once; windows print at the next stop (or `xref show`).
+
+xref trace --here [--stop-at-end] [OPTIONS]
+xref trace --start FUNCTION|bp:N [--start-filter EXPR] [--fetch SPEC] [OPTIONS]
+  --here          open a window on the selected thread now, until the selected frame returns
+  --stop-at-end   with --here: stop the process when that window closes
+  --start bp:N    open a window at each hit of breakpoint N's locations (N is disabled meanwhile)
+  --functions, --callees-of FN --depth N, --all-calls-in FN, --fetch-at, --fetch-ret, --max-windows, ...
+                  as in the shell's `xref trace` (docs/trace.md); `xref trace --help` lists every option"""
+
+    name = "trace"
+    FLAGS = ("--help", "--pid", "--bin", "--start", "--here", "--stop-at-end", "--allow-breakpoint-collision",
+             "--start-filter", "--fetch", "--stop", "--stop-return", "--functions", "--callees-of", "--depth",
+             "--all-calls-in", "--fetch-at", "--fetch-ret", "--max-windows", "--max-events", "--duration-ms",
+             "--ringbuf-bytes", "--backend", "--uretprobes")
+
+    def run(self, words, state, lines):
+        start(words, state, lines)
+
+
+def trace(*words):
+    """Python API: starts a session like `xref trace WORDS...`; returns its id, raises xref.XrefError."""
+    return run_guarded(lambda state, lines: start([str(word) for word in words], state, lines))
