@@ -155,7 +155,7 @@ void SessionManager::run(std::shared_ptr<Session> session, nlohmann::json reques
     TraceCallbacks callbacks;
     callbacks.cancel_fd = session->cancel_fd;
     callbacks.drain_fd = session->drain_fd;
-    callbacks.drained = [&] { answer_drains(*session); };
+    callbacks.drained = [&](bool ending) { answer_drains(*session, ending); };
     callbacks.attached = [&](const TraceAttachInfo& info) {
       {
         std::lock_guard lock(session->mutex);
@@ -225,23 +225,24 @@ void SessionManager::finish(Session& session, const std::optional<nlohmann::json
     else writer_.write(error_response(id, std::get<ProtocolError>(answer)));
   }
   // An ended session has nothing more to drain: its windows are all out.
-  answer_drains(session);
+  answer_drains(session, false);
   session.thread_done = true;
 }
 
-void SessionManager::answer_drains(Session& session) {
+void SessionManager::answer_drains(Session& session, bool ending) {
   std::vector<std::shared_ptr<PendingDrain>> drains;
   {
     std::lock_guard lock(session.mutex);
     drains.swap(session.drains);
   }
   for (const auto& drain : drains) {
-    bool last = false;
+    nlohmann::json answer;
     {
       std::lock_guard lock(drain->mutex);
-      last = --drain->remaining == 0;
+      if (ending) drain->ending.push_back(session.id);
+      if (--drain->remaining == 0) answer = {{"drained", true}, {"ending", drain->ending}};
     }
-    if (last) writer_.write(result_response(drain->request_id, {{"drained", true}}));
+    if (!answer.is_null()) writer_.write(result_response(drain->request_id, answer));
   }
 }
 
@@ -259,7 +260,7 @@ std::optional<nlohmann::json> SessionManager::drain(const nlohmann::json& reques
     }
     pending->remaining = running.size();
   }
-  if (running.empty()) return result_response(request_id, {{"drained", true}});
+  if (running.empty()) return result_response(request_id, {{"drained", true}, {"ending", nlohmann::json::array()}});
   for (const auto& session : running) session->request_drain();
   return std::nullopt;
 }

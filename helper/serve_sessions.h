@@ -28,6 +28,7 @@ struct PendingDrain {
   nlohmann::json request_id;
   std::mutex mutex;
   size_t remaining = 0;
+  std::vector<uint64_t> ending;  // sessions that reached a bound: session_ended follows, no window
 };
 
 // What a stop request gets once the session is over: its summary, or why
@@ -67,7 +68,7 @@ class SessionManager {
  private:
   void run(std::shared_ptr<Session> session, nlohmann::json request_id, SessionSpec spec);
   void finish(Session& session, const std::optional<nlohmann::json>& ended_event, StopAnswer answer);
-  void answer_drains(Session& session);
+  void answer_drains(Session& session, bool ending);
 
   ProtocolWriter& writer_;
   std::mutex mutex_;

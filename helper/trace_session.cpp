@@ -113,7 +113,7 @@ Result<TraceRun> run_trace(const Target& target, const TracePlan& plan, const Tr
     if (ready > 0 && (watched[2].revents & POLLIN)) {
       uint64_t requests = 0;
       (void)!read(callbacks.drain_fd, &requests, sizeof requests);
-      if (callbacks.drained) callbacks.drained();
+      if (callbacks.drained) callbacks.drained((*engine)->counters().stopped);
     }
     // A bound reached by the engine came first if it is already set.
     const TraceCounters counters = (*engine)->counters();

@@ -44,9 +44,10 @@ struct TraceCallbacks {
   // session.stop), and signals are left alone.
   int cancel_fd = -1;
   // Readable (an eventfd): drain the ring buffer now, then call `drained`
-  // (xref serve's `drain`, sent by a front end when the process stops).
+  // (xref serve's `drain`, sent by a front end when the process stops);
+  // `ending`: a bound was reached, the trace ends with no further window.
   int drain_fd = -1;
-  std::function<void()> drained;
+  std::function<void(bool ending)> drained;
 };
 
 Result<TraceRun> run_trace(const Target& target, const TracePlan& plan, const TraceRequest& request,

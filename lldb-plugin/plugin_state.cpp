@@ -25,6 +25,10 @@ constexpr auto kExitWait = std::chrono::milliseconds(1000);
 // A bound for a helper that stopped answering, not a wait: drain is answered
 // within one poll of each session.
 constexpr auto kDrainTimeout = std::chrono::seconds(10);
+// A bound for a detach that never finishes, not a wait: an ending session
+// sends session_ended as soon as its probes are out (perf uprobes: about
+// 100 ms per probe on this kind of kernel).
+constexpr auto kSessionEndTimeout = std::chrono::seconds(60);
 constexpr size_t kKeptWindowsPerSession = 1000;
 
 std::mutex registry_mutex;
@@ -266,6 +270,19 @@ void PluginState::await_pending_windows(Lines& lines) {
   const HelperReply reply = helper_->request("drain", nlohmann::json::object(), kDrainTimeout);
   if (!reply.ok && helper_->alive()) lines.push_back("xref: the helper did not drain its sessions: " + reply.message);
   absorb_events(lines);
+  // Sessions that reached their bound only detach now: wait for their end,
+  // so this stop already shows it (and a --start bp:N breakpoint is back).
+  if (!reply.ok) return;
+  for (const auto& id : reply.result.value("ending", nlohmann::json::array())) {
+    const auto deadline = std::chrono::steady_clock::now() + kSessionEndTimeout;
+    SessionRecord* session = find_session(id.get<uint64_t>());
+    while (session != nullptr && !session->ended && helper_->alive() && std::chrono::steady_clock::now() < deadline) {
+      helper_->wait_for_event(
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()));
+      absorb_events(lines);
+      session = find_session(id.get<uint64_t>());
+    }
+  }
 }
 
 std::vector<std::pair<SessionRecord*, WindowRecord*>> PluginState::unshown_windows(std::optional<uint64_t> only) {

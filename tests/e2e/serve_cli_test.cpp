@@ -400,6 +400,8 @@ TEST(ServeCli, DrainSendsEveryWindowClosedBeforeIt) {
   ASSERT_EQ(kill(target.pid(), SIGSTOP), 0);
   const auto drained = helper.request("drain");
   EXPECT_EQ(drained["result"]["drained"], true) << drained.dump();
+  // No bound reached: the session goes on, so it is not among the ending ones.
+  EXPECT_EQ(drained["result"]["ending"], nlohmann::json::array()) << drained.dump();
   for (const auto& event : helper.take_queued([&](const nlohmann::json& message) {
          return message.value("type", "") == "event" && message["event"] == "window" && message["session"] == session;
        })) {

@@ -112,7 +112,7 @@ def handle(request):
         pass
     elif method == "drain":
         # Every window was sent right after its session started.
-        send({"id": rid, "result": {"drained": True}})
+        send({"id": rid, "result": {"drained": True, "ending": []}})
     elif method == "sessions":
         send({"id": rid, "result": {"sessions": [
             {"session": s, "command": "trace", "pid": c.get("pid", 0), "backend": "fake", "windows": 1,
