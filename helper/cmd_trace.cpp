@@ -183,7 +183,16 @@ void setup_trace(CLI::App& app, int& exit_status) {
       "trace", "ordered, thread-scoped call-trace windows: entries and returns of functions on the thread that "
                "hit --start, until the start call returns");
   add_trace_options(*command, *options);
-  command->callback([options, &exit_status] { exit_status = run_trace_command(*options); });
+  // The offline subcommands take no process: --pid is required only when
+  // `trace` itself runs (checked here, with CLI11's own message).
+  CLI::Option* pid = command->get_option("--pid");
+  pid->required(false);
+  CLI::App* export_command = setup_trace_export(*command, exit_status);
+  command->callback([options, pid, export_command, &exit_status] {
+    if (export_command->parsed()) return;
+    if (pid->count() == 0) throw CLI::RequiredError("--pid");
+    exit_status = run_trace_command(*options);
+  });
 }
 
 }  // namespace xref

@@ -1,0 +1,20 @@
+// `xref trace export --format chrome`: a saved trace as Chrome trace-event
+// JSON (chrome://tracing, Perfetto), one track per thread.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "trace_file.h"
+
+namespace xref {
+
+// {"traceEvents": [...]}: per window a "window N" complete ("X") slice, and
+// inside it one "X" slice per call from its entry to its return (ts and dur
+// in microseconds from timestamp_ns), nested by depth; entry fetches are the
+// slice's args, return fetches args.return. A frame without a return (tail
+// jump, unwinding, a window still open) ends at the event that closed it or
+// at the window's end, with args.closed_by saying why. pid is the traced
+// process's, tid the window's; one "M" thread_name event per thread.
+nlohmann::json chrome_trace(const TraceFile& file);
+
+}  // namespace xref

@@ -1,0 +1,87 @@
+#include "trace_file.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace xref {
+namespace {
+
+constexpr int kSchemaVersion = 1;
+
+Error bad_input(std::string message) {
+  return make_error(ErrorCode::invalid_argument, std::move(message),
+                    "give the output of `xref trace --json` or `xref trace --jsonl`");
+}
+
+Result<TraceFile> from_document(const nlohmann::json& document) {
+  if (!document.is_object() || document.value("operation", "") != "live_trace") {
+    return bad_input("not an xref live_trace document");
+  }
+  if (!document.contains("schema_version") || document["schema_version"] != kSchemaVersion) {
+    return bad_input("unknown schema_version " + document.value("schema_version", nlohmann::json()).dump() +
+                     " (this xref reads " + std::to_string(kSchemaVersion) + ")");
+  }
+  TraceFile file;
+  file.process = document.value("process", nlohmann::json());
+  if (document.contains("windows") && document["windows"].is_array()) {
+    for (const auto& window : document["windows"]) file.windows.push_back(window);
+  }
+  return file;
+}
+
+// One line of `--jsonl` output: {"type": "window", ...} or {"type": "summary", ...}.
+Result<void> add_line(TraceFile& file, const nlohmann::json& line, size_t number) {
+  const std::string type = line.is_object() ? line.value("type", "") : "";
+  if (type == "window" && line.contains("window") && line["window"].is_object()) {
+    file.windows.push_back(line["window"]);
+  } else if (type == "summary") {
+    file.process = line.value("process", nlohmann::json());
+  } else {
+    return bad_input("line " + std::to_string(number) + " is not an xref live_trace JSONL line");
+  }
+  return {};
+}
+
+Result<TraceFile> from_lines(const std::string& text) {
+  TraceFile file;
+  std::istringstream lines(text);
+  std::string line;
+  size_t number = 0;
+  while (std::getline(lines, line)) {
+    ++number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const nlohmann::json parsed = nlohmann::json::parse(line, nullptr, false);
+    if (parsed.is_discarded()) {
+      if (number == 1) return bad_input("not JSON");
+      const bool last = lines.eof();
+      return bad_input((last ? "truncated JSONL line " : "malformed JSONL line ") + std::to_string(number));
+    }
+    if (auto added = add_line(file, parsed, number); !added) return added.error();
+  }
+  return file;
+}
+
+}  // namespace
+
+Result<TraceFile> parse_trace_file(const std::string& text) {
+  const nlohmann::json whole = nlohmann::json::parse(text, nullptr, false);
+  Result<TraceFile> file = bad_input("not JSON");
+  if (!whole.is_discarded() && !(whole.is_object() && whole.contains("type"))) {
+    file = from_document(whole);
+  } else {
+    file = from_lines(text);
+  }
+  if (!file) return file;
+  if (file->windows.empty()) return bad_input("the trace has no windows");
+  return file;
+}
+
+Result<TraceFile> load_trace_file(const std::string& path) {
+  std::ifstream stream(path, std::ios::binary);
+  if (!stream) return make_error(ErrorCode::file_error, "cannot read " + path);
+  std::ostringstream text;
+  text << stream.rdbuf();
+  return parse_trace_file(text.str());
+}
+
+}  // namespace xref

@@ -1,0 +1,27 @@
+// A saved trace (the output of `xref trace --json` or `--jsonl`) read back
+// for the offline commands (trace export, trace diff): its windows and the
+// traced process's identity. No process is involved.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "result.h"
+
+namespace xref {
+
+struct TraceFile {
+  nlohmann::json process;               // the document's "process" (null when a JSONL file has no summary)
+  std::vector<nlohmann::json> windows;  // the window objects of docs/trace.md, in file order
+};
+
+// Parses the text of a live_trace JSON document or of a JSONL stream.
+// Errors (invalid_argument): not JSON, not an xref live_trace document, an
+// unknown schema_version, a truncated or malformed JSONL line, no windows.
+Result<TraceFile> parse_trace_file(const std::string& text);
+
+// Reads and parses `path` (file_error when it cannot be read).
+Result<TraceFile> load_trace_file(const std::string& path);
+
+}  // namespace xref
