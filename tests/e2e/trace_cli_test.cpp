@@ -672,7 +672,7 @@ TEST(TraceCli, InterruptDetachesAndPrints) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
   const RecordFile record_file("interrupt");
   TargetProcess target(target_command(record_file.path, {"--requests", "0"}));
-  if (FILE* go = fopen(record_file.go_file().c_str(), "w")) fclose(go);  // requests may run before the attach here
+  record_file.release();  // requests may run before the attach here
   const std::string command = "timeout --preserve-status -s INT 3 " + shell_quote(XREF_BINARY) + " trace --pid " +
                               std::to_string(target.pid()) +
                               " --start svc::handle_request --functions svc::settle; echo exit=$?";

@@ -201,6 +201,10 @@ struct RecordFile {
   }
   // trace_target --go-file: requests start once the tracer is attached.
   std::string go_file() const { return path + ".go"; }
+  // Lets the target start its requests now, without waiting for a tracer.
+  void release() const {
+    if (FILE* go = fopen(go_file().c_str(), "w")) fclose(go);
+  }
   RecordFile(const RecordFile&) = delete;
   RecordFile& operator=(const RecordFile&) = delete;
   const std::string path;

@@ -116,10 +116,6 @@ std::vector<XrefRun> run_xrefs_attached(const std::vector<std::vector<std::strin
   return runs;
 }
 
-void release(const RecordFile& record) {
-  if (FILE* go = fopen(record.go_file().c_str(), "w")) fclose(go);
-}
-
 RequestKey key_of(const nlohmann::json& window) {
   return {window["tid"].get<uint32_t>(), fetched(window["start_fetches"], "id")};
 }
@@ -324,7 +320,7 @@ TEST(TraceCliTracefs, InterruptCleansUp) {
   XREF_REQUIRE(tracefs_usable(), "root and tracefs uprobe_events");
   const RecordFile record_file("tracefs-interrupt");
   TargetProcess target(target_command(record_file.path, {"--requests", "0"}));
-  release(record_file);  // requests may run before the attach here
+  record_file.release();  // requests may run before the attach here
   const std::string command = "timeout --preserve-status -s INT 3 " + shell_quote(XREF_BINARY) + " trace --pid " +
                               std::to_string(target.pid()) +
                               " --start svc::handle_request --functions svc::settle --backend tracefs; echo exit=$?";
@@ -346,7 +342,7 @@ TEST(TraceCliTracefs, OtherProcessesOfTheBinaryAreLeftOut) {
   TargetProcess target(target_command(record_file.path, {}));
   // The other process runs its requests all along.
   TargetProcess other(target_command(other_record.path, {"--requests", "0"}));
-  release(other_record);
+  other_record.release();
   const XrefRun run = run_xref_attached(trace_args(target, "tracefs",
                                           {"--functions", "svc::validate,svc::settle", "--start-filter", "id <= 5",
                                            "--max-windows", "6"}), record_file.go_file());
