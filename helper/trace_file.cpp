@@ -1,5 +1,7 @@
 #include "trace_file.h"
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -78,7 +80,10 @@ Result<TraceFile> parse_trace_file(const std::string& text) {
 
 Result<TraceFile> load_trace_file(const std::string& path) {
   std::ifstream stream(path, std::ios::binary);
-  if (!stream) return make_error(ErrorCode::file_error, "cannot read " + path);
+  if (!stream) {
+    return make_error(ErrorCode::file_error, "cannot read " + path + ": " + std::strerror(errno),
+                      "give a file written by `xref trace --json` or `xref trace --jsonl`");
+  }
   std::ostringstream text;
   text << stream.rdbuf();
   return parse_trace_file(text.str());
