@@ -4,6 +4,7 @@
 
 #include "commands.h"
 #include "hex.h"
+#include "mark_follower.h"
 #include "process_command.h"
 #include "trace_command.h"
 #include "report.h"
@@ -16,6 +17,7 @@ namespace {
 
 constexpr uint64_t kMaxWindowsBound = 1000000;
 constexpr uint64_t kMaxEventsBound = 1000000000;
+constexpr unsigned kMarkPollMs = 10;  // how often --mark-file is read
 
 }  // namespace
 
@@ -56,16 +58,35 @@ Result<void> validate_trace_request(const TraceRequest& request) {
     return make_error(ErrorCode::invalid_argument, "--start " + request.start + " names a debugger breakpoint",
                       "use it inside lldb or gdb; in a shell, use --start FUNCTION or a static VA");
   }
+  if (request.mark_file.empty() != request.mark_regex.empty()) {
+    return make_error(ErrorCode::invalid_argument, "--mark-file and --mark-regex go together",
+                      "e.g. --mark-file /var/log/app.log --mark-regex 'batch ([0-9]+)'");
+  }
+  if (!request.mark_regex.empty()) {
+    if (auto regex = MarkRegex::compile(request.mark_regex); !regex) return regex.error();
+  }
   if (request.here && request.backend == "tracefs") {
     return make_error(ErrorCode::invalid_argument, "--here needs a BPF backend, not tracefs");
   }
   return {};
 }
 
+Result<std::unique_ptr<MarkFollower>> open_marks(const TraceRequest& request) {
+  if (request.mark_file.empty()) return std::unique_ptr<MarkFollower>();
+  auto regex = MarkRegex::compile(request.mark_regex);
+  if (!regex) return regex.error();
+  auto follower = MarkFollower::open(request.mark_file, std::move(*regex));
+  if (!follower) return follower.error();
+  (*follower)->start_polling(kMarkPollMs);
+  return std::move(*follower);
+}
+
 int run_trace_command(const TraceCommandOptions& options) {
   Envelope envelope;
   envelope.operation = "live_trace";
   if (auto bounds = validate_trace_request(options.request); !bounds) return report_early_error(options, envelope, bounds.error());
+  auto marks = open_marks(options.request);
+  if (!marks) return report_early_error(options, envelope, marks.error());
   auto target = open_target({options.pid, options.bin});
   if (!target) return report_early_error(options, envelope, target.error());
   envelope.process = process_json(target->process.identity(), target->binary_match);
@@ -73,6 +94,7 @@ int run_trace_command(const TraceCommandOptions& options) {
   if (!plan) return report_early_error(options, envelope, plan.error());
 
   TraceRenderer renderer(*target, *plan);
+  renderer.set_marks(marks->get());
   const bool text = !options.json && !options.jsonl;
   TraceCallbacks callbacks;
   callbacks.attached = [&](const TraceAttachInfo& attached) {
@@ -175,6 +197,12 @@ void add_trace_options(CLI::App& command_app, TraceCommandOptions& options_ref) 
       ->capture_default_str();
   command->add_flag("--uretprobes", request.uretprobes,
                     "observe returns with uretprobes (best effort: breaks unwinding through traced frames)");
+  command->add_option("--mark-file", request.mark_file,
+                      "a log followed during the trace: each window is stamped with its latest line matching "
+                      "--mark-regex when the window opened");
+  command->add_option("--mark-regex", request.mark_regex,
+                      "with --mark-file: the lines to stamp with (POSIX extended regex; its first group, if any, "
+                      "is the mark shown)");
 }
 
 void setup_trace(CLI::App& app, int& exit_status) {

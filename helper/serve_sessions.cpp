@@ -12,6 +12,7 @@
 
 #include "json_envelope.h"
 #include "target.h"
+#include "trace_command.h"
 #include "trace_output.h"
 #include "trace_plan.h"
 #include "trace_session.h"
@@ -150,8 +151,11 @@ void SessionManager::run(std::shared_ptr<Session> session, nlohmann::json reques
     if (!target) return fail(target.error());
     auto plan = plan_trace(*target, request);
     if (!plan) return fail(plan.error());
+    auto marks = open_marks(request);
+    if (!marks) return fail(marks.error());
 
     TraceRenderer renderer(*target, *plan);
+    renderer.set_marks(marks->get());
     TraceCallbacks callbacks;
     callbacks.cancel_fd = session->cancel_fd;
     callbacks.drain_fd = session->drain_fd;

@@ -5,7 +5,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <memory>
+
 #include "commands.h"
+#include "mark_follower.h"
 #include "result.h"
 #include "trace_request.h"
 
@@ -23,6 +26,10 @@ void add_trace_options(CLI::App& command, TraceCommandOptions& options);
 // Checks what CLI11 cannot: bounds, exclusive modes, the backend name, and
 // the options that only a debugger front end can fill in.
 Result<void> validate_trace_request(const TraceRequest& request);
+
+// The --mark-file follower, polling already; null without --mark-file.
+// invalid_argument when the regex does not compile or the file cannot be read.
+Result<std::unique_ptr<MarkFollower>> open_marks(const TraceRequest& request);
 
 // Runs the trace in the foreground and prints it (text, --json or --jsonl);
 // returns the exit status.

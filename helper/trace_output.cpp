@@ -264,7 +264,7 @@ nlohmann::json TraceRenderer::window_json(const TraceWindow& window, const Trace
   const bool exited = run != nullptr && run->target_exited;
   const uint64_t end_ns = window.ended ? window.end_timestamp_ns
                                        : (window.events.empty() ? 0 : window.events.back().timestamp_ns);
-  return {
+  nlohmann::json json = {
       {"window_id", window.window_id},
       {"tid", window.tid},
       {"start_va", to_hex(plan_.start_va)},
@@ -279,6 +279,33 @@ nlohmann::json TraceRenderer::window_json(const TraceWindow& window, const Trace
       {"start_fetches", start_fetches},
       {"events", events},
   };
+  if (auto stamp = mark_of(window)) add_mark_json(json, *stamp);
+  return json;
+}
+
+std::optional<MarkStamp> TraceRenderer::mark_of(const TraceWindow& window) const {
+  if (marks_ == nullptr) return std::nullopt;
+  return marks_->stamp(window.first_timestamp_ns());
+}
+
+std::string mark_text(const MarkStamp& stamp) {
+  switch (stamp.status) {
+    case MarkStamp::Status::matched:
+      return "mark " + nlohmann::json(stamp.line->match).dump() + (stamp.certain ? "" : "?");
+    case MarkStamp::Status::no_match_yet: return "mark (no match yet)";
+    case MarkStamp::Status::evicted: return "mark (evicted)";
+    case MarkStamp::Status::unreadable: return "mark (unreadable: " + stamp.error + ")";
+  }
+  return "mark ?";
+}
+
+void add_mark_json(nlohmann::json& window, const MarkStamp& stamp) {
+  const bool matched = stamp.status == MarkStamp::Status::matched;
+  window["mark"] = matched ? nlohmann::json(stamp.line->text) : nlohmann::json(nullptr);
+  window["mark_match"] = matched ? nlohmann::json(stamp.line->match) : nlohmann::json(nullptr);
+  window["mark_status"] = mark_status_name(stamp.status);
+  window["mark_certain"] = matched && stamp.certain;
+  if (stamp.status == MarkStamp::Status::unreadable) window["mark_error"] = stamp.error;
 }
 
 void TraceRenderer::print_header(std::ostream& out, const std::string& backend) const {
@@ -300,6 +327,7 @@ void TraceRenderer::print_window(std::ostream& out, const TraceWindow& window, c
   }
   const auto lost = lost_count(window);
   if (possible_loss(window, run)) out << "  lost " << (lost ? std::to_string(*lost) : "?") << " (incomplete)";
+  if (auto stamp = mark_of(window)) out << "  " << mark_text(*stamp);
   out << "\n";
   IndirectFrames indirect_frames;
   for (const TraceEvent& event : window.events) {

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "disassembly.h"
+#include "mark_follower.h"
 #include "target.h"
 #include "trace_plan.h"
 #include "trace_session.h"
@@ -35,6 +36,8 @@ struct CallSiteInfo {
 class TraceRenderer {
  public:
   TraceRenderer(const Target& target, const TracePlan& plan) : target_(target), plan_(plan) {}
+  // --mark-file: windows are stamped from this follower (null: no marks).
+  void set_marks(MarkFollower* marks) { marks_ = marks; }
 
   std::string status(const TraceWindow& window, bool target_exited) const;
   bool possible_loss(const TraceWindow& window, const TraceRun* run) const;
@@ -61,13 +64,21 @@ class TraceRenderer {
   std::optional<uint64_t> live_of(uint32_t module_index, uint64_t static_va) const;
   uint64_t slide() const;
 
+  std::optional<MarkStamp> mark_of(const TraceWindow& window) const;
+
   const Target& target_;
   const TracePlan& plan_;
+  MarkFollower* marks_ = nullptr;
   std::map<uint64_t, std::shared_ptr<FunctionCode>> code_cache_;
   std::map<uint64_t, CallSiteInfo> call_site_cache_;
 };
 
 std::string event_kind_name(uint8_t type);
+// The window line's mark: `mark "TX-42"` (`?` after it when the line was read
+// only after the window opened), `mark (no match yet)`, ...
+std::string mark_text(const MarkStamp& stamp);
+// The window object's mark, mark_match, mark_status, mark_certain, mark_error.
+void add_mark_json(nlohmann::json& window, const MarkStamp& stamp);
 std::string fetched_text(const FetchedValue& value);
 nlohmann::json fetched_json(const FetchedValue& value);
 

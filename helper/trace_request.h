@@ -60,6 +60,8 @@ struct TraceRequest {
   bool here = false;                  // open a window on the debugger's stopped thread now
   bool stop_at_end = false;           // --here: the front end stops the process when it closes
   bool allow_breakpoint_collision = false;
+  std::string mark_file;              // a log followed during the trace...
+  std::string mark_regex;             // ...whose latest line matching this stamps each window
   DebuggerContext debugger;
 };
 

@@ -22,10 +22,17 @@
    sees) and each ARG the raw 64-bit argument value in hex, as a tracer reads
    it from its register. A request's lines are written together.
 
+   --log PATH appends "request ID asset A amount M" to PATH (one write(2)
+   per line, O_APPEND) just before each request is handled: a log a tracer
+   can follow with --mark-file. --rotate-log-every N renames PATH to PATH.1
+   (replacing it) and starts a new PATH after every N lines, as logrotate
+   does.
+
    SIGTERM and SIGINT stop the workers after their current request; the
    process then exits with status 0. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -106,6 +113,36 @@ static void flush_request_record(void) {
   fflush(record_file);
   pthread_mutex_unlock(&record_lock);
   record_length = 0;
+}
+
+/* --- the log ----------------------------------------------------------- */
+
+static const char *log_path;
+static uint64_t rotate_log_every; /* 0: never */
+static int log_fd = -1;
+static uint64_t log_lines;
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int open_log(void) {
+  log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  return log_fd >= 0;
+}
+
+static void log_request(const struct request *r) {
+  if (!log_path) return;
+  char line[128];
+  int length = snprintf(line, sizeof line, "request %" PRIu64 " asset %" PRIu64 " amount %" PRIu64 "\n", r->id,
+                        r->asset, r->amount);
+  pthread_mutex_lock(&log_lock);
+  if (rotate_log_every > 0 && log_lines > 0 && log_lines % rotate_log_every == 0) {
+    char rotated[4096];
+    snprintf(rotated, sizeof rotated, "%s.1", log_path);
+    close(log_fd);
+    if (rename(log_path, rotated) != 0 || !open_log()) perror("sample_service: rotating --log");
+  }
+  if (log_fd >= 0 && write(log_fd, line, (size_t)length) != length) perror("sample_service: --log");
+  ++log_lines;
+  pthread_mutex_unlock(&log_lock);
 }
 
 /* --- the traced call tree ---------------------------------------------- */
@@ -228,6 +265,7 @@ static void *worker_main(void *arg) {
         .amount = 100 * (1 + n % 5),
     };
     current_request_id = request.id;
+    log_request(&request);
     result_sink = handle_request(&request);
     flush_request_record();
     sleep_us(options->interval_us);
@@ -270,6 +308,10 @@ static int parse_options(int argc, char **argv, struct options *options) {
       options->interval_us = number;
     } else if (strcmp(flag, "--record") == 0 && value) {
       options->record_path = value;
+    } else if (strcmp(flag, "--log") == 0 && value) {
+      log_path = value;
+    } else if (strcmp(flag, "--rotate-log-every") == 0 && parse_count(value, &number)) {
+      rotate_log_every = number;
     } else {
       fprintf(stderr, "sample_service: bad argument '%s'\n", flag);
       return 0;
@@ -300,7 +342,7 @@ int main(int argc, char **argv) {
   if (!parse_options(argc, argv, &options)) {
     fprintf(stderr,
             "usage: sample_service [--threads N] [--requests N (0 = forever)] [--interval-us N] "
-            "[--record PATH]\n");
+            "[--record PATH] [--log PATH [--rotate-log-every N]]\n");
     return 2;
   }
   if (options.record_path) {
@@ -309,6 +351,11 @@ int main(int argc, char **argv) {
       perror("sample_service: --record");
       return 1;
     }
+  }
+
+  if (log_path && !open_log()) {
+    perror("sample_service: --log");
+    return 1;
   }
 
   struct sigaction action;

@@ -1,0 +1,227 @@
+#include "mark_follower.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+namespace xref {
+namespace {
+
+uint64_t monotonic_ns() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
+}
+
+std::string errno_text(int error) { return std::strerror(error); }
+
+}  // namespace
+
+const char* mark_status_name(MarkStamp::Status status) {
+  switch (status) {
+    case MarkStamp::Status::matched: return "matched";
+    case MarkStamp::Status::no_match_yet: return "no_match_yet";
+    case MarkStamp::Status::unreadable: return "unreadable";
+    case MarkStamp::Status::evicted: return "evicted";
+  }
+  return "unknown";
+}
+
+Result<std::unique_ptr<MarkFollower>> MarkFollower::open(const std::string& path, MarkRegex regex,
+                                                         MarkFollowerLimits limits) {
+  std::unique_ptr<MarkFollower> follower(new MarkFollower(path, std::move(regex), limits));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat status {};
+  if (fd < 0 || fstat(fd, &status) != 0) {
+    const int error = errno;
+    if (fd >= 0) ::close(fd);
+    return make_error(ErrorCode::invalid_argument, "cannot read --mark-file " + path + ": " + errno_text(error),
+                      "give a log file this user can read; it must exist when the trace starts");
+  }
+  if (!S_ISREG(status.st_mode)) {
+    ::close(fd);
+    return make_error(ErrorCode::invalid_argument, "--mark-file " + path + " is not a regular file",
+                      "give the log file itself; pipes and devices cannot be followed");
+  }
+  follower->fd_ = fd;
+  follower->dev_ = status.st_dev;
+  follower->ino_ = status.st_ino;
+  const uint64_t size = static_cast<uint64_t>(status.st_size);
+  if (size > limits.initial_tail) {
+    // Start at a line boundary inside the tail: the line cut there is dropped.
+    follower->offset_ = size - limits.initial_tail;
+    char byte = 0;
+    while (follower->offset_ < size && pread(fd, &byte, 1, static_cast<off_t>(follower->offset_ - 1)) == 1 &&
+           byte != '\n') {
+      ++follower->offset_;
+    }
+  }
+  // What the file holds now was written before the trace: written_after 0.
+  const uint64_t started = monotonic_ns();
+  size_t budget = limits.initial_tail + limits.max_line;
+  // Lines past a read that stopped short may be older than `started`.
+  if (follower->read_available(budget, 0)) follower->written_after_ns_ = started;
+  return follower;
+}
+
+MarkFollower::~MarkFollower() {
+  {
+    std::lock_guard lock(wait_mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (poller_.joinable()) poller_.join();
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void MarkFollower::start_polling(unsigned interval_ms) {
+  poller_ = std::thread([this, interval_ms] {
+    std::unique_lock lock(wait_mutex_);
+    while (!wake_.wait_for(lock, std::chrono::milliseconds(interval_ms), [this] { return stopping_; })) {
+      lock.unlock();
+      poll();
+      lock.lock();
+    }
+  });
+}
+
+void MarkFollower::poll() {
+  std::lock_guard lock(mutex_);
+  poll_locked();
+}
+
+void MarkFollower::fail(const std::string& why, uint64_t now_ns) {
+  if (!error_.empty()) return;
+  error_ = why;
+  failed_ns_ = now_ns;
+}
+
+void MarkFollower::take_line(std::string line, uint64_t written_after_ns, uint64_t now_ns) {
+  if (line.size() > limits_.max_line) line.resize(limits_.max_line);
+  auto match = regex_.match(line);
+  if (!match) return;
+  history_.push_back(MarkLine{std::move(line), std::move(*match), written_after_ns, now_ns});
+  if (history_.size() > limits_.history) {
+    history_.pop_front();
+    history_dropped_ = true;
+  }
+}
+
+bool MarkFollower::read_available(size_t& budget, uint64_t written_after_ns) {
+  std::vector<char> buffer(64u << 10);
+  while (budget > 0) {
+    const size_t want = std::min(buffer.size(), budget);
+    const ssize_t got = pread(fd_, buffer.data(), want, static_cast<off_t>(offset_));
+    // Whatever this read returned was in the file by now.
+    const uint64_t read_ns = monotonic_ns();
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      fail("read " + path_ + ": " + errno_text(errno), read_ns);
+      return false;
+    }
+    if (got == 0) return true;
+    offset_ += static_cast<uint64_t>(got);
+    budget -= static_cast<size_t>(got);
+    const char* begin = buffer.data();
+    const char* end = begin + got;
+    while (begin < end) {
+      const char* newline = static_cast<const char*>(std::memchr(begin, '\n', static_cast<size_t>(end - begin)));
+      if (!newline) {
+        // Keep at most max_line bytes of an unfinished line; the rest is cut.
+        const size_t room = limits_.max_line + 1 > partial_.size() ? limits_.max_line + 1 - partial_.size() : 0;
+        partial_.append(begin, std::min(room, static_cast<size_t>(end - begin)));
+        break;
+      }
+      if (partial_.empty()) {
+        take_line(std::string(begin, newline), written_after_ns, read_ns);
+      } else {
+        partial_.append(begin, std::min(static_cast<size_t>(newline - begin), limits_.max_line + 1));
+        take_line(std::move(partial_), written_after_ns, read_ns);
+        partial_.clear();
+      }
+      begin = newline + 1;
+    }
+  }
+  return false;
+}
+
+void MarkFollower::poll_locked() {
+  if (!error_.empty()) return;
+  const uint64_t started = monotonic_ns();
+  struct stat status {};
+  if (fstat(fd_, &status) != 0) return fail("stat " + path_ + ": " + errno_text(errno), started);
+  if (static_cast<uint64_t>(status.st_size) < offset_) {
+    // Truncated (copytruncate rotation, or `> file`): what is there now is new.
+    offset_ = 0;
+    partial_.clear();
+  }
+  size_t budget = limits_.read_per_poll;
+  if (!read_available(budget, written_after_ns_)) return;  // more to read, or failed
+
+  // At the end of the file: does the path still name it?
+  struct stat named {};
+  if (stat(path_.c_str(), &named) != 0) {
+    // Renamed away and not created again yet: keep following the old file.
+    if (errno == ENOENT) written_after_ns_ = started;
+    else fail("stat " + path_ + ": " + errno_text(errno), started);
+    return;
+  }
+  if (named.st_dev == dev_ && named.st_ino == ino_) {
+    written_after_ns_ = started;
+    return;
+  }
+  // Rotated: the old file has been read to its end; its last line, if it
+  // has no newline, is complete now. Follow the new file from its start.
+  if (!partial_.empty()) {
+    take_line(std::move(partial_), written_after_ns_, monotonic_ns());
+    partial_.clear();
+  }
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail("open " + path_ + " after rotation: " + errno_text(errno), started);
+  if (fstat(fd, &named) != 0) {
+    ::close(fd);
+    return fail("stat " + path_ + " after rotation: " + errno_text(errno), started);
+  }
+  ::close(fd_);
+  fd_ = fd;
+  dev_ = named.st_dev;
+  ino_ = named.st_ino;
+  offset_ = 0;
+  // The new file's lines were written after the rename, which came after the
+  // last poll that saw the old name: written_after_ns_ stays as it is.
+  budget = limits_.read_per_poll;
+  if (read_available(budget, written_after_ns_)) written_after_ns_ = started;
+}
+
+MarkStamp MarkFollower::stamp(uint64_t opened_ns) {
+  std::lock_guard lock(mutex_);
+  poll_locked();
+  MarkStamp stamp;
+  if (!error_.empty() && failed_ns_ <= opened_ns) {
+    stamp.status = MarkStamp::Status::unreadable;
+    stamp.error = error_;
+    return stamp;
+  }
+  // written_after_ns only grows along history_: the last line that could
+  // have been written before the window opened.
+  auto after = std::partition_point(history_.begin(), history_.end(),
+                                    [&](const MarkLine& line) { return line.written_after_ns < opened_ns; });
+  if (after == history_.begin()) {
+    stamp.status = history_dropped_ ? MarkStamp::Status::evicted : MarkStamp::Status::no_match_yet;
+    return stamp;
+  }
+  const MarkLine& line = *std::prev(after);
+  stamp.status = MarkStamp::Status::matched;
+  stamp.line = line;
+  stamp.certain = line.read_by_ns <= opened_ns;
+  return stamp;
+}
+
+}  // namespace xref

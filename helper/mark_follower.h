@@ -1,0 +1,110 @@
+// --mark-file PATH --mark-regex RE: a log followed while a trace runs, so
+// each window can be stamped with the latest matching line at the moment it
+// opened (a batch height, a request number: a position in the input).
+//
+// The file is read by polling: a bounded read per poll, from where the last
+// one stopped. A line cannot carry the time it was written, so each matching
+// line keeps the interval it was written in: after the start of the last
+// poll that had read the whole file (and found the path still naming it),
+// and before the poll that read it ended. A window opened at T is stamped
+// with the latest matching line that could have been written before T; the
+// stamp is `certain` when that line had already been read at T.
+//
+// Rotation (the path names a new file: the old one is read to its end
+// first) and truncation (the file got shorter: read again from 0) are
+// followed. Times are CLOCK_MONOTONIC, the clock of the window timestamps.
+#pragma once
+
+#include <sys/types.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "mark_regex.h"
+#include "result.h"
+
+namespace xref {
+
+struct MarkLine {
+  std::string text;            // the whole line, without its newline
+  std::string match;           // the regex's first group if it has one, else the whole match
+  uint64_t written_after_ns = 0;  // 0: already in the file when following began
+  uint64_t read_by_ns = 0;
+};
+
+struct MarkStamp {
+  // evicted: more matching lines came after the window opened than are kept.
+  enum class Status { matched, no_match_yet, unreadable, evicted };
+  Status status = Status::no_match_yet;
+  std::optional<MarkLine> line;  // matched only
+  bool certain = false;          // matched: the line was read before the window opened
+  std::string error;             // unreadable: why
+};
+
+const char* mark_status_name(MarkStamp::Status status);
+
+struct MarkFollowerLimits {
+  size_t read_per_poll = 1u << 20;   // bytes read at most in one poll
+  size_t initial_tail = 4u << 20;    // of a file that is already bigger, only its end is read
+  size_t max_line = 64u << 10;       // longer lines are cut here before matching
+  size_t history = 65536;            // matching lines kept
+};
+
+class MarkFollower {
+ public:
+  // Opens `path` and reads what it already holds (its last initial_tail
+  // bytes). invalid_argument when it cannot be read.
+  static Result<std::unique_ptr<MarkFollower>> open(const std::string& path, MarkRegex regex,
+                                                    MarkFollowerLimits limits = {});
+  ~MarkFollower();
+  MarkFollower(const MarkFollower&) = delete;
+  MarkFollower& operator=(const MarkFollower&) = delete;
+
+  // One bounded read (tests drive it directly).
+  void poll();
+  // Polls every `interval_ms` on a thread of its own until destroyed.
+  void start_polling(unsigned interval_ms);
+  // The stamp of a window opened at `opened_ns` (CLOCK_MONOTONIC). Polls
+  // first, so every line written before the call is considered.
+  MarkStamp stamp(uint64_t opened_ns);
+
+  const std::string& path() const { return path_; }
+
+ private:
+  MarkFollower(std::string path, MarkRegex regex, MarkFollowerLimits limits)
+      : path_(std::move(path)), regex_(std::move(regex)), limits_(limits) {}
+  void poll_locked();
+  // Reads from fd_ at offset_ up to `budget` bytes; true when it reached the end.
+  bool read_available(size_t& budget, uint64_t written_after_ns);
+  void take_line(std::string line, uint64_t written_after_ns, uint64_t now_ns);
+  void fail(const std::string& why, uint64_t now_ns);
+
+  const std::string path_;
+  const MarkRegex regex_;
+  const MarkFollowerLimits limits_;
+
+  std::mutex mutex_;
+  int fd_ = -1;
+  dev_t dev_ = 0;
+  ino_t ino_ = 0;
+  uint64_t offset_ = 0;
+  std::string partial_;             // the start of a line whose newline has not been written yet
+  uint64_t written_after_ns_ = 0;   // lines read from now on were written after this
+  std::deque<MarkLine> history_;    // matching lines, oldest first
+  bool history_dropped_ = false;    // older matching lines fell out of history_
+  std::string error_;               // set once the file cannot be followed any more
+  uint64_t failed_ns_ = 0;
+
+  std::mutex wait_mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread poller_;
+};
+
+}  // namespace xref
