@@ -75,8 +75,13 @@ Result<std::unique_ptr<MarkFollower>> open_marks(const TraceRequest& request) {
   if (request.mark_file.empty()) return std::unique_ptr<MarkFollower>();
   auto regex = MarkRegex::compile(request.mark_regex);
   if (!regex) return regex.error();
-  auto follower = MarkFollower::open(request.mark_file, std::move(*regex));
+  // Exact line times need the write clock (BPF); without it a mark that was
+  // read only after its window opened is shown uncertain.
+  auto clock = MarkWriteClock::start();
+  auto follower = MarkFollower::open(request.mark_file, std::move(*regex), {},
+                                     clock ? std::move(*clock) : nullptr);
   if (!follower) return follower.error();
+  if (!clock) (*follower)->set_untimed_reason(clock.error().message);
   (*follower)->start_polling(kMarkPollMs);
   return std::move(*follower);
 }

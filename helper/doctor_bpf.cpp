@@ -15,6 +15,7 @@
 #include "doctor_checks.h"
 #include "doctor_event.h"
 #include "hex.h"
+#include "libbpf_log.h"
 #include "process_identity.h"
 #include "uprobe_attach.h"
 
@@ -47,15 +48,9 @@ int collect_event(void* context, void* data, size_t size) {
   return 0;
 }
 
-std::string libbpf_error(int error) {
-  char text[256];
-  libbpf_strerror(error, text, sizeof text);
-  return text;
-}
-
 Result<Skeleton> load_skeleton(bool for_uprobe_multi) {
   Skeleton skeleton(doctor_bpf__open());
-  if (!skeleton) return make_error(ErrorCode::internal, "opening the embedded BPF object failed: " + libbpf_error(-errno));
+  if (!skeleton) return make_error(ErrorCode::internal, "opening the embedded BPF object failed: " + libbpf_message(-errno));
   skeleton->rodata->target_tgid = static_cast<uint32_t>(getpid());
   if (for_uprobe_multi) {
     bpf_program__set_expected_attach_type(skeleton->progs.doctor_probe,
@@ -64,7 +59,7 @@ Result<Skeleton> load_skeleton(bool for_uprobe_multi) {
   const int error = doctor_bpf__load(skeleton.get());
   if (error != 0) {
     const ErrorCode code = (error == -EPERM || error == -EACCES) ? ErrorCode::permission_denied : ErrorCode::unsupported;
-    return make_error(code, "loading the BPF program failed: " + libbpf_error(error));
+    return make_error(code, "loading the BPF program failed: " + libbpf_message(error));
   }
   return skeleton;
 }
@@ -74,7 +69,7 @@ Result<doctor_event> fire_and_receive(doctor_bpf& skeleton, uint64_t cookie) {
   std::vector<doctor_event> events;
   std::unique_ptr<ring_buffer, RingDeleter> ring(
       ring_buffer__new(bpf_map__fd(skeleton.maps.events), collect_event, &events, nullptr));
-  if (!ring) return make_error(ErrorCode::unsupported, "ring buffer setup failed: " + libbpf_error(-errno));
+  if (!ring) return make_error(ErrorCode::unsupported, "ring buffer setup failed: " + libbpf_message(-errno));
   const uint64_t returned = xref_doctor_uprobe_target(kSelfTestArgument);
   if (returned != kSelfTestArgument + 1) return make_error(ErrorCode::internal, "self-test target was disturbed");
   for (int attempt = 0; attempt < 10 && events.empty(); ++attempt) ring_buffer__poll(ring.get(), 50);

@@ -20,4 +20,10 @@ int print_when_debugging(enum libbpf_print_level level, const char* format, va_l
 
 void configure_libbpf_logging() { libbpf_set_print(print_when_debugging); }
 
+std::string libbpf_message(int error) {
+  char text[256];
+  libbpf_strerror(error, text, sizeof text);
+  return text;
+}
+
 }  // namespace xref

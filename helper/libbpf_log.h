@@ -1,9 +1,14 @@
 // libbpf prints verifier logs and warnings to stderr by default; the helper
 // keeps stderr for its own one-line messages unless XREF_DEBUG_BPF=1.
+// Also the text of libbpf's error codes.
 #pragma once
+
+#include <string>
 
 namespace xref {
 
 void configure_libbpf_logging();
+// libbpf's text for a negative error code it returned.
+std::string libbpf_message(int error);
 
 }  // namespace xref

@@ -35,8 +35,10 @@ const char* mark_status_name(MarkStamp::Status status) {
 }
 
 Result<std::unique_ptr<MarkFollower>> MarkFollower::open(const std::string& path, MarkRegex regex,
-                                                         MarkFollowerLimits limits) {
+                                                         MarkFollowerLimits limits,
+                                                         std::unique_ptr<MarkWriteClock> clock) {
   std::unique_ptr<MarkFollower> follower(new MarkFollower(path, std::move(regex), limits));
+  follower->clock_ = std::move(clock);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   struct stat status {};
   if (fd < 0 || fstat(fd, &status) != 0) {
@@ -53,6 +55,10 @@ Result<std::unique_ptr<MarkFollower>> MarkFollower::open(const std::string& path
   follower->fd_ = fd;
   follower->dev_ = status.st_dev;
   follower->ino_ = status.st_ino;
+  if (follower->clock_) {
+    follower->clock_->watch(status.st_dev, status.st_ino);
+    follower->clock_->watch_path(path);
+  }
   const uint64_t size = static_cast<uint64_t>(status.st_size);
   if (size > limits.initial_tail) {
     // Start at a line boundary inside the tail: the line cut there is dropped.
@@ -103,11 +109,15 @@ void MarkFollower::fail(const std::string& why, uint64_t now_ns) {
   failed_ns_ = now_ns;
 }
 
-void MarkFollower::take_line(std::string line, uint64_t written_after_ns, uint64_t now_ns) {
+void MarkFollower::take_line(std::string line, uint64_t written_after_ns, uint64_t read_ns, uint64_t last_byte) {
   if (line.size() > limits_.max_line) line.resize(limits_.max_line);
   auto match = regex_.match(line);
   if (!match) return;
-  history_.push_back(MarkLine{std::move(line), std::move(*match), written_after_ns, now_ns});
+  MarkLine taken{std::move(line), std::move(*match), written_after_ns, read_ns};
+  taken.dev = dev_;
+  taken.ino = ino_;
+  taken.last_byte = last_byte;
+  history_.push_back(std::move(taken));
   if (history_.size() > limits_.history) {
     history_.pop_front();
     history_dropped_ = true;
@@ -127,6 +137,7 @@ bool MarkFollower::read_available(size_t& budget, uint64_t written_after_ns) {
       return false;
     }
     if (got == 0) return true;
+    const uint64_t chunk_offset = offset_;
     offset_ += static_cast<uint64_t>(got);
     budget -= static_cast<size_t>(got);
     const char* begin = buffer.data();
@@ -139,11 +150,12 @@ bool MarkFollower::read_available(size_t& budget, uint64_t written_after_ns) {
         partial_.append(begin, std::min(room, static_cast<size_t>(end - begin)));
         break;
       }
+      const uint64_t newline_offset = chunk_offset + static_cast<uint64_t>(newline - buffer.data());
       if (partial_.empty()) {
-        take_line(std::string(begin, newline), written_after_ns, read_ns);
+        take_line(std::string(begin, newline), written_after_ns, read_ns, newline_offset);
       } else {
         partial_.append(begin, std::min(static_cast<size_t>(newline - begin), limits_.max_line + 1));
-        take_line(std::move(partial_), written_after_ns, read_ns);
+        take_line(std::move(partial_), written_after_ns, read_ns, newline_offset);
         partial_.clear();
       }
       begin = newline + 1;
@@ -180,7 +192,7 @@ void MarkFollower::poll_locked() {
   // Rotated: the old file has been read to its end; its last line, if it
   // has no newline, is complete now. Follow the new file from its start.
   if (!partial_.empty()) {
-    take_line(std::move(partial_), written_after_ns_, monotonic_ns());
+    take_line(std::move(partial_), written_after_ns_, monotonic_ns(), offset_ - 1);
     partial_.clear();
   }
   const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
@@ -190,6 +202,14 @@ void MarkFollower::poll_locked() {
     return fail("stat " + path_ + " after rotation: " + errno_text(errno), started);
   }
   ::close(fd_);
+  if (clock_) {
+    clock_->watch(named.st_dev, named.st_ino);
+    clock_->drain();  // the old file's last writes, before its records are dropped
+    for (auto line = history_.rbegin(); line != history_.rend() && line->ino == ino_ && line->dev == dev_; ++line) {
+      resolve(*line);
+    }
+    clock_->unwatch(dev_, ino_);
+  }
   fd_ = fd;
   dev_ = named.st_dev;
   ino_ = named.st_ino;
@@ -200,27 +220,38 @@ void MarkFollower::poll_locked() {
   if (read_available(budget, written_after_ns_)) written_after_ns_ = started;
 }
 
+void MarkFollower::resolve(MarkLine& line) const {
+  if (!clock_ || line.timed || line.written_after_ns == 0) return;
+  if (auto written = clock_->written_at(line.dev, line.ino, line.last_byte)) {
+    line.written_after_ns = *written;
+    line.read_by_ns = *written;
+    line.timed = true;
+  }
+}
+
 MarkStamp MarkFollower::stamp(uint64_t opened_ns) {
   std::lock_guard lock(mutex_);
+  if (clock_) clock_->drain();
   poll_locked();
+  // A write's record can come a moment after its bytes were read.
+  if (clock_) clock_->drain();
   MarkStamp stamp;
   if (!error_.empty() && failed_ns_ <= opened_ns) {
     stamp.status = MarkStamp::Status::unreadable;
     stamp.error = error_;
     return stamp;
   }
-  // written_after_ns only grows along history_: the last line that could
-  // have been written before the window opened.
-  auto after = std::partition_point(history_.begin(), history_.end(),
-                                    [&](const MarkLine& line) { return line.written_after_ns < opened_ns; });
-  if (after == history_.begin()) {
-    stamp.status = history_dropped_ ? MarkStamp::Status::evicted : MarkStamp::Status::no_match_yet;
+  // The last line, in file order, that could have been written before the
+  // window opened.
+  for (auto line = history_.rbegin(); line != history_.rend(); ++line) {
+    resolve(*line);
+    if (line->written_after_ns >= opened_ns) continue;
+    stamp.status = MarkStamp::Status::matched;
+    stamp.line = *line;
+    stamp.certain = line->read_by_ns <= opened_ns;
     return stamp;
   }
-  const MarkLine& line = *std::prev(after);
-  stamp.status = MarkStamp::Status::matched;
-  stamp.line = line;
-  stamp.certain = line.read_by_ns <= opened_ns;
+  stamp.status = history_dropped_ ? MarkStamp::Status::evicted : MarkStamp::Status::no_match_yet;
   return stamp;
 }
 

@@ -3,12 +3,13 @@
 // opened (a batch height, a request number: a position in the input).
 //
 // The file is read by polling: a bounded read per poll, from where the last
-// one stopped. A line cannot carry the time it was written, so each matching
-// line keeps the interval it was written in: after the start of the last
-// poll that had read the whole file (and found the path still naming it),
+// one stopped. Each matching line keeps the interval it was written in:
+// exactly the time the write of its newline returned when the write clock
+// (MarkWriteClock, BPF) saw that write; else after the start of the last
+// poll that had read the whole file (and found the path still naming it)
 // and before the poll that read it ended. A window opened at T is stamped
 // with the latest matching line that could have been written before T; the
-// stamp is `certain` when that line had already been read at T.
+// stamp is `certain` when that line was surely written before T.
 //
 // Rotation (the path names a new file: the old one is read to its end
 // first) and truncation (the file got shorter: read again from 0) are
@@ -27,6 +28,7 @@
 #include <thread>
 
 #include "mark_regex.h"
+#include "mark_write_clock.h"
 #include "result.h"
 
 namespace xref {
@@ -35,7 +37,11 @@ struct MarkLine {
   std::string text;            // the whole line, without its newline
   std::string match;           // the regex's first group if it has one, else the whole match
   uint64_t written_after_ns = 0;  // 0: already in the file when following began
-  uint64_t read_by_ns = 0;
+  uint64_t read_by_ns = 0;        // written by then
+  bool timed = false;             // both are the write's exact return time
+  dev_t dev = 0;                  // where its last byte is: file and offset
+  ino_t ino = 0;
+  uint64_t last_byte = 0;
 };
 
 struct MarkStamp {
@@ -60,8 +66,10 @@ class MarkFollower {
  public:
   // Opens `path` and reads what it already holds (its last initial_tail
   // bytes). invalid_argument when it cannot be read.
+  // `clock` may be null (no BPF): then lines keep their poll bounds.
   static Result<std::unique_ptr<MarkFollower>> open(const std::string& path, MarkRegex regex,
-                                                    MarkFollowerLimits limits = {});
+                                                    MarkFollowerLimits limits = {},
+                                                    std::unique_ptr<MarkWriteClock> clock = nullptr);
   ~MarkFollower();
   MarkFollower(const MarkFollower&) = delete;
   MarkFollower& operator=(const MarkFollower&) = delete;
@@ -75,6 +83,11 @@ class MarkFollower {
   MarkStamp stamp(uint64_t opened_ns);
 
   const std::string& path() const { return path_; }
+  // "write_clock" when line times come from the BPF write clock, else
+  // "poll" (untimed_reason() says why).
+  std::string clock_name() const { return clock_ ? "write_clock" : "poll"; }
+  void set_untimed_reason(std::string reason) { untimed_reason_ = std::move(reason); }
+  const std::string& untimed_reason() const { return untimed_reason_; }
 
  private:
   MarkFollower(std::string path, MarkRegex regex, MarkFollowerLimits limits)
@@ -82,12 +95,16 @@ class MarkFollower {
   void poll_locked();
   // Reads from fd_ at offset_ up to `budget` bytes; true when it reached the end.
   bool read_available(size_t& budget, uint64_t written_after_ns);
-  void take_line(std::string line, uint64_t written_after_ns, uint64_t now_ns);
+  void take_line(std::string line, uint64_t written_after_ns, uint64_t read_ns, uint64_t last_byte);
+  // Gives the line its exact write time if the clock has seen that write.
+  void resolve(MarkLine& line) const;
   void fail(const std::string& why, uint64_t now_ns);
 
   const std::string path_;
   const MarkRegex regex_;
   const MarkFollowerLimits limits_;
+  std::unique_ptr<MarkWriteClock> clock_;
+  std::string untimed_reason_;
 
   std::mutex mutex_;
   int fd_ = -1;

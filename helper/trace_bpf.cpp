@@ -8,16 +8,11 @@
 #include <cstring>
 #include <vector>
 
+#include "libbpf_log.h"
 #include "trace.skel.h"
 
 namespace xref {
 namespace {
-
-std::string libbpf_message(int error) {
-  char text[256];
-  libbpf_strerror(error, text, sizeof text);
-  return text;
-}
 
 Error load_error(int error) {
   // As root, EACCES is the verifier refusing the program, not a privilege problem.

@@ -313,6 +313,11 @@ void TraceRenderer::print_header(std::ostream& out, const std::string& backend) 
       << "  backend " << backend << "  return_mode " << plan_.return_mode << "\n";
   for (const std::string& warning : plan_.warnings) out << "warning: " << warning << "\n";
   out << "probes " << plan_.probes.size() << "  on 5-byte nops " << plan_.entry_nop_probes.size() << "\n";
+  if (marks_ != nullptr) {
+    out << "mark_file " << marks_->path() << "  clock " << marks_->clock_name();
+    if (!marks_->untimed_reason().empty()) out << " (" << marks_->untimed_reason() << ")";
+    out << "\n";
+  }
 }
 
 void TraceRenderer::print_window(std::ostream& out, const TraceWindow& window, const TraceRun* run) {
@@ -406,6 +411,10 @@ nlohmann::json TraceRenderer::summary_json(const TraceRun& run) const {
     nlohmann::json details = nlohmann::json::object();
     for (const auto& [key, value] : run.backend_details) details[key] = value;
     summary["backend_details"] = details;
+  }
+  if (marks_ != nullptr) {
+    summary["mark_file"] = {{"path", marks_->path()}, {"clock", marks_->clock_name()}};
+    if (!marks_->untimed_reason().empty()) summary["mark_file"]["untimed_reason"] = marks_->untimed_reason();
   }
   return summary;
 }

@@ -1,7 +1,9 @@
 // xref trace --mark-file/--mark-regex against the live sample service, which
 // logs "request ID asset A amount M" just before handling each request and
-// rotates its log every two lines: each window must carry its own request's
-// line, the request id the window fetched itself.
+// rotates its log: each window must carry its own request's line, the
+// request id the window fetched itself, even when requests come every half
+// millisecond (far faster than the log is polled: the write clock places
+// each line exactly).
 #include <unistd.h>
 
 #include <filesystem>
@@ -14,12 +16,12 @@ namespace xref::test {
 namespace {
 
 struct LoggingService {
-  explicit LoggingService(const std::string& test)
+  LoggingService(const std::string& test, const std::string& interval_us, const std::string& rotate_every)
       : log("/tmp/xref-mark-" + test + "-" + std::to_string(getpid()) + ".log"),
         // One worker, so the latest request line is the one of the request
-        // being handled; 100 ms between requests.
-        process({XREF_SAMPLE_SERVICE, "--threads", "1", "--requests", "0", "--interval-us", "100000", "--log", log,
-                 "--rotate-log-every", "2"}) {}
+        // being handled.
+        process({XREF_SAMPLE_SERVICE, "--threads", "1", "--requests", "0", "--interval-us", interval_us, "--log", log,
+                 "--rotate-log-every", rotate_every}) {}
   ~LoggingService() {
     std::filesystem::remove(log);
     std::filesystem::remove(log + ".1");
@@ -44,13 +46,15 @@ std::vector<std::string> trace_args(const LoggingService& service, const std::st
 
 TEST(TraceMarkCli, EachWindowIsStampedWithItsRequestsLogLineAcrossRotations) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
-  LoggingService service("json");
-  auto args = trace_args(service, "7");
+  LoggingService service("json", "500", "20");
+  auto args = trace_args(service, "100");
   args.push_back("--json");
   const XrefRun trace = run_xref(args);
   ASSERT_EQ(trace.exit_status, 0) << trace.err << trace.out;
-  const auto windows = trace.json()["windows"];
-  ASSERT_EQ(windows.size(), 7u);
+  const auto document = trace.json();
+  EXPECT_EQ(document["summary"]["mark_file"]["clock"], "write_clock") << document["summary"].dump();
+  const auto windows = document["windows"];
+  ASSERT_EQ(windows.size(), 100u);
   std::vector<uint64_t> ids;
   for (const auto& window : windows) {
     const uint64_t id = std::stoull(window["start_fetches"][0]["value"].get<std::string>(), nullptr, 16);
@@ -58,17 +62,17 @@ TEST(TraceMarkCli, EachWindowIsStampedWithItsRequestsLogLineAcrossRotations) {
     EXPECT_EQ(window["mark_status"], "matched") << window.dump();
     EXPECT_EQ(window["mark"], request_line(id)) << window.dump();
     EXPECT_EQ(window["mark_match"], std::to_string(id));
-    EXPECT_TRUE(window["mark_certain"].is_boolean());
+    EXPECT_EQ(window["mark_certain"], true) << "the write clock timed the line: " << window.dump();
   }
-  // Seven requests in a row, so the log was rotated (every two lines) three
-  // times or more while they were traced.
+  // A hundred requests in a row, so the log was rotated (every 20 lines)
+  // four times or more while they were traced.
   for (size_t i = 1; i < ids.size(); ++i) EXPECT_EQ(ids[i], ids[i - 1] + 1) << "window " << i;
   EXPECT_TRUE(std::filesystem::exists(service.log + ".1"));
 }
 
 TEST(TraceMarkCli, TheWindowLineShowsTheMark) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
-  LoggingService service("text");
+  LoggingService service("text", "20000", "2");
   const XrefRun trace = run_xref(trace_args(service, "3"));
   ASSERT_EQ(trace.exit_status, 0) << trace.err << trace.out;
   const std::regex window_line(R"re(^window \d+ .* id=0x([0-9a-f]+)  mark "(\d+)"\??$)re");
@@ -86,7 +90,7 @@ TEST(TraceMarkCli, TheWindowLineShowsTheMark) {
 
 TEST(TraceMarkCli, NoMatchingLineYetIsSaid) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
-  LoggingService service("nomatch");
+  LoggingService service("nomatch", "20000", "0");
   auto args = trace_args(service, "1");
   args.back() = "^never this";
   args.push_back("--json");
