@@ -145,6 +145,18 @@ std::string window_status_text(const nlohmann::json& window) {
   return "incomplete (" + why + ")";
 }
 
+std::string window_mark_text(const nlohmann::json& window) {
+  const std::string status = text_field(window, "mark_status");
+  if (status.empty()) return "";
+  if (status == "matched") {
+    return "mark " + nlohmann::json(text_field(window, "mark_match")).dump() +
+           (window.value("mark_certain", false) ? "" : "?");
+  }
+  if (status == "no_match_yet") return "mark (no match yet)";
+  if (status == "unreadable") return "mark (unreadable: " + text_field(window, "mark_error") + ")";
+  return "mark (" + status + ")";
+}
+
 std::string event_reference(const nlohmann::json& window, const nlohmann::json& event) {
   return std::to_string(number_field(window, "window_id")) + ":" + std::to_string(number_field(event, "seq"));
 }
@@ -164,6 +176,7 @@ std::vector<std::string> render_window(const nlohmann::json& window, uint64_t se
   }
   const std::string start_values = fetches_text(window.value("start_fetches", nlohmann::json::array()));
   if (!start_values.empty()) header += "  " + start_values;
+  if (const std::string mark = window_mark_text(window); !mark.empty()) header += "  " + mark;
   lines.push_back(header);
 
   size_t width = 0;

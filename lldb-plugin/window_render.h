@@ -46,6 +46,9 @@ class AddressSymbols {
 
 // "complete", "incomplete: target exited", ...
 std::string window_status_text(const nlohmann::json& window);
+// With --mark-file: `mark "81"` (`?` after it when uncertain), `mark (no match
+// yet)`, ...; "" without.
+std::string window_mark_text(const nlohmann::json& window);
 
 // The header line and one line per event.
 std::vector<std::string> render_window(const nlohmann::json& window, uint64_t session, AddressSymbols& symbols);

@@ -4,6 +4,8 @@ each prefixed by `W:SEQ` so `xref break W:SEQ` can refer to it. The same
 shape as lldb-plugin/window_render.cpp. The debugger is reached only through
 a symbols object (live, describe, breakpoints_at), so this runs without gdb."""
 
+import json
+
 
 class EventAddress:
     """One address of an event: live when the window has a `*_live` field,
@@ -163,6 +165,21 @@ def window_status_text(window):
     return "incomplete (" + why + ")"
 
 
+def window_mark_text(window):
+    """With --mark-file: 'mark "81"' ('?' after it when uncertain), 'mark (no match yet)', ...; else ''."""
+    status = window.get("mark_status")
+    if status is None:
+        return ""
+    if status == "matched":
+        return "mark " + json.dumps(window.get("mark_match") or "", ensure_ascii=False) + (
+            "" if window.get("mark_certain") else "?")
+    if status == "no_match_yet":
+        return "mark (no match yet)"
+    if status == "unreadable":
+        return "mark (unreadable: %s)" % window.get("mark_error", "")
+    return "mark (%s)" % status
+
+
 def _unsigned(value):
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
@@ -185,6 +202,9 @@ def render_window(window, session, symbols):
     start_values = fetches_text(window.get("start_fetches", []))
     if start_values:
         header += "  " + start_values
+    mark = window_mark_text(window)
+    if mark:
+        header += "  " + mark
     lines = [header]
     width = max((len(event_reference(window, event)) for event in events), default=0)
     for event in events:
