@@ -2,6 +2,7 @@
 // Chrome slices are the window's calls, nested as its depths say.
 #include <algorithm>
 #include <fstream>
+#include <sstream>
 
 #include "sample_target.h"
 #include "trace_harness.h"
@@ -61,6 +62,64 @@ TEST(TraceExportCli, ChromeSlicesAreTheWindowsCallsNested) {
       EXPECT_TRUE(calls[i]["args"].contains("price"));
     }
     parents.push_back(calls[i]);
+  }
+}
+
+// What a trace viewer needs to lay out X slices on a thread's track: they
+// nest strictly (a slice starting inside another ends inside it too).
+TEST(TraceExportCli, SeveralThreadsGetOneTrackEachWithStrictlyNestedSlices) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  TargetProcess service({XREF_SAMPLE_SERVICE, "--threads", "2", "--requests", "0", "--interval-us", "100"});
+  const XrefRun trace = run_xref({"trace", "--pid", std::to_string(service.pid()), "--start", "handle_request",
+                                  "--functions", "validate,price_order,apply_fee,route_even,route_odd,nop_entry,settle",
+                                  "--max-windows", "8", "--duration-ms", "20000", "--jsonl"});
+  ASSERT_EQ(trace.exit_status, 0) << trace.err;
+  std::map<uint64_t, int> windows_per_tid;
+  std::istringstream lines(trace.out);
+  for (std::string line; std::getline(lines, line);) {
+    const auto json = nlohmann::json::parse(line);
+    if (json["type"] == "window") ++windows_per_tid[json["window"]["tid"].get<uint64_t>()];
+  }
+  ASSERT_EQ(windows_per_tid.size(), 2u) << "both workers ran requests";
+  const std::string saved = "/tmp/xref-export-threads-" + std::to_string(getpid()) + ".jsonl";
+  std::ofstream(saved) << trace.out;
+  const XrefRun exported = run_xref({"trace", "export", saved});
+  std::remove(saved.c_str());
+  ASSERT_EQ(exported.exit_status, 0) << exported.err;
+
+  std::map<uint64_t, std::vector<nlohmann::json>> slices_per_tid;
+  std::map<uint64_t, std::string> thread_names;
+  const nlohmann::json chrome = exported.json();
+  for (const auto& event : chrome["traceEvents"]) {
+    if (event["ph"] == "M" && event["name"] == "thread_name") {
+      thread_names[event["tid"].get<uint64_t>()] = event["args"]["name"];
+    } else if (event["ph"] == "X") {
+      EXPECT_EQ(event["pid"], service.pid());
+      EXPECT_GE(event["ts"].get<double>(), 0.0);
+      EXPECT_GE(event["dur"].get<double>(), 0.0);
+      EXPECT_FALSE(event["name"].get<std::string>().empty());
+      slices_per_tid[event["tid"].get<uint64_t>()].push_back(event);
+    }
+  }
+  ASSERT_EQ(slices_per_tid.size(), windows_per_tid.size()) << "one track per traced thread";
+  for (auto& [tid, slices] : slices_per_tid) {
+    EXPECT_TRUE(windows_per_tid.count(tid)) << tid;
+    EXPECT_FALSE(thread_names[tid].empty()) << "thread " << tid << " has a name";
+    EXPECT_EQ(std::count_if(slices.begin(), slices.end(), [](const auto& s) { return s["cat"] == "window"; }),
+              windows_per_tid[tid]);
+    std::stable_sort(slices.begin(), slices.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
+      if (a["ts"] != b["ts"]) return a["ts"].get<double>() < b["ts"].get<double>();
+      return a["dur"].get<double>() > b["dur"].get<double>();
+    });
+    std::vector<double> open_ends;
+    for (const auto& slice : slices) {
+      const double start = slice["ts"].get<double>(), end = start + slice["dur"].get<double>();
+      while (!open_ends.empty() && open_ends.back() <= start + 1e-6) open_ends.pop_back();
+      if (!open_ends.empty()) {
+        EXPECT_LE(end, open_ends.back() + 1e-6) << "partial overlap: " << slice.dump();
+      }
+      open_ends.push_back(end);
+    }
   }
 }
 
