@@ -381,6 +381,38 @@ TEST(ServeCli, TraceSessionWindowsEqualTheRecord) {
   EXPECT_EQ(helper.wait(), 0);
 }
 
+// --mark-file through the protocol: the session's windows carry the log line
+// of their own request; a regex that does not compile is refused at once.
+TEST(ServeCli, SessionWindowsCarryTheirMark) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  const std::string log = "/tmp/xref-serve-mark-" + std::to_string(getpid()) + ".log";
+  std::vector<std::string> command = service_command();
+  command.insert(command.end(), {"--log", log});
+  TargetProcess target(command);
+  ServeClient helper;
+  handshake(helper);
+  const auto refused = trace_start(helper, target.pid(), {"--functions", "validate", "--mark-file", log,
+                                                          "--mark-regex", "request ([0-9]+"});
+  ASSERT_TRUE(refused.contains("error")) << refused.dump();
+  EXPECT_NE(refused["error"]["message"].get<std::string>().find("does not compile"), std::string::npos);
+  const auto started = trace_start(helper, target.pid(), {"--functions", "validate", "--max-windows", "3",
+                                                          "--mark-file", log, "--mark-regex", "^request ([0-9]+) "});
+  ASSERT_TRUE(started.contains("result")) << started.dump();
+  const uint64_t session = started["result"]["session"];
+  for (int i = 0; i < 3; ++i) {
+    const auto window = helper.await_event("window", session)["window"];
+    const uint64_t request = fetched(window["start_fetches"], "id");
+    EXPECT_EQ(window["mark_status"], "matched") << window.dump();
+    EXPECT_EQ(window["mark_match"], std::to_string(request)) << window.dump();
+    EXPECT_EQ(window["mark_certain"], true);
+  }
+  const auto ended = helper.await_event("session_ended", session);
+  EXPECT_EQ(ended["summary"]["mark_file"]["clock"], "write_clock");
+  helper.close_stdin();
+  EXPECT_EQ(helper.wait(), 0);
+  std::filesystem::remove(log);
+}
+
 // drain: what a front end sends when the debugger stops the process. Every
 // window that closed before it is sent before its answer: here the process
 // is stopped (SIGSTOP, as a debugger would), and each request the target
