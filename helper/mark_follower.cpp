@@ -1,4 +1,5 @@
 #include "mark_follower.h"
+#include "monotonic_clock.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -13,12 +14,6 @@
 
 namespace xref {
 namespace {
-
-uint64_t monotonic_ns() {
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
-}
 
 std::string errno_text(int error) { return std::strerror(error); }
 

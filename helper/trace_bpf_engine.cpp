@@ -1,4 +1,5 @@
 #include "trace_bpf_engine.h"
+#include "monotonic_clock.h"
 
 #include <bpf/libbpf.h>
 
@@ -21,12 +22,6 @@ int on_record(void* context, void* data, size_t size) {
 struct RingBufferDeleter {
   void operator()(ring_buffer* ring) const { ring_buffer__free(ring); }
 };
-
-uint64_t monotonic_ns() {
-  timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);  // the clock of bpf_ktime_get_ns
-  return static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
-}
 
 class BpfEngine : public TraceEngine {
  public:

@@ -16,15 +16,10 @@
 #include "tracefs_ring.h"
 #include "tracefs_threads.h"
 #include "window_machine.h"
+#include "monotonic_clock.h"
 
 namespace xref {
 namespace {
-
-uint64_t monotonic_ns() {
-  timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
-}
 
 Error with_prefix(Error error, const std::string& prefix) {
   error.message = prefix + error.message;

@@ -2,6 +2,7 @@
 // opened at a given time, across appends, partial lines, rotation,
 // truncation and bounded reads; MarkRegex's groups and errors.
 #include "mark_follower.h"
+#include "monotonic_clock.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -15,12 +16,6 @@
 
 namespace xref {
 namespace {
-
-uint64_t now_ns() {
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
-}
 
 class MarkFollowerTest : public ::testing::Test {
  protected:
@@ -52,7 +47,7 @@ class MarkFollowerTest : public ::testing::Test {
 TEST_F(MarkFollowerTest, LinesAlreadyInTheFileStampLaterWindows) {
   append("start\nbatch 7 begin\nnoise\nbatch 8 begin\ntail\n");
   auto follower = follow("^batch ([0-9]+)");
-  const MarkStamp stamp = follower->stamp(now_ns());
+  const MarkStamp stamp = follower->stamp(monotonic_ns());
   ASSERT_EQ(stamp.status, MarkStamp::Status::matched);
   EXPECT_EQ(stamp.line->match, "8");
   EXPECT_EQ(stamp.line->text, "batch 8 begin");
@@ -62,9 +57,9 @@ TEST_F(MarkFollowerTest, LinesAlreadyInTheFileStampLaterWindows) {
 TEST_F(MarkFollowerTest, NoMatchingLineYet) {
   append("start\n");
   auto follower = follow("^batch");
-  EXPECT_EQ(follower->stamp(now_ns()).status, MarkStamp::Status::no_match_yet);
+  EXPECT_EQ(follower->stamp(monotonic_ns()).status, MarkStamp::Status::no_match_yet);
   append("batch 1\n");
-  const MarkStamp stamp = follower->stamp(now_ns());
+  const MarkStamp stamp = follower->stamp(monotonic_ns());
   ASSERT_EQ(stamp.status, MarkStamp::Status::matched);
   EXPECT_EQ(stamp.line->match, "batch") << "without a group the whole match is the mark";
 }
@@ -72,14 +67,14 @@ TEST_F(MarkFollowerTest, NoMatchingLineYet) {
 TEST_F(MarkFollowerTest, AWindowGetsTheLineBeforeItNotTheOneAfter) {
   append("batch 1\n");
   auto follower = follow("batch ([0-9]+)");
-  const uint64_t opened = now_ns();
+  const uint64_t opened = monotonic_ns();
   follower->poll();  // read to the end after the window opened: later lines are later
   append("batch 2\n");
   follower->poll();
   const MarkStamp before = follower->stamp(opened);
   EXPECT_EQ(match_of(before), "1");
   EXPECT_TRUE(before.certain);
-  EXPECT_EQ(match_of(follower->stamp(now_ns())), "2");
+  EXPECT_EQ(match_of(follower->stamp(monotonic_ns())), "2");
 }
 
 TEST_F(MarkFollowerTest, ALineReadOnlyAfterTheWindowOpenedIsUncertain) {
@@ -87,7 +82,7 @@ TEST_F(MarkFollowerTest, ALineReadOnlyAfterTheWindowOpenedIsUncertain) {
   auto follower = follow("batch ([0-9]+)");
   follower->poll();
   append("batch 2\n");
-  const uint64_t opened = now_ns();  // batch 2 was written before, but not yet read
+  const uint64_t opened = monotonic_ns();  // batch 2 was written before, but not yet read
   const MarkStamp stamp = follower->stamp(opened);
   EXPECT_EQ(match_of(stamp), "2");
   EXPECT_FALSE(stamp.certain);
@@ -96,9 +91,9 @@ TEST_F(MarkFollowerTest, ALineReadOnlyAfterTheWindowOpenedIsUncertain) {
 TEST_F(MarkFollowerTest, APartialLineWaitsForItsNewline) {
   append("batch 1\nbatch 2");
   auto follower = follow("batch ([0-9]+)");
-  EXPECT_EQ(match_of(follower->stamp(now_ns())), "1");
+  EXPECT_EQ(match_of(follower->stamp(monotonic_ns())), "1");
   append("5\n");
-  EXPECT_EQ(match_of(follower->stamp(now_ns())), "25");
+  EXPECT_EQ(match_of(follower->stamp(monotonic_ns())), "25");
 }
 
 TEST_F(MarkFollowerTest, RotationReadsTheOldFileToItsEndThenTheNewOne) {
@@ -107,15 +102,15 @@ TEST_F(MarkFollowerTest, RotationReadsTheOldFileToItsEndThenTheNewOne) {
   append("batch 2\n");  // written to the old file before it is renamed
   std::filesystem::rename(path_, path_ + ".1");
   append("other\n");
-  EXPECT_EQ(match_of(follower->stamp(now_ns())), "2") << "the new file has no match yet";
+  EXPECT_EQ(match_of(follower->stamp(monotonic_ns())), "2") << "the new file has no match yet";
   append("batch 3\n");
-  EXPECT_EQ(match_of(follower->stamp(now_ns())), "3");
-  const uint64_t between = now_ns();
+  EXPECT_EQ(match_of(follower->stamp(monotonic_ns())), "3");
+  const uint64_t between = monotonic_ns();
   follower->poll();
   std::filesystem::rename(path_, path_ + ".1");  // a second rotation
   append("batch 4\n");
   EXPECT_EQ(match_of(follower->stamp(between)), "3");
-  EXPECT_EQ(match_of(follower->stamp(now_ns())), "4");
+  EXPECT_EQ(match_of(follower->stamp(monotonic_ns())), "4");
 }
 
 TEST_F(MarkFollowerTest, RenamedAwayWithNoNewFileKeepsTheOldLines) {
@@ -123,9 +118,9 @@ TEST_F(MarkFollowerTest, RenamedAwayWithNoNewFileKeepsTheOldLines) {
   auto follower = follow("batch ([0-9]+)");
   std::filesystem::rename(path_, path_ + ".1");
   follower->poll();
-  EXPECT_EQ(match_of(follower->stamp(now_ns())), "1");
+  EXPECT_EQ(match_of(follower->stamp(monotonic_ns())), "1");
   append("batch 2\n");  // the path comes back
-  EXPECT_EQ(match_of(follower->stamp(now_ns())), "2");
+  EXPECT_EQ(match_of(follower->stamp(monotonic_ns())), "2");
 }
 
 TEST_F(MarkFollowerTest, TruncationStartsOverFromTheBeginning) {
@@ -133,7 +128,7 @@ TEST_F(MarkFollowerTest, TruncationStartsOverFromTheBeginning) {
   auto follower = follow("batch ([0-9]+)");
   ASSERT_EQ(truncate(path_.c_str(), 0), 0);
   append("batch 9\n");  // shorter than what was read: read again from 0
-  EXPECT_EQ(match_of(follower->stamp(now_ns())), "9");
+  EXPECT_EQ(match_of(follower->stamp(monotonic_ns())), "9");
 }
 
 TEST_F(MarkFollowerTest, ReadsAreBoundedPerPoll) {
@@ -141,24 +136,24 @@ TEST_F(MarkFollowerTest, ReadsAreBoundedPerPoll) {
   auto follower = follow("batch ([0-9]+)", MarkFollowerLimits{.read_per_poll = 16});
   for (int i = 1; i <= 20; ++i) append("batch " + std::to_string(i) + "\n");
   follower->poll();  // 16 bytes: "batch 1\nbatch 2\n"
-  EXPECT_EQ(match_of(follower->stamp(now_ns())), "4") << "the stamp's own poll reads 16 bytes more";
+  EXPECT_EQ(match_of(follower->stamp(monotonic_ns())), "4") << "the stamp's own poll reads 16 bytes more";
   MarkStamp stamp;
-  for (int poll = 0; poll < 20 && match_of(stamp) != "20"; ++poll) stamp = follower->stamp(now_ns());
+  for (int poll = 0; poll < 20 && match_of(stamp) != "20"; ++poll) stamp = follower->stamp(monotonic_ns());
   EXPECT_EQ(match_of(stamp), "20");
 }
 
 TEST_F(MarkFollowerTest, OnlyTheTailOfABigFileIsReadAtOpen) {
   append("batch 1\n" + std::string(100, 'x') + "\nnoise\n");
   auto follower = follow("batch ([0-9]+)", MarkFollowerLimits{.initial_tail = 20});
-  EXPECT_EQ(match_of(follower->stamp(now_ns())), "no_match_yet") << "batch 1 is before the tail";
+  EXPECT_EQ(match_of(follower->stamp(monotonic_ns())), "no_match_yet") << "batch 1 is before the tail";
   append("batch 2\n");
-  EXPECT_EQ(match_of(follower->stamp(now_ns())), "2");
+  EXPECT_EQ(match_of(follower->stamp(monotonic_ns())), "2");
 }
 
 TEST_F(MarkFollowerTest, LongLinesAreCutBeforeMatching) {
   append(std::string(200, 'y') + " batch 5\nbatch 6" + std::string(200, 'z') + "\n");
   auto follower = follow("batch ([0-9]+)", MarkFollowerLimits{.max_line = 64});
-  const MarkStamp stamp = follower->stamp(now_ns());
+  const MarkStamp stamp = follower->stamp(monotonic_ns());
   EXPECT_EQ(match_of(stamp), "6");
   EXPECT_EQ(stamp.line->text.size(), 64u);
 }
@@ -166,12 +161,12 @@ TEST_F(MarkFollowerTest, LongLinesAreCutBeforeMatching) {
 TEST_F(MarkFollowerTest, OlderLinesThanTheHistoryKeepsAreEvicted) {
   append("batch 1\n");
   auto follower = follow("batch ([0-9]+)", MarkFollowerLimits{.history = 2});
-  const uint64_t opened = now_ns();
+  const uint64_t opened = monotonic_ns();
   follower->poll();
   append("batch 2\nbatch 3\nbatch 4\n");
   follower->poll();
   EXPECT_EQ(follower->stamp(opened).status, MarkStamp::Status::evicted);
-  EXPECT_EQ(match_of(follower->stamp(now_ns())), "4");
+  EXPECT_EQ(match_of(follower->stamp(monotonic_ns())), "4");
 }
 
 TEST_F(MarkFollowerTest, AFileThatCannotBeReadIsRefused) {

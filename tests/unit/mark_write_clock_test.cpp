@@ -14,15 +14,10 @@
 #include <string>
 
 #include "require.h"
+#include "monotonic_clock.h"
 
 namespace xref {
 namespace {
-
-uint64_t now_ns() {
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
-}
 
 struct StatOf {
   explicit StatOf(const std::string& path) { EXPECT_EQ(stat(path.c_str(), &status), 0) << path; }
@@ -50,16 +45,16 @@ TEST_F(MarkWriteClockTest, WritesAreTimedByTheBytesTheyWrote) {
   const StatOf file(path_);
   (*clock)->watch(file.status.st_dev, file.status.st_ino);
 
-  const uint64_t before_first = now_ns();
+  const uint64_t before_first = monotonic_ns();
   ASSERT_EQ(write(fd, "first\n", 6), 6);  // bytes 0..5
-  const uint64_t between = now_ns();
+  const uint64_t between = monotonic_ns();
   char second[] = "sec", ond[] = "ond\n";
   iovec parts[2] = {{second, 3}, {ond, 4}};
   ASSERT_EQ(writev(fd, parts, 2), 7);  // bytes 6..12
-  const uint64_t after_second = now_ns();
+  const uint64_t after_second = monotonic_ns();
   const int plain = open(path_.c_str(), O_WRONLY);
   ASSERT_EQ(pwrite(plain, "F", 1, 0), 1);  // byte 0 again
-  const uint64_t after_pwrite = now_ns();
+  const uint64_t after_pwrite = monotonic_ns();
   close(plain);
   close(fd);
 
