@@ -31,6 +31,7 @@ DoctorReport run_doctor() {
   check_bpf_uprobes(report);
   check_tracefs(report);
   check_tracefs_backend(report);
+  check_mark_write_clock(report);
   check_perf_events(report);
   check_hardware_breakpoints(report);
   return report;

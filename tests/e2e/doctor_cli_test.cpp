@@ -46,7 +46,7 @@ TEST(DoctorCli, ReportsWhatTheHostDoes) {
   EXPECT_EQ(document["operation"], "doctor");
   const auto& usable = document["data"]["usable"];
   for (const char* check : {"privileges", "btf", "bpf_load", "perf_uprobe", "uprobe_multi", "ringbuf", "tracefs",
-                            "tracefs_backend", "hardware_perf_events", "software_perf_events",
+                            "tracefs_backend", "mark_write_clock", "hardware_perf_events", "software_perf_events",
                             "hardware_breakpoints"}) {
     EXPECT_TRUE(usable.contains(check)) << check;
   }
@@ -56,6 +56,7 @@ TEST(DoctorCli, ReportsWhatTheHostDoes) {
   XREF_REQUIRE(usable["uprobe_multi"] == true, "uprobe_multi link (kernel 6.6+)");
   XREF_REQUIRE(usable["tracefs"] == true, "tracefs");
   XREF_REQUIRE(usable["tracefs_backend"] == true, "tracefs backend (uprobe_events and an ftrace instance)");
+  XREF_REQUIRE(usable["mark_write_clock"] == true, "the --mark-file write clock (raw syscall tracepoints)");
   // The trial instance doctor created is removed again. The detail reads
   // "TRACEFS_ROOT: uprobe_events writable, instances/xref-PID created ...".
   std::string backend_detail;
