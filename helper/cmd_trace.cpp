@@ -80,6 +80,19 @@ int run_trace_command(const TraceCommandOptions& options) {
               << plan->functions.size() << " functions (backend " << attached.backend << "); stop with Ctrl-C"
               << std::endl;
     if (text) renderer.print_header(std::cout, attached.backend);
+    // The process identity first, so a stream cut short still says which
+    // build it traced (trace diff compares only windows of one build).
+    if (options.jsonl) {
+      std::cout << nlohmann::json{{"type", "header"},
+                                  {"schema_version", kSchemaVersion},
+                                  {"tool", "xref"},
+                                  {"tool_version", XREF_VERSION},
+                                  {"operation", "live_trace"},
+                                  {"backend", attached.backend},
+                                  {"process", envelope.process}}
+                       .dump()
+                << std::endl;
+    }
   };
   callbacks.window_closed = [&](const TraceWindow& window) {
     if (options.jsonl) {
