@@ -107,6 +107,19 @@ int run_trace_command(const TraceCommandOptions& options) {
               << plan->functions.size() << " functions (backend " << attached.backend << "); stop with Ctrl-C"
               << std::endl;
     if (text) renderer.print_header(std::cout, attached.backend);
+    // The process identity first, so a stream cut short still says which
+    // build it traced (trace diff compares only windows of one build).
+    if (options.jsonl) {
+      std::cout << nlohmann::json{{"type", "header"},
+                                  {"schema_version", kSchemaVersion},
+                                  {"tool", "xref"},
+                                  {"tool_version", XREF_VERSION},
+                                  {"operation", "live_trace"},
+                                  {"backend", attached.backend},
+                                  {"process", envelope.process}}
+                       .dump()
+                << std::endl;
+    }
   };
   callbacks.window_closed = [&](const TraceWindow& window) {
     if (options.jsonl) {
@@ -221,8 +234,9 @@ void setup_trace(CLI::App& app, int& exit_status) {
   CLI::Option* pid = command->get_option("--pid");
   pid->required(false);
   CLI::App* export_command = setup_trace_export(*command, exit_status);
-  command->callback([options, pid, export_command, &exit_status] {
-    if (export_command->parsed()) return;
+  CLI::App* diff_command = setup_trace_diff(*command, exit_status);
+  command->callback([options, pid, export_command, diff_command, &exit_status] {
+    if (export_command->parsed() || diff_command->parsed()) return;
     if (pid->count() == 0) throw CLI::RequiredError("--pid");
     exit_status = run_trace_command(*options);
   });

@@ -17,14 +17,7 @@ nlohmann::json fetch_args(const nlohmann::json& fetches) {
   nlohmann::json args = nlohmann::json::object();
   if (!fetches.is_array()) return args;
   for (const auto& fetch : fetches) {
-    const std::string name = fetch.value("name", "?");
-    if (fetch.contains("signed_value")) {
-      args[name] = fetch["signed_value"];
-    } else if (fetch.contains("value") && !fetch["value"].is_null()) {
-      args[name] = fetch["value"];
-    } else {
-      args[name] = "<unreadable: " + fetch.value("error", std::string("?")) + ">";
-    }
+    args[fetch.value("name", "?")] = saved_fetch_value(fetch);
   }
   return args;
 }

@@ -15,14 +15,19 @@ Error bad_input(std::string message) {
                     "give the output of `xref trace --json` or `xref trace --jsonl`");
 }
 
+Result<void> check_schema_version(const nlohmann::json& object) {
+  if (!object.contains("schema_version") || object["schema_version"] != kSchemaVersion) {
+    return bad_input("unknown schema_version " + object.value("schema_version", nlohmann::json()).dump() +
+                     " (this xref reads " + std::to_string(kSchemaVersion) + ")");
+  }
+  return {};
+}
+
 Result<TraceFile> from_document(const nlohmann::json& document) {
   if (!document.is_object() || document.value("operation", "") != "live_trace") {
     return bad_input("not an xref live_trace document");
   }
-  if (!document.contains("schema_version") || document["schema_version"] != kSchemaVersion) {
-    return bad_input("unknown schema_version " + document.value("schema_version", nlohmann::json()).dump() +
-                     " (this xref reads " + std::to_string(kSchemaVersion) + ")");
-  }
+  if (auto known = check_schema_version(document); !known) return known.error();
   TraceFile file;
   file.process = document.value("process", nlohmann::json());
   if (document.contains("windows") && document["windows"].is_array()) {
@@ -31,10 +36,15 @@ Result<TraceFile> from_document(const nlohmann::json& document) {
   return file;
 }
 
-// One line of `--jsonl` output: {"type": "window", ...} or {"type": "summary", ...}.
+// One line of `--jsonl` output: {"type": "header", ...} (the process as
+// known at attach), {"type": "window", ...} or {"type": "summary", ...}
+// (the process after the trace, which wins).
 Result<void> add_line(TraceFile& file, const nlohmann::json& line, size_t number) {
   const std::string type = line.is_object() ? line.value("type", "") : "";
-  if (type == "window" && line.contains("window") && line["window"].is_object()) {
+  if (type == "header") {
+    if (auto known = check_schema_version(line); !known) return known.error();
+    if (file.process.is_null()) file.process = line.value("process", nlohmann::json());
+  } else if (type == "window" && line.contains("window") && line["window"].is_object()) {
     file.windows.push_back(line["window"]);
   } else if (type == "summary") {
     file.process = line.value("process", nlohmann::json());
@@ -87,6 +97,22 @@ Result<TraceFile> load_trace_file(const std::string& path) {
   std::ostringstream text;
   text << stream.rdbuf();
   return parse_trace_file(text.str());
+}
+
+const nlohmann::json* window_with_id(const TraceFile& file, uint64_t id) {
+  for (const auto& window : file.windows) {
+    if (window.is_object() && window.contains("window_id") && window["window_id"].is_number_integer() &&
+        window["window_id"] == id) {
+      return &window;
+    }
+  }
+  return nullptr;
+}
+
+nlohmann::json saved_fetch_value(const nlohmann::json& fetch) {
+  if (fetch.contains("signed_value")) return fetch["signed_value"];
+  if (fetch.contains("value") && !fetch["value"].is_null()) return fetch["value"];
+  return "<unreadable: " + fetch.value("error", std::string("?")) + ">";
 }
 
 }  // namespace xref

@@ -3,6 +3,7 @@
 // traced process's identity. No process is involved.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -12,7 +13,9 @@
 namespace xref {
 
 struct TraceFile {
-  nlohmann::json process;               // the document's "process" (null when a JSONL file has no summary)
+  // The document's "process"; in a JSONL stream the summary line's, else
+  // the header line's (null when neither is there).
+  nlohmann::json process;
   std::vector<nlohmann::json> windows;  // the window objects of docs/trace.md, in file order
 };
 
@@ -23,5 +26,13 @@ Result<TraceFile> parse_trace_file(const std::string& text);
 
 // Reads and parses `path` (file_error when it cannot be read).
 Result<TraceFile> load_trace_file(const std::string& path);
+
+// The window whose window_id is `id`, or nullptr.
+const nlohmann::json* window_with_id(const TraceFile& file, uint64_t id);
+
+// A saved fetch's value as shown to people: signed_value (a number) for a
+// signed fetch, the hex string otherwise, "<unreadable: ERROR>" when the
+// read failed.
+nlohmann::json saved_fetch_value(const nlohmann::json& fetch);
 
 }  // namespace xref

@@ -653,8 +653,14 @@ TEST(TraceCli, StopAddressAndJsonLines) {
     lines.push_back(nlohmann::json::parse(run.out.substr(start, end - start)));
     start = end + 1;
   }
-  ASSERT_EQ(lines.size(), 3u) << run.out;
-  for (int i = 0; i < 2; ++i) {
+  ASSERT_EQ(lines.size(), 4u) << run.out;
+  // The header: the process as known at attach, for a stream cut short.
+  EXPECT_EQ(lines[0]["type"], "header");
+  EXPECT_EQ(lines[0]["schema_version"], 1);
+  EXPECT_EQ(lines[0]["process"]["pid"], target.pid());
+  EXPECT_EQ(lines[0]["process"]["build_id"], lines[3]["process"]["build_id"]);
+  EXPECT_FALSE(lines[0]["process"]["build_id"].get<std::string>().empty());
+  for (int i = 1; i < 3; ++i) {
     EXPECT_EQ(lines[i]["type"], "window");
     const auto& window = lines[i]["window"];
     EXPECT_EQ(window["status"], "complete");
@@ -662,8 +668,8 @@ TEST(TraceCli, StopAddressAndJsonLines) {
     EXPECT_EQ(window_events(window), (std::vector<std::string>{"0 entry handle_request", "1 entry validate",
                                                                "1 return validate", "1 stop "}));
   }
-  EXPECT_EQ(lines[2]["type"], "summary");
-  EXPECT_EQ(lines[2]["summary"]["windows"], 2);
+  EXPECT_EQ(lines[3]["type"], "summary");
+  EXPECT_EQ(lines[3]["summary"]["windows"], 2);
 }
 
 // Ctrl-C (SIGINT) ends an unbounded trace: what was captured is printed,

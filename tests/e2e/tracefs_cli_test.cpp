@@ -286,13 +286,15 @@ TEST(TraceCliTracefs, StopAddressAndJsonLines) {
     lines.push_back(nlohmann::json::parse(run.out.substr(start, end - start)));
     start = end + 1;
   }
-  ASSERT_EQ(lines.size(), 3u) << run.out;
-  for (int i = 0; i < 2; ++i) {
+  ASSERT_EQ(lines.size(), 4u) << run.out;
+  EXPECT_EQ(lines[0]["type"], "header");
+  EXPECT_EQ(lines[0]["backend"], "tracefs");
+  for (int i = 1; i < 3; ++i) {
     EXPECT_EQ(lines[i]["window"]["status"], "complete");
     EXPECT_EQ(window_events(lines[i]["window"]), (std::vector<std::string>{"0 entry handle_request", "1 entry validate",
                                                                            "1 return validate", "1 stop "}));
   }
-  EXPECT_EQ(lines[2]["backend"], "tracefs");
+  EXPECT_EQ(lines[3]["backend"], "tracefs");
 }
 
 // The target exits inside a window: what it recorded before is there, the

@@ -109,6 +109,25 @@ TEST(TraceFile, ReadsJsonLines) {
   EXPECT_EQ(file->process["pid"], 5);
 }
 
+// The header line carries the process identity at attach: an interrupted
+// stream (no summary) still has it; a summary, when there, wins.
+TEST(TraceFile, ReadsTheJsonLinesHeader) {
+  const std::string header =
+      R"({"type": "header", "schema_version": 1, "operation": "live_trace", "backend": "uprobe_multi",)"
+      R"( "process": {"pid": 5, "build_id": "ab"}})" "\n";
+  const std::string window = R"({"type": "window", "window": {"window_id": 3, "tid": 9, "events": []}})" "\n";
+  auto interrupted = parse_trace_file(header + window);
+  ASSERT_TRUE(interrupted) << interrupted.error().message;
+  EXPECT_EQ(interrupted->process["build_id"], "ab");
+  auto whole = parse_trace_file(header + window +
+                                R"({"type": "summary", "process": {"pid": 5, "build_id": "ab", "pid_alive_after": true}})");
+  ASSERT_TRUE(whole);
+  EXPECT_EQ(whole->process["pid_alive_after"], true);
+  auto future = parse_trace_file(R"({"type": "header", "schema_version": 2, "process": {}})" "\n" + window);
+  ASSERT_FALSE(future);
+  EXPECT_EQ(future.error().message.rfind("unknown schema_version 2", 0), 0u);
+}
+
 std::string error_of(const std::string& text) {
   auto file = parse_trace_file(text);
   EXPECT_FALSE(file);
