@@ -1,12 +1,11 @@
 #include "trace_output.h"
 
 #include <cstring>
-#include <iomanip>
-#include <sstream>
 
 #include "hex.h"
 #include "json_envelope.h"
 #include "resolve.h"
+#include "trace_text.h"
 
 namespace xref {
 namespace {
@@ -54,12 +53,6 @@ std::string event_kind_name(uint8_t type) {
   return "unknown";
 }
 
-std::string fetched_text(const FetchedValue& value) {
-  if (!value.value) return value.name + "=<unreadable: " + errno_name(value.error) + ">";
-  if (value.type.is_signed) return value.name + "=" + std::to_string(static_cast<int64_t>(*value.value));
-  return value.name + "=" + to_hex(*value.value);
-}
-
 nlohmann::json fetched_json(const FetchedValue& value) {
   nlohmann::json json = {{"name", value.name}, {"type", fetch_type_name(value.type)}};
   if (value.value) {
@@ -81,19 +74,6 @@ std::string TraceRenderer::module_prefix(uint32_t function_id) const {
   if (function_id >= plan_.functions.size()) return "";
   const uint32_t module = plan_.functions[function_id].module_index;
   return module == 0 ? "" : plan_.modules[module].module->name() + ":";
-}
-
-std::string TraceRenderer::function_label(uint32_t function_id) const {
-  auto without_parameters = [](const std::string& name) {
-    const size_t paren = name.find('(');
-    return paren == std::string::npos ? name : name.substr(0, paren);
-  };
-  const std::string& full = function_name(function_id);
-  const std::string short_name = without_parameters(full);
-  for (const TracedFunction& other : plan_.functions) {
-    if (other.id != function_id && without_parameters(other.symbol.demangled) == short_name) return full;
-  }
-  return short_name;
 }
 
 uint64_t TraceRenderer::function_start(uint32_t function_id) const {
@@ -289,54 +269,7 @@ void TraceRenderer::print_header(std::ostream& out, const std::string& backend) 
 }
 
 void TraceRenderer::print_window(std::ostream& out, const TraceWindow& window, const TraceRun* run) {
-  const bool exited = run != nullptr && run->target_exited;
-  out << "window " << window.window_id << "  tid " << window.tid << "  start " << to_hex(plan_.start_va)
-      << "  status " << status(window, exited);
-  if (window.ended && window.end_status == XREF_WINDOW_COMPLETE) {
-    out << "  stop " << (plan_.stop_va ? to_hex(*plan_.stop_va) : to_hex(plan_.stop_return_va));
-  }
-  if (!window.events.empty() && window.events.front().window_begin) {
-    for (const FetchedValue& value : window.events.front().fetches) out << "  " << fetched_text(value);
-  }
-  const auto lost = lost_count(window);
-  if (possible_loss(window, run)) out << "  lost " << (lost ? std::to_string(*lost) : "?") << " (incomplete)";
-  out << "\n";
-  IndirectFrames indirect_frames;
-  for (const TraceEvent& event : window.events) {
-    const auto indirect = indirect_frames.target(event, indirect_target(event));
-    std::ostringstream line;
-    line << std::setw(4) << event.depth << "  " << std::string(2 * event.depth, ' ');
-    const std::string target = module_prefix(event.function_id) + to_hex(function_start(event.function_id));
-    const std::string name = function_label(event.function_id);
-    switch (event.type) {
-      case XREF_EVENT_ENTRY: {
-        line << "> " << (indirect ? to_hex(indirect->first) : target);
-        const CallSiteInfo site = entry_call_site(event);
-        if (site.known) {
-          line << " @" << (site.module.empty() ? "" : site.module + ":") << to_hex(site.call_site_va)
-               << (site.verified ? "" : "?");
-        }
-        line << " (" << (indirect ? indirect->second + " [indirect]" : name) << ")";
-        if (event.tail) line << " [tail]";
-        break;
-      }
-      case XREF_EVENT_RETURN:
-      case XREF_EVENT_TAIL_EXIT:
-      case XREF_EVENT_UNWOUND:
-        line << "< " << (indirect ? to_hex(indirect->first) : target) << " ("
-             << (indirect ? indirect->second + " [indirect]" : name) << ")";
-        if (event.type == XREF_EVENT_TAIL_EXIT) line << " [tail]";
-        if (event.type == XREF_EVENT_UNWOUND) line << " [unwound]";
-        break;
-      case XREF_EVENT_STOP: line << "* " << (plan_.stop_va ? to_hex(*plan_.stop_va) : "?") << " (stop)"; break;
-    }
-    if (event.depth_overflow) line << " [depth overflow]";
-    for (const FetchedValue& value : event.fetches) {
-      // The fetched live target of an indirect call is shown as its static VA above.
-      if (!(indirect && value.name == "target")) line << "  " << fetched_text(value);
-    }
-    out << line.str() << "\n";
-  }
+  print_window_text(out, window_json(window, run));
 }
 
 nlohmann::json TraceRenderer::summary_json(const TraceRun& run) const {

@@ -51,9 +51,6 @@ class TraceRenderer {
   CallSiteInfo entry_call_site(const TraceEvent& event);
   std::optional<std::pair<uint64_t, std::string>> indirect_target(const TraceEvent& event);
   const std::string& function_name(uint32_t function_id) const;
-  // The name for text lines: without the parameter list unless two traced
-  // functions would then look the same.
-  std::string function_label(uint32_t function_id) const;
   // "libc.so.6:" for a function outside the executable, "" inside it.
   std::string module_prefix(uint32_t function_id) const;
   uint64_t function_start(uint32_t function_id) const;
@@ -68,7 +65,6 @@ class TraceRenderer {
 };
 
 std::string event_kind_name(uint8_t type);
-std::string fetched_text(const FetchedValue& value);
 nlohmann::json fetched_json(const FetchedValue& value);
 
 }  // namespace xref
