@@ -14,6 +14,7 @@ namespace xref {
 struct TraceFile {
   nlohmann::json process;               // the document's "process" (null when a JSONL file has no summary)
   std::vector<nlohmann::json> windows;  // the window objects of docs/trace.md, in file order
+  nlohmann::json summary;               // the run's "summary" (null when a JSONL file has no summary line)
 };
 
 // Parses the text of a live_trace JSON document or of a JSONL stream.

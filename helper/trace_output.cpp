@@ -1,6 +1,7 @@
 #include "trace_output.h"
 
 #include <cstring>
+#include <set>
 
 #include "hex.h"
 #include "json_envelope.h"
@@ -307,12 +308,28 @@ nlohmann::json TraceRenderer::summary_json(const TraceRun& run) const {
          return list;
        }()},
   };
+  summary["traced"] = traced_json();
   if (!run.backend_details.empty()) {
     nlohmann::json details = nlohmann::json::object();
     for (const auto& [key, value] : run.backend_details) details[key] = value;
     summary["backend_details"] = details;
   }
   return summary;
+}
+
+nlohmann::json TraceRenderer::traced_json() const {
+  std::set<uint64_t> call_sites, functions;
+  for (const PlannedProbe& probe : plan_.probes) {
+    if (probe.module_index != 0) continue;
+    if (probe.kind == XREF_PROBE_CALL_SITE || probe.kind == XREF_PROBE_TAIL_SITE) call_sites.insert(probe.static_va);
+    if (probe.kind == XREF_PROBE_ENTRY) functions.insert(function_start(probe.function_id));
+  }
+  auto hex_list = [](const std::set<uint64_t>& vas) {
+    nlohmann::json list = nlohmann::json::array();
+    for (uint64_t va : vas) list.push_back(to_hex(va));
+    return list;
+  };
+  return {{"mode", plan_.mode}, {"call_sites", hex_list(call_sites)}, {"functions", hex_list(functions)}};
 }
 
 void TraceRenderer::print_summary(std::ostream& out, const TraceRun& run) const {

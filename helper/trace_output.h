@@ -42,6 +42,9 @@ class TraceRenderer {
   void print_window(std::ostream& out, const TraceWindow& window, const TraceRun* run);
   void print_header(std::ostream& out, const std::string& backend) const;
   nlohmann::json summary_json(const TraceRun& run) const;
+  // What the trace could see, for `xref trace show --tree`: the executable's
+  // probed call sites (call-site modes) and the functions probed at entry.
+  nlohmann::json traced_json() const;
   void print_summary(std::ostream& out, const TraceRun& run) const;
   nlohmann::json process_json_after(const TraceRun& run) const;
   nlohmann::json document(const TraceRun& run);
