@@ -188,8 +188,9 @@ void setup_trace(CLI::App& app, int& exit_status) {
   CLI::Option* pid = command->get_option("--pid");
   pid->required(false);
   CLI::App* export_command = setup_trace_export(*command, exit_status);
-  command->callback([options, pid, export_command, &exit_status] {
-    if (export_command->parsed()) return;
+  CLI::App* show_command = setup_trace_show(*command, exit_status);
+  command->callback([options, pid, export_command, show_command, &exit_status] {
+    if (export_command->parsed() || show_command->parsed()) return;
     if (pid->count() == 0) throw CLI::RequiredError("--pid");
     exit_status = run_trace_command(*options);
   });

@@ -95,19 +95,24 @@ std::string NameLabels::operator()(const std::string& name) const {
   return std::find(ambiguous_.begin(), ambiguous_.end(), short_name) == ambiguous_.end() ? short_name : name;
 }
 
-void print_window_text(std::ostream& out, const nlohmann::json& window) {
+std::string window_line(const nlohmann::json& window) {
   const std::string status = text_of(window, "status");
-  out << "window " << window.value("window_id", uint64_t{0}) << "  tid " << window.value("tid", uint64_t{0})
-      << "  start " << text_of(window, "start_va") << "  status " << status;
-  if (status == "complete") out << "  stop " << text_of(window, "stop_va");
-  for (const auto& fetch : window.value("start_fetches", nlohmann::json::array())) out << "  " << fetch_text(fetch);
+  std::ostringstream line;
+  line << "window " << window.value("window_id", uint64_t{0}) << "  tid " << window.value("tid", uint64_t{0})
+       << "  start " << text_of(window, "start_va") << "  status " << status;
+  if (status == "complete") line << "  stop " << text_of(window, "stop_va");
+  for (const auto& fetch : window.value("start_fetches", nlohmann::json::array())) line << "  " << fetch_text(fetch);
   if (window.value("possible_loss", false)) {
     const auto lost = window.find("lost_events");
-    out << "  lost "
-        << (lost != window.end() && lost->is_number_unsigned() ? std::to_string(lost->get<uint64_t>()) : "?")
-        << " (incomplete)";
+    line << "  lost "
+         << (lost != window.end() && lost->is_number_unsigned() ? std::to_string(lost->get<uint64_t>()) : "?")
+         << " (incomplete)";
   }
-  out << "\n";
+  return line.str();
+}
+
+void print_window_text(std::ostream& out, const nlohmann::json& window) {
+  out << window_line(window) << "\n";
   const nlohmann::json events = window.value("events", nlohmann::json::array());
   const NameLabels labels(symbols_of(events));
   for (const auto& event : events) out << event_line(event, labels) << "\n";

@@ -26,6 +26,9 @@ class NameLabels {
   std::vector<std::string> ambiguous_;  // short names shared by different full names
 };
 
+// "window 1  tid 31992  start 0x1c20  status complete  stop 0x1c20  req=0x7ff3106f6a80"
+std::string window_line(const nlohmann::json& window);
+
 // The window line and one line per event.
 void print_window_text(std::ostream& out, const nlohmann::json& window);
 
