@@ -36,7 +36,9 @@ Error bad_window(const std::string& where, const std::string& what) {
 bool is_type(const nlohmann::json& object, const char* key, nlohmann::json::value_t type, bool required) {
   const auto found = object.find(key);
   if (found == object.end() || found->is_null()) return !required;
-  if (type == nlohmann::json::value_t::number_unsigned) return found->is_number_unsigned();
+  if (type == nlohmann::json::value_t::number_unsigned) {
+    return found->is_number_unsigned() || (found->is_number_integer() && found->get<int64_t>() >= 0);
+  }
   return found->type() == type;
 }
 
