@@ -22,6 +22,30 @@ struct SavedTrace {
   const std::string path;
 };
 
+// `trace show --tree` on a saved capture: data.windows of --json, and the text.
+struct ShownTree {
+  nlohmann::json windows = nlohmann::json::array();
+  std::string text;
+};
+
+ShownTree show_tree(const std::string& test, const XrefRun& trace) {
+  const SavedTrace saved(test, trace.out);
+  ShownTree shown;
+  const XrefRun json = run_xref({"trace", "show", saved.path, "--tree", "--json"});
+  EXPECT_EQ(json.exit_status, 0) << json.err << json.out;
+  const nlohmann::json result = nlohmann::json::parse(json.out, nullptr, false);
+  EXPECT_FALSE(result.is_discarded()) << json.out;
+  if (result.is_discarded()) return shown;
+  EXPECT_EQ(result["operation"], "trace_show");
+  EXPECT_EQ(result["schema_version"], 1);
+  EXPECT_EQ(result["error"], nullptr);
+  shown.windows = result["data"]["windows"];
+  const XrefRun text = run_xref({"trace", "show", saved.path, "--tree"});
+  EXPECT_EQ(text.exit_status, 0) << text.err;
+  shown.text = text.out;
+  return shown;
+}
+
 // Calls counted per (caller, callee) name over a window's tree: a call at an
 // indirect site is its function's. Names without namespace or parameters.
 using Pair = std::pair<std::string, std::string>;
@@ -50,27 +74,6 @@ const nlohmann::json* find_node(const nlohmann::json& node, const std::string& k
   return nullptr;
 }
 
-// The sample service records one line per call, "TID REQ FUNC ARGS...".
-std::map<RequestKey, std::vector<std::string>> sample_record(const std::string& path,
-                                                             const std::set<RequestKey>& wanted) {
-  std::map<RequestKey, std::vector<std::string>> recorded;
-  for (int attempt = 0; attempt < 200; ++attempt) {
-    recorded.clear();
-    for (const auto& line : command_lines("cat " + path)) {
-      std::istringstream fields(line);
-      uint32_t tid;
-      uint64_t request;
-      std::string function;
-      if ((fields >> tid >> request >> function) && wanted.count({tid, request})) {
-        recorded[{tid, request}].push_back(function);
-      }
-    }
-    if (recorded.size() == wanted.size()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  }
-  return recorded;
-}
-
 // The count line of the text output ("tree depth N: static callees ...").
 std::string count_line(const std::string& text, uint64_t window_id) {
   std::istringstream lines(text);
@@ -95,26 +98,13 @@ TEST(TraceShowCli, SampleServiceTreeMatchesTheRecord) {
   ASSERT_EQ(trace.exit_status, 0) << trace.err << trace.out;
   const nlohmann::json document = trace.json();
   ASSERT_EQ(document["windows"].size(), 2u);
-  const SavedTrace saved("sample", trace.out);
-
-  const XrefRun shown = run_xref({"trace", "show", saved.path, "--tree", "--json"});
-  ASSERT_EQ(shown.exit_status, 0) << shown.err << shown.out;
-  const nlohmann::json result = shown.json();
-  EXPECT_EQ(result["operation"], "trace_show");
-  EXPECT_EQ(result["schema_version"], 1);
-  EXPECT_EQ(result["error"], nullptr);
-  const nlohmann::json& windows = result["data"]["windows"];
+  const ShownTree shown = show_tree("sample", trace);
+  const nlohmann::json& windows = shown.windows;
   ASSERT_EQ(windows.size(), 2u);
 
-  std::set<RequestKey> keys;
-  for (const auto& window : document["windows"]) {
-    keys.insert({window["tid"].get<uint32_t>(), fetched(window["start_fetches"], "id")});
-  }
-  const auto recorded = sample_record(record_file.path, keys);
+  const auto recorded = sample_record(record_file.path, request_keys(document));
   const std::set<std::string> recorded_functions = {"handle_request", "validate", "price_order", "apply_fee",
                                                     "route_even",     "route_odd", "settle"};
-  const XrefRun text = run_xref({"trace", "show", saved.path, "--tree"});
-  ASSERT_EQ(text.exit_status, 0) << text.err;
   std::set<std::string> routes_seen;
   for (size_t index = 0; index < windows.size(); ++index) {
     const nlohmann::json& tree_window = windows[index];
@@ -170,19 +160,19 @@ TEST(TraceShowCli, SampleServiceTreeMatchesTheRecord) {
 
     // The text says the same.
     const nlohmann::json& counts = tree_window["counts"];
-    EXPECT_EQ(count_line(text.out, window["window_id"].get<uint64_t>()),
+    EXPECT_EQ(count_line(shown.text, window["window_id"].get<uint64_t>()),
               "tree depth " + std::to_string(tree_window["depth"].get<int>()) + ": static callees " +
                   std::to_string(counts["static_callees"].get<uint64_t>()) + " (called " +
                   std::to_string(counts["called"].get<uint64_t>()) + ", not called " +
                   std::to_string(counts["not_called"].get<uint64_t>()) + ", not traced " +
                   std::to_string(counts["not_traced"].get<uint64_t>()) + "); indirect sites 1 (targets seen 1); "
                   "calls not in the static tree 0")
-        << text.out;
+        << shown.text;
   }
   // Two consecutive requests: one of each parity.
   EXPECT_EQ(routes_seen, (std::set<std::string>{"route_even", "route_odd"}));
   const std::string route_line = " " + hex(nm_static_vas(XREF_SAMPLE_SERVICE).at("route_odd")) + " route_odd  called 1  @";
-  EXPECT_NE(text.out.find(route_line), std::string::npos) << text.out;
+  EXPECT_NE(shown.text.find(route_line), std::string::npos) << shown.text;
 }
 
 // trace_target's requests take different branches (risky/recover when
@@ -199,18 +189,10 @@ TEST(TraceShowCli, SkippedCalleesAreNotCalledAsTheRecordSays) {
   ASSERT_EQ(trace.exit_status, 0) << trace.err << trace.out;
   const nlohmann::json document = trace.json();
   ASSERT_EQ(document["windows"].size(), 5u);
-  const SavedTrace saved("branches", trace.out);
-  const XrefRun shown = run_xref({"trace", "show", saved.path, "--tree", "--json"});
-  ASSERT_EQ(shown.exit_status, 0) << shown.err << shown.out;
-  const nlohmann::json result = shown.json();
-  const nlohmann::json& windows = result["data"]["windows"];
+  const nlohmann::json windows = show_tree("branches", trace).windows;
   ASSERT_EQ(windows.size(), 5u);
 
-  std::set<RequestKey> keys;
-  for (const auto& window : document["windows"]) {
-    keys.insert({window["tid"].get<uint32_t>(), fetched(window["start_fetches"], "id")});
-  }
-  const auto recorded = await_record(record_file.path, keys);
+  const auto recorded = await_record(record_file.path, request_keys(document));
   std::set<std::string> traced = all_traced_functions();
   traced.insert("tick");
   size_t windows_with_forward = 0, windows_with_recover = 0;
