@@ -47,6 +47,7 @@ bool wants_json(const std::vector<std::string>& args) {
 std::string operation_for(const std::vector<std::string>& args) {
   for (size_t i = 1; i < args.size(); ++i) {
     if (args[i] == "trace" && i + 1 < args.size() && args[i + 1] == "diff") return "trace_diff";
+    if (args[i] == "trace" && i + 1 < args.size() && args[i + 1] == "show") return "trace_show";
     if (args[i] == "maps" || args[i] == "resolve" || args[i] == "memscan" || args[i] == "trace") {
       return "live_" + args[i];
     }

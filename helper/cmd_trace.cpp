@@ -235,8 +235,9 @@ void setup_trace(CLI::App& app, int& exit_status) {
   pid->required(false);
   CLI::App* export_command = setup_trace_export(*command, exit_status);
   CLI::App* diff_command = setup_trace_diff(*command, exit_status);
-  command->callback([options, pid, export_command, diff_command, &exit_status] {
-    if (export_command->parsed() || diff_command->parsed()) return;
+  CLI::App* show_command = setup_trace_show(*command, exit_status);
+  command->callback([options, pid, export_command, diff_command, show_command, &exit_status] {
+    if (export_command->parsed() || diff_command->parsed() || show_command->parsed()) return;
     if (pid->count() == 0) throw CLI::RequiredError("--pid");
     exit_status = run_trace_command(*options);
   });

@@ -16,6 +16,8 @@ void setup_trace(CLI::App& app, int& exit_status);
 CLI::App* setup_trace_export(CLI::App& trace, int& exit_status);
 // `trace diff`: offline, under `trace` (cmd_trace_diff.cpp).
 CLI::App* setup_trace_diff(CLI::App& trace, int& exit_status);
+// `trace show`: offline, under `trace` (cmd_trace_show.cpp).
+CLI::App* setup_trace_show(CLI::App& trace, int& exit_status);
 
 // maps, resolve, memscan, doctor: the commands that answer once (the CLI's
 // and xref serve's `command` method alike).

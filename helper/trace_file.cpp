@@ -30,6 +30,7 @@ Result<TraceFile> from_document(const nlohmann::json& document) {
   if (auto known = check_schema_version(document); !known) return known.error();
   TraceFile file;
   file.process = document.value("process", nlohmann::json());
+  file.summary = document.value("summary", nlohmann::json());
   if (document.contains("windows") && document["windows"].is_array()) {
     for (const auto& window : document["windows"]) file.windows.push_back(window);
   }
@@ -48,6 +49,7 @@ Result<void> add_line(TraceFile& file, const nlohmann::json& line, size_t number
     file.windows.push_back(line["window"]);
   } else if (type == "summary") {
     file.process = line.value("process", nlohmann::json());
+    file.summary = line.value("summary", nlohmann::json());
   } else {
     return bad_input("line " + std::to_string(number) + " is not an xref live_trace JSONL line");
   }

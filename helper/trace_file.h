@@ -17,6 +17,7 @@ struct TraceFile {
   // the header line's (null when neither is there).
   nlohmann::json process;
   std::vector<nlohmann::json> windows;  // the window objects of docs/trace.md, in file order
+  nlohmann::json summary;               // the run's "summary" (null when a JSONL file has no summary line)
 };
 
 // Parses the text of a live_trace JSON document or of a JSONL stream.

@@ -1,12 +1,12 @@
 #include "trace_output.h"
 
 #include <cstring>
-#include <iomanip>
-#include <sstream>
+#include <set>
 
 #include "hex.h"
 #include "json_envelope.h"
 #include "resolve.h"
+#include "trace_text.h"
 
 namespace xref {
 namespace {
@@ -54,12 +54,6 @@ std::string event_kind_name(uint8_t type) {
   return "unknown";
 }
 
-std::string fetched_text(const FetchedValue& value) {
-  if (!value.value) return value.name + "=<unreadable: " + errno_name(value.error) + ">";
-  if (value.type.is_signed) return value.name + "=" + std::to_string(static_cast<int64_t>(*value.value));
-  return value.name + "=" + to_hex(*value.value);
-}
-
 nlohmann::json fetched_json(const FetchedValue& value) {
   nlohmann::json json = {{"name", value.name}, {"type", fetch_type_name(value.type)}};
   if (value.value) {
@@ -81,19 +75,6 @@ std::string TraceRenderer::module_prefix(uint32_t function_id) const {
   if (function_id >= plan_.functions.size()) return "";
   const uint32_t module = plan_.functions[function_id].module_index;
   return module == 0 ? "" : plan_.modules[module].module->name() + ":";
-}
-
-std::string TraceRenderer::function_label(uint32_t function_id) const {
-  auto without_parameters = [](const std::string& name) {
-    const size_t paren = name.find('(');
-    return paren == std::string::npos ? name : name.substr(0, paren);
-  };
-  const std::string& full = function_name(function_id);
-  const std::string short_name = without_parameters(full);
-  for (const TracedFunction& other : plan_.functions) {
-    if (other.id != function_id && without_parameters(other.symbol.demangled) == short_name) return full;
-  }
-  return short_name;
 }
 
 uint64_t TraceRenderer::function_start(uint32_t function_id) const {
@@ -288,17 +269,6 @@ std::optional<MarkStamp> TraceRenderer::mark_of(const TraceWindow& window) const
   return marks_->stamp(window.first_timestamp_ns());
 }
 
-std::string mark_text(const MarkStamp& stamp) {
-  switch (stamp.status) {
-    case MarkStamp::Status::matched:
-      return "mark " + nlohmann::json(stamp.line->match).dump() + (stamp.certain ? "" : "?");
-    case MarkStamp::Status::no_match_yet: return "mark (no match yet)";
-    case MarkStamp::Status::evicted: return "mark (evicted)";
-    case MarkStamp::Status::unreadable: return "mark (unreadable: " + stamp.error + ")";
-  }
-  return "mark ?";
-}
-
 void add_mark_json(nlohmann::json& window, const MarkStamp& stamp) {
   const bool matched = stamp.status == MarkStamp::Status::matched;
   window["mark"] = matched ? nlohmann::json(stamp.line->text) : nlohmann::json(nullptr);
@@ -321,55 +291,7 @@ void TraceRenderer::print_header(std::ostream& out, const std::string& backend) 
 }
 
 void TraceRenderer::print_window(std::ostream& out, const TraceWindow& window, const TraceRun* run) {
-  const bool exited = run != nullptr && run->target_exited;
-  out << "window " << window.window_id << "  tid " << window.tid << "  start " << to_hex(plan_.start_va)
-      << "  status " << status(window, exited);
-  if (window.ended && window.end_status == XREF_WINDOW_COMPLETE) {
-    out << "  stop " << (plan_.stop_va ? to_hex(*plan_.stop_va) : to_hex(plan_.stop_return_va));
-  }
-  if (!window.events.empty() && window.events.front().window_begin) {
-    for (const FetchedValue& value : window.events.front().fetches) out << "  " << fetched_text(value);
-  }
-  const auto lost = lost_count(window);
-  if (possible_loss(window, run)) out << "  lost " << (lost ? std::to_string(*lost) : "?") << " (incomplete)";
-  if (auto stamp = mark_of(window)) out << "  " << mark_text(*stamp);
-  out << "\n";
-  IndirectFrames indirect_frames;
-  for (const TraceEvent& event : window.events) {
-    const auto indirect = indirect_frames.target(event, indirect_target(event));
-    std::ostringstream line;
-    line << std::setw(4) << event.depth << "  " << std::string(2 * event.depth, ' ');
-    const std::string target = module_prefix(event.function_id) + to_hex(function_start(event.function_id));
-    const std::string name = function_label(event.function_id);
-    switch (event.type) {
-      case XREF_EVENT_ENTRY: {
-        line << "> " << (indirect ? to_hex(indirect->first) : target);
-        const CallSiteInfo site = entry_call_site(event);
-        if (site.known) {
-          line << " @" << (site.module.empty() ? "" : site.module + ":") << to_hex(site.call_site_va)
-               << (site.verified ? "" : "?");
-        }
-        line << " (" << (indirect ? indirect->second + " [indirect]" : name) << ")";
-        if (event.tail) line << " [tail]";
-        break;
-      }
-      case XREF_EVENT_RETURN:
-      case XREF_EVENT_TAIL_EXIT:
-      case XREF_EVENT_UNWOUND:
-        line << "< " << (indirect ? to_hex(indirect->first) : target) << " ("
-             << (indirect ? indirect->second + " [indirect]" : name) << ")";
-        if (event.type == XREF_EVENT_TAIL_EXIT) line << " [tail]";
-        if (event.type == XREF_EVENT_UNWOUND) line << " [unwound]";
-        break;
-      case XREF_EVENT_STOP: line << "* " << (plan_.stop_va ? to_hex(*plan_.stop_va) : "?") << " (stop)"; break;
-    }
-    if (event.depth_overflow) line << " [depth overflow]";
-    for (const FetchedValue& value : event.fetches) {
-      // The fetched live target of an indirect call is shown as its static VA above.
-      if (!(indirect && value.name == "target")) line << "  " << fetched_text(value);
-    }
-    out << line.str() << "\n";
-  }
+  print_window_text(out, window_json(window, run));
 }
 
 nlohmann::json TraceRenderer::summary_json(const TraceRun& run) const {
@@ -407,6 +329,7 @@ nlohmann::json TraceRenderer::summary_json(const TraceRun& run) const {
          return list;
        }()},
   };
+  summary["traced"] = traced_json();
   if (!run.backend_details.empty()) {
     nlohmann::json details = nlohmann::json::object();
     for (const auto& [key, value] : run.backend_details) details[key] = value;
@@ -417,6 +340,21 @@ nlohmann::json TraceRenderer::summary_json(const TraceRun& run) const {
     if (!marks_->untimed_reason().empty()) summary["mark_file"]["untimed_reason"] = marks_->untimed_reason();
   }
   return summary;
+}
+
+nlohmann::json TraceRenderer::traced_json() const {
+  std::set<uint64_t> call_sites, functions;
+  for (const PlannedProbe& probe : plan_.probes) {
+    if (probe.module_index != 0) continue;
+    if (probe.kind == XREF_PROBE_CALL_SITE || probe.kind == XREF_PROBE_TAIL_SITE) call_sites.insert(probe.static_va);
+    if (probe.kind == XREF_PROBE_ENTRY) functions.insert(function_start(probe.function_id));
+  }
+  auto hex_list = [](const std::set<uint64_t>& vas) {
+    nlohmann::json list = nlohmann::json::array();
+    for (uint64_t va : vas) list.push_back(to_hex(va));
+    return list;
+  };
+  return {{"mode", plan_.mode}, {"call_sites", hex_list(call_sites)}, {"functions", hex_list(functions)}};
 }
 
 void TraceRenderer::print_summary(std::ostream& out, const TraceRun& run) const {

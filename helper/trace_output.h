@@ -45,6 +45,9 @@ class TraceRenderer {
   void print_window(std::ostream& out, const TraceWindow& window, const TraceRun* run);
   void print_header(std::ostream& out, const std::string& backend) const;
   nlohmann::json summary_json(const TraceRun& run) const;
+  // What the trace could see, for `xref trace show --tree`: the executable's
+  // probed call sites (call-site modes) and the functions probed at entry.
+  nlohmann::json traced_json() const;
   void print_summary(std::ostream& out, const TraceRun& run) const;
   nlohmann::json process_json_after(const TraceRun& run) const;
   nlohmann::json document(const TraceRun& run);
@@ -54,9 +57,6 @@ class TraceRenderer {
   CallSiteInfo entry_call_site(const TraceEvent& event);
   std::optional<std::pair<uint64_t, std::string>> indirect_target(const TraceEvent& event);
   const std::string& function_name(uint32_t function_id) const;
-  // The name for text lines: without the parameter list unless two traced
-  // functions would then look the same.
-  std::string function_label(uint32_t function_id) const;
   // "libc.so.6:" for a function outside the executable, "" inside it.
   std::string module_prefix(uint32_t function_id) const;
   uint64_t function_start(uint32_t function_id) const;
@@ -74,12 +74,8 @@ class TraceRenderer {
 };
 
 std::string event_kind_name(uint8_t type);
-// The window line's mark: `mark "TX-42"` (`?` after it when the line was read
-// only after the window opened), `mark (no match yet)`, ...
-std::string mark_text(const MarkStamp& stamp);
 // The window object's mark, mark_match, mark_status, mark_certain, mark_error.
 void add_mark_json(nlohmann::json& window, const MarkStamp& stamp);
-std::string fetched_text(const FetchedValue& value);
 nlohmann::json fetched_json(const FetchedValue& value);
 
 }  // namespace xref

@@ -369,24 +369,10 @@ class Planner {
     return apply(request_.fetch_ret, "--fetch-ret", true);
   }
 
-  // A compiler split-off part of `caller` (".cold", or in a stripped image an
-  // FDE range): code reached by a jump from the caller that jumps back into
-  // it. Entering it is not leaving the function.
   bool is_split_part(const FunctionCode& caller, uint64_t target_va) {
-    if (target_va == 0) return false;
     auto cached = split_parts_.find({caller.start, target_va});
     if (cached != split_parts_.end()) return cached->second;
-    bool split = false;
-    if (const FunctionSymbol* part = plan_.image->function_at(target_va)) {
-      split = part->name.find(".cold") != std::string::npos;
-      if (!split) {
-        if (auto code = disassemble(*plan_.image, *part)) {
-          for (const ExitJump& exit : code->exits) {
-            if (exit.target.va >= caller.start && exit.target.va < caller.end) split = true;
-          }
-        }
-      }
-    }
+    const bool split = xref::is_split_part(*plan_.image, caller, target_va);
     split_parts_[{caller.start, target_va}] = split;
     return split;
   }

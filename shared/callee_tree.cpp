@@ -177,6 +177,18 @@ Result<CalleeTree> callee_tree(const ElfImage& image, uint64_t root_va, int dept
   return TreeBuilder(image, depth, max_nodes).build(*root);
 }
 
+bool is_split_part(const ElfImage& image, const FunctionCode& caller, uint64_t target_va) {
+  if (target_va == 0) return false;
+  const FunctionSymbol* part = image.function_at(target_va);
+  if (part == nullptr) return false;
+  if (part->name.find(".cold") != std::string::npos) return true;
+  auto code = disassemble(image, *part);
+  if (!code) return false;
+  return std::any_of(code->exits.begin(), code->exits.end(), [&](const ExitJump& exit) {
+    return exit.target.va >= caller.start && exit.target.va < caller.end;
+  });
+}
+
 std::vector<FunctionSymbol> tree_functions(const CalleeTree& tree) {
   std::map<uint64_t, const FunctionSymbol*> unique;
   for (const auto& node : tree.nodes) {

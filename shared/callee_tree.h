@@ -72,4 +72,10 @@ Result<CalleeTree> callee_tree(const ElfImage& image, uint64_t root_va, int dept
 // tracer probes. Targets that start no known function are left out.
 std::vector<FunctionSymbol> tree_functions(const CalleeTree& tree);
 
+// Whether the function starting at target_va is a compiler split-off part of
+// `caller` (".cold", or in a stripped image an FDE range): code reached by a
+// jump from the caller that jumps back into it. Entering it is not leaving
+// the caller, and its calls are the caller's.
+bool is_split_part(const ElfImage& image, const FunctionCode& caller, uint64_t target_va);
+
 }  // namespace xref

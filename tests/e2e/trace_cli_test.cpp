@@ -425,23 +425,7 @@ TEST(TraceCli, AllCallsInNamesIndirectCallTargets) {
   ASSERT_EQ(run.exit_status, 0) << run.err << run.out;
   const auto document = run.json();
   ASSERT_EQ(document["windows"].size(), 4u);
-  std::set<RequestKey> keys;
-  for (const auto& window : document["windows"]) {
-    keys.insert({window["tid"].get<uint32_t>(), fetched(window["start_fetches"], "id")});
-  }
-  // The sample service records "TID REQ FUNC ARGS...", one call per line.
-  std::map<RequestKey, std::vector<std::string>> recorded;
-  for (int attempt = 0; attempt < 200 && recorded.size() < keys.size(); ++attempt) {
-    recorded.clear();
-    for (const auto& line : command_lines("cat " + record_file.path)) {
-      std::istringstream fields(line);
-      uint32_t tid;
-      uint64_t request;
-      std::string function;
-      if ((fields >> tid >> request >> function) && keys.count({tid, request})) recorded[{tid, request}].push_back(function);
-    }
-    if (recorded.size() < keys.size()) std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  }
+  const auto recorded = sample_record(record_file.path, request_keys(document));
   const std::set<std::string> direct_callees = {"validate", "price_order", "route_even", "route_odd", "settle"};
   for (const auto& window : document["windows"]) {
     const RequestKey key{window["tid"].get<uint32_t>(), fetched(window["start_fetches"], "id")};

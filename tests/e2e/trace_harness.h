@@ -141,6 +141,38 @@ inline uint64_t fetched(const nlohmann::json& fetches, const std::string& name) 
   throw std::runtime_error("no fetch named " + name);
 }
 
+// The (thread, request id) of each window of a trace document, the request
+// id being the window's start fetch "id".
+inline std::set<RequestKey> request_keys(const nlohmann::json& document) {
+  std::set<RequestKey> keys;
+  for (const auto& window : document["windows"]) {
+    keys.insert({window["tid"].get<uint32_t>(), fetched(window["start_fetches"], "id")});
+  }
+  return keys;
+}
+
+// The sample service's record of the requests `wanted` (bounded wait until
+// it has written them all): "TID REQ FUNC ARGS...", one call per line.
+inline std::map<RequestKey, std::vector<std::string>> sample_record(const std::string& path,
+                                                                    const std::set<RequestKey>& wanted) {
+  std::map<RequestKey, std::vector<std::string>> recorded;
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    recorded.clear();
+    for (const auto& line : command_lines("cat " + path)) {
+      std::istringstream fields(line);
+      uint32_t tid;
+      uint64_t request;
+      std::string function;
+      if ((fields >> tid >> request >> function) && wanted.count({tid, request})) {
+        recorded[{tid, request}].push_back(function);
+      }
+    }
+    if (recorded.size() == wanted.size()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  return recorded;
+}
+
 // The fetch tests read apply_fee's arguments (price, bps) at entry, its
 // return (fee), and settle's return (ret, plus neg as s8). These give those
 // values in order: as the record has them, and as a window fetched them.

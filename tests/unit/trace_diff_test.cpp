@@ -366,7 +366,12 @@ TEST(TraceDiff, MalformedEventsNameTheEvent) {
   EXPECT_FALSE(diff_windows(a, nlohmann::json{{"window_id", 1}}));
 }
 
-TraceFile traced(const nlohmann::json& process) { return {process, {window(1, "0x4", "0x30", "h", "0x1")}}; }
+TraceFile traced(const nlohmann::json& process) {
+  TraceFile file;
+  file.process = process;
+  file.windows = {window(1, "0x4", "0x30", "h", "0x1")};
+  return file;
+}
 
 TEST(TraceDiff, BuildMismatchIsRefusedUnlessAllowed) {
   const TraceFile a = traced({{"build_id", "aaaa"}, {"exe_sha256", "11"}});
