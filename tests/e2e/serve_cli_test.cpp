@@ -139,6 +139,26 @@ void expect_nothing_attached(pid_t target, const HeldProbes& held) {
   for (int byte : bytes.in_memory) EXPECT_NE(byte, 0xcc);
 }
 
+// A helper with one trace session running on its own sample service, its
+// probes seen attached and its first window received: the start of every
+// test of how a helper's end detaches.
+struct RunningSession {
+  TargetProcess target{service_command()};
+  ServeClient helper;
+  uint64_t session = 0;
+  HeldProbes held;
+};
+
+void start_running(RunningSession& running, const std::string& functions) {
+  handshake(running.helper);
+  const auto started = trace_start(running.helper, running.target.pid(), {"--functions", functions});
+  ASSERT_TRUE(started.contains("result")) << started.dump();
+  running.session = started["result"]["session"];
+  running.held = held_probes(running.helper.pid(), running.target.pid());
+  expect_attached(running.target.pid(), running.held);
+  running.helper.await_event("window", running.session);
+}
+
 // The sample service's record for one request: the functions it called, in order.
 std::vector<std::string> recorded_calls(const std::string& record, uint32_t tid, uint64_t request) {
   for (;;) {
@@ -518,15 +538,9 @@ TEST(ServeCli, TwoSessionsAtOnceAndStop) {
 
 TEST(ServeCli, ClosingStdinEndsEverySessionAndDetaches) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
-  TargetProcess target(service_command());
-  ServeClient helper;
-  handshake(helper);
-  const auto started = trace_start(helper, target.pid(), {"--functions", kSampleFunctions});
-  ASSERT_TRUE(started.contains("result")) << started.dump();
-  const uint64_t session = started["result"]["session"];
-  const HeldProbes held = held_probes(helper.pid(), target.pid());
-  expect_attached(target.pid(), held);
-  helper.await_event("window", session);
+  RunningSession running;
+  ASSERT_NO_FATAL_FAILURE(start_running(running, kSampleFunctions));
+  auto& [target, helper, session, held] = running;
 
   // Malformed lines while a session runs: answered, and the session goes on.
   helper.send_raw("{\"id\": 7, \"method\": \n");
@@ -552,14 +566,9 @@ TEST(ServeCli, ClosingStdinEndsEverySessionAndDetaches) {
 
 TEST(ServeCli, SigtermEndsEverySessionAndDetaches) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
-  TargetProcess target(service_command());
-  ServeClient helper;
-  handshake(helper);
-  const auto started = trace_start(helper, target.pid(), {"--functions", "validate"});
-  ASSERT_TRUE(started.contains("result")) << started.dump();
-  const uint64_t session = started["result"]["session"];
-  const HeldProbes held = held_probes(helper.pid(), target.pid());
-  helper.await_event("window", session);
+  RunningSession running;
+  ASSERT_NO_FATAL_FAILURE(start_running(running, "validate"));
+  auto& [target, helper, session, held] = running;
   kill(helper.pid(), SIGTERM);
   const auto messages = helper.read_to_end();
   ASSERT_FALSE(messages.empty());
@@ -573,14 +582,9 @@ TEST(ServeCli, SigtermEndsEverySessionAndDetaches) {
 // link descriptors, and that takes the probes out.
 TEST(ServeCli, SigkillLeavesNothingAttached) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
-  TargetProcess target(service_command());
-  ServeClient helper;
-  handshake(helper);
-  const auto started = trace_start(helper, target.pid(), {"--functions", kSampleFunctions});
-  ASSERT_TRUE(started.contains("result")) << started.dump();
-  const HeldProbes held = held_probes(helper.pid(), target.pid());
-  expect_attached(target.pid(), held);
-  helper.await_event("window", started["result"]["session"]);
+  RunningSession running;
+  ASSERT_NO_FATAL_FAILURE(start_running(running, kSampleFunctions));
+  auto& [target, helper, session, held] = running;
   kill(helper.pid(), SIGKILL);
   EXPECT_EQ(helper.wait(), -SIGKILL);
   expect_nothing_attached(target.pid(), held);

@@ -1,6 +1,6 @@
 """gdb-python/xref/window_render.py without gdb: the same window text as the
 LLDB plugin's (tests/lldb/lldb_client_test.cpp, WindowRender), through fake
-symbols. `python3 window_text_test.py` (ctest: gdb_window_text)."""
+symbols, from the same window (tests/support/sample_window.json). `python3 window_text_test.py` (ctest: gdb_window_text)."""
 
 import bisect
 import importlib.util
@@ -41,25 +41,9 @@ class FakeSymbols:
         return [self.breakpoints[live_address]] if live_address in self.breakpoints else []
 
 
-SAMPLE = json.loads(r'''{
-    "window_id": 3, "tid": 4243, "status": "complete", "possible_loss": false, "lost_events": 0,
-    "duration_ns": 353279, "start_fetches": [{"name": "req", "type": "x64", "value": "0x7f00"}],
-    "events": [
-      {"seq": 0, "kind": "entry", "depth": 0, "target_va": "0x1c20", "target_live": "0x555555555c20",
-       "symbol": "handle_request", "probe_va": "0x1c20", "call_site_va": "0x1db2",
-       "call_site_live": "0x555555555db2", "call_site_verified": true, "tail_call": false, "fetches": []},
-      {"seq": 1, "kind": "entry", "depth": 1, "target_va": "0x1960", "symbol": "apply_fee", "probe_va": "0x1960",
-       "call_site_va": "0x1aac", "call_site_verified": false, "tail_call": false,
-       "fetches": [{"name": "price", "type": "u64", "value": "0x3e80"}, {"name": "delta", "type": "s8", "value": "0xff", "signed_value": -1}]},
-      {"seq": 2, "kind": "return", "depth": 1, "target_va": "0x1960", "symbol": "apply_fee", "probe_va": "0x19a0",
-       "tail_call": false, "fetches": [{"name": "fee", "type": "u64", "value": null, "error": "EFAULT"}]},
-      {"seq": 3, "kind": "entry", "depth": 1, "target_va": "0x1b70", "symbol": "settle", "probe_va": "0x1cf0",
-       "call_site_va": "0x1cf0", "tail_call": true, "fetches": []},
-      {"seq": 10, "kind": "unwound", "depth": 1, "target_va": "0x1b70", "symbol": "settle", "probe_va": "0x1b70",
-       "tail_call": false, "fetches": []},
-      {"seq": 11, "kind": "return", "depth": 0, "target_va": "0x1c20", "symbol": "handle_request", "probe_va": "0x1c9f",
-       "tail_call": false, "fetches": []}
-    ]}''')
+# The window both front ends' render tests use (tests/lldb/lldb_client_test.cpp too).
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support", "sample_window.json")) as _f:
+    SAMPLE = json.load(_f)
 
 
 def expect_equal(seen, expected):

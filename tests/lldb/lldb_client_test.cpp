@@ -105,26 +105,10 @@ class FakeSymbols : public AddressSymbols {
   }
 };
 
+// The window both front ends' render tests use (tests/gdb/window_text_test.py too).
 nlohmann::json sample_window() {
-  return nlohmann::json::parse(R"({
-    "window_id": 3, "tid": 4243, "status": "complete", "possible_loss": false, "lost_events": 0,
-    "duration_ns": 353279, "start_fetches": [{"name": "req", "type": "x64", "value": "0x7f00"}],
-    "events": [
-      {"seq": 0, "kind": "entry", "depth": 0, "target_va": "0x1c20", "target_live": "0x555555555c20",
-       "symbol": "handle_request", "probe_va": "0x1c20", "call_site_va": "0x1db2",
-       "call_site_live": "0x555555555db2", "call_site_verified": true, "tail_call": false, "fetches": []},
-      {"seq": 1, "kind": "entry", "depth": 1, "target_va": "0x1960", "symbol": "apply_fee", "probe_va": "0x1960",
-       "call_site_va": "0x1aac", "call_site_verified": false, "tail_call": false,
-       "fetches": [{"name": "price", "type": "u64", "value": "0x3e80"}, {"name": "delta", "type": "s8", "value": "0xff", "signed_value": -1}]},
-      {"seq": 2, "kind": "return", "depth": 1, "target_va": "0x1960", "symbol": "apply_fee", "probe_va": "0x19a0",
-       "tail_call": false, "fetches": [{"name": "fee", "type": "u64", "value": null, "error": "EFAULT"}]},
-      {"seq": 3, "kind": "entry", "depth": 1, "target_va": "0x1b70", "symbol": "settle", "probe_va": "0x1cf0",
-       "call_site_va": "0x1cf0", "tail_call": true, "fetches": []},
-      {"seq": 10, "kind": "unwound", "depth": 1, "target_va": "0x1b70", "symbol": "settle", "probe_va": "0x1b70",
-       "tail_call": false, "fetches": []},
-      {"seq": 11, "kind": "return", "depth": 0, "target_va": "0x1c20", "symbol": "handle_request", "probe_va": "0x1c9f",
-       "tail_call": false, "fetches": []}
-    ]})");
+  std::ifstream file(XREF_SAMPLE_WINDOW);
+  return nlohmann::json::parse(file);
 }
 
 TEST(WindowRender, OneLinePerEventWithReferencesDepthAndTheDebuggersNames) {
