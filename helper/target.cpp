@@ -1,7 +1,7 @@
 #include "target.h"
 
 #include "elf_image.h"
-#include "file_digest.h"
+#include "build_check.h"
 #include "target_owner.h"
 
 namespace xref {
@@ -13,20 +13,11 @@ namespace {
 Result<std::shared_ptr<const ElfImage>> verify_bin(const std::string& bin, const ProcessIdentity& identity) {
   auto image = ElfImage::open(bin);
   if (!image) return image.error();
-  auto digest = sha256_file(bin);
-  if (!digest) return digest.error();
-  const std::string pid = std::to_string(identity.pid);
-  if (!identity.build_id.empty() && image->build_id() != identity.build_id) {
-    return make_error(ErrorCode::binary_mismatch,
-                      bin + " is not the executable of PID " + pid + ": build-id " +
-                          (image->build_id().empty() ? std::string("(none)") : image->build_id()) +
-                          " differs from the process's " + identity.build_id,
-                      "pass the exact binary the process runs, or omit --bin to use /proc/" + pid + "/exe");
-  }
-  if (*digest != identity.exe_sha256) {
-    return make_error(ErrorCode::binary_mismatch,
-                      bin + " is not the executable of PID " + pid + ": its SHA-256 differs from the process's " +
-                          identity.exe_path,
+  auto difference = build_difference(*image, bin, identity.build_id, identity.exe_sha256, "the process's");
+  if (!difference) return difference.error();
+  if (!difference->empty()) {
+    const std::string pid = std::to_string(identity.pid);
+    return make_error(ErrorCode::binary_mismatch, bin + " is not the executable of PID " + pid + ": " + *difference,
                       "pass the exact binary the process runs, or omit --bin to use /proc/" + pid + "/exe");
   }
   return std::make_shared<const ElfImage>(std::move(*image));

@@ -46,8 +46,8 @@ Result<DiffEvent> diff_event(const nlohmann::json& saved, size_t index) {
   auto target_va = parse_u64(saved["target_va"].get<std::string>(), "target_va");
   if (!target_va) return malformed(saved, index, target_va.error().message);
   event.target_va = *target_va;
-  if (saved.contains("module") && saved["module"].is_string()) event.module = saved["module"].get<std::string>();
-  if (saved.contains("symbol") && saved["symbol"].is_string()) event.symbol = saved["symbol"].get<std::string>();
+  event.module = saved_text(saved, "module");
+  event.symbol = saved_text(saved, "symbol");
   event.tail_call = saved.contains("tail_call") && saved["tail_call"] == true;
   const bool indirect = saved.contains("indirect") && saved["indirect"] == true;
   if (saved.contains("fetches")) {
@@ -100,15 +100,7 @@ struct BuildIdentity {
 };
 
 BuildIdentity build_identity(const TraceFile& file) {
-  BuildIdentity identity;
-  if (!file.process.is_object()) return identity;
-  if (file.process.contains("build_id") && file.process["build_id"].is_string()) {
-    identity.build_id = file.process["build_id"].get<std::string>();
-  }
-  if (file.process.contains("exe_sha256") && file.process["exe_sha256"].is_string()) {
-    identity.exe_sha256 = file.process["exe_sha256"].get<std::string>();
-  }
-  return identity;
+  return {saved_text(file.process, "build_id"), saved_text(file.process, "exe_sha256")};
 }
 
 }  // namespace

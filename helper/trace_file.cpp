@@ -111,6 +111,12 @@ const nlohmann::json* window_with_id(const TraceFile& file, uint64_t id) {
   return nullptr;
 }
 
+std::string saved_text(const nlohmann::json& object, const char* key) {
+  if (!object.is_object()) return "";
+  const auto found = object.find(key);
+  return found != object.end() && found->is_string() ? found->get<std::string>() : std::string();
+}
+
 nlohmann::json saved_fetch_value(const nlohmann::json& fetch) {
   if (fetch.contains("signed_value")) return fetch["signed_value"];
   if (fetch.contains("value") && !fetch["value"].is_null()) return fetch["value"];

@@ -28,6 +28,10 @@ Result<TraceFile> parse_trace_file(const std::string& text);
 // Reads and parses `path` (file_error when it cannot be read).
 Result<TraceFile> load_trace_file(const std::string& path);
 
+// A string field of a saved object (process, window, event, fetch): "" when
+// the object has no such field or it is not a string.
+std::string saved_text(const nlohmann::json& object, const char* key);
+
 // The window whose window_id is `id`, or nullptr.
 const nlohmann::json* window_with_id(const TraceFile& file, uint64_t id);
 

@@ -4,19 +4,14 @@
 
 #include <algorithm>
 
-#include "file_digest.h"
+#include "build_check.h"
 #include "number_parse.h"
+#include "trace_file.h"
 
 namespace xref {
 namespace {
 
 constexpr int kMaxTreeDepth = 16;
-
-std::string text_of(const nlohmann::json& object, const char* key) {
-  if (!object.is_object()) return "";
-  const auto found = object.find(key);
-  return found != object.end() && found->is_string() ? found->get<std::string>() : std::string();
-}
 
 std::set<uint64_t> va_set(const nlohmann::json& list) {
   std::set<uint64_t> vas;
@@ -123,9 +118,9 @@ TracedProbes traced_probes(const nlohmann::json& summary) {
 
 Result<std::shared_ptr<const ElfImage>> open_traced_binary(const nlohmann::json& process, const std::string& bin,
                                                           std::vector<std::string>& warnings) {
-  const std::string build_id = text_of(process, "build_id");
-  const std::string sha256 = text_of(process, "exe_sha256");
-  const std::string path = bin.empty() ? text_of(process, "exe_path") : bin;
+  const std::string build_id = saved_text(process, "build_id");
+  const std::string sha256 = saved_text(process, "exe_sha256");
+  const std::string path = bin.empty() ? saved_text(process, "exe_path") : bin;
   if (path.empty()) {
     return make_error(ErrorCode::invalid_argument, "the trace does not name the traced executable",
                       "pass --bin with the binary the trace was taken from");
@@ -143,15 +138,9 @@ Result<std::shared_ptr<const ElfImage>> open_traced_binary(const nlohmann::json&
     warnings.push_back("the trace records no build identity; " + path + " is used unchecked");
     return std::make_shared<const ElfImage>(std::move(*image));
   }
-  if (!build_id.empty() && image->build_id() != build_id) {
-    return wrong_build(path, "build-id " + (image->build_id().empty() ? std::string("(none)") : image->build_id()) +
-                                 " differs from the trace's " + build_id);
-  }
-  if (!sha256.empty()) {
-    auto digest = sha256_file(path);
-    if (!digest) return digest.error();
-    if (*digest != sha256) return wrong_build(path, "its SHA-256 differs from the trace's exe_sha256");
-  }
+  auto difference = build_difference(*image, path, build_id, sha256, "the trace's");
+  if (!difference) return difference.error();
+  if (!difference->empty()) return wrong_build(path, *difference);
   return std::make_shared<const ElfImage>(std::move(*image));
 }
 
@@ -174,7 +163,7 @@ Result<std::vector<nlohmann::json>> select_windows(const TraceFile& file, std::o
 int reached_depth(const nlohmann::json& window) {
   int deepest = 1;
   for (const auto& event : window.value("events", nlohmann::json::array())) {
-    if (text_of(event, "kind") == "entry") deepest = std::max(deepest, event.value("depth", 0));
+    if (saved_text(event, "kind") == "entry") deepest = std::max(deepest, event.value("depth", 0));
   }
   return std::min(deepest, kMaxTreeDepth);
 }

@@ -9,17 +9,13 @@
 #include "hex.h"
 #include "number_parse.h"
 #include "trace_show.h"
+#include "trace_file.h"
 
 namespace xref {
 namespace {
 
-std::string text_of(const nlohmann::json& object, const char* key) {
-  const auto found = object.find(key);
-  return found != object.end() && found->is_string() ? found->get<std::string>() : std::string();
-}
-
 std::optional<uint64_t> va_of(const nlohmann::json& object, const char* key) {
-  const std::string text = text_of(object, key);
+  const std::string text = saved_text(object, key);
   if (text.empty()) return std::nullopt;
   auto va = parse_u64(text, key);
   return va ? std::optional<uint64_t>(*va) : std::nullopt;
@@ -206,7 +202,7 @@ class CallMatcher {
     bool after_tail_exit = false;
     int tail_from = kOutside;
     for (const auto& event : events) {
-      const std::string kind = text_of(event, "kind");
+      const std::string kind = saved_text(event, "kind");
       const size_t depth = event["depth"].get<size_t>();
       if (kind == "entry") {
         int caller = kOutside;
@@ -236,8 +232,8 @@ class CallMatcher {
   static Call call_of(const nlohmann::json& event) {
     Call call;
     call.target_va = va_of(event, "target_va").value_or(0);
-    call.symbol = text_of(event, "symbol");
-    call.module = text_of(event, "module");
+    call.symbol = saved_text(event, "symbol");
+    call.module = saved_text(event, "module");
     call.site = va_of(event, "call_site_va");
     call.indirect = event.value("indirect", false);
     return call;
@@ -262,7 +258,7 @@ class CallMatcher {
 
   // A recursive node stands for its ancestor: calls inside the recursion
   // are matched against the ancestor's callees.
-  int context_of(int index) {
+  int consaved_text(int index) {
     if (node(index).state != NodeState::recursive) return index;
     for (int up = node(index).parent; up >= 0; up = node(up).parent) {
       if (node(up).va == node(index).va && node(up).state == NodeState::expanded) return up;
@@ -275,7 +271,7 @@ class CallMatcher {
       ++tree_.calls_outside_root;
       return kOutside;
     }
-    const int context = caller == kBelow ? kBelow : context_of(caller);
+    const int context = caller == kBelow ? kBelow : consaved_text(caller);
     if (context == kBelow || node(context).depth >= tree_.depth) {
       ++tree_.calls_below_depth;
       return kBelow;
@@ -361,9 +357,9 @@ Result<uint64_t> root_of(const ElfImage& image, const nlohmann::json& window) {
   const std::optional<uint64_t> start = va_of(window, "start_va");
   if (start && image.function_at(*start) != nullptr) return *start;
   for (const auto& event : window["events"]) {
-    if (text_of(event, "kind") != "entry") continue;
+    if (saved_text(event, "kind") != "entry") continue;
     const std::optional<uint64_t> first = va_of(event, "target_va");
-    if (first && text_of(event, "module").empty() && image.function_at(*first) != nullptr) return *first;
+    if (first && saved_text(event, "module").empty() && image.function_at(*first) != nullptr) return *first;
     break;
   }
   const std::string what = start ? "start VA " + to_hex(*start) : "the window's start";

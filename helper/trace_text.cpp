@@ -1,4 +1,5 @@
 #include "trace_text.h"
+#include "trace_file.h"
 
 #include <algorithm>
 #include <iomanip>
@@ -13,35 +14,30 @@ std::string without_parameters(const std::string& name) {
   return paren == std::string::npos ? name : name.substr(0, paren);
 }
 
-std::string text_of(const nlohmann::json& object, const char* key) {
-  const auto found = object.find(key);
-  return found != object.end() && found->is_string() ? found->get<std::string>() : std::string();
-}
-
 std::vector<std::string> symbols_of(const nlohmann::json& events) {
   std::vector<std::string> names;
-  for (const auto& event : events) names.push_back(text_of(event, "symbol"));
+  for (const auto& event : events) names.push_back(saved_text(event, "symbol"));
   return names;
 }
 
 // "libc.so.6:0x10a2a0" for a function outside the executable, "0x1c20" inside it.
 std::string target_text(const nlohmann::json& event) {
-  const std::string module = text_of(event, "module");
-  return (module.empty() ? "" : module + ":") + text_of(event, "target_va");
+  const std::string module = saved_text(event, "module");
+  return (module.empty() ? "" : module + ":") + saved_text(event, "target_va");
 }
 
 std::string call_site_text(const nlohmann::json& event) {
-  const std::string site = text_of(event, "call_site_va");
+  const std::string site = saved_text(event, "call_site_va");
   if (site.empty()) return "";
-  const std::string module = text_of(event, "call_site_module");
+  const std::string module = saved_text(event, "call_site_module");
   return " @" + (module.empty() ? "" : module + ":") + site + (event.value("call_site_verified", false) ? "" : "?");
 }
 
 std::string event_line(const nlohmann::json& event, const NameLabels& labels) {
-  const std::string kind = text_of(event, "kind");
+  const std::string kind = saved_text(event, "kind");
   const int depth = std::max(event.value("depth", 0), 0);
   const bool indirect = event.value("indirect", false);
-  const std::string name = indirect ? text_of(event, "symbol") + " [indirect]" : labels(text_of(event, "symbol"));
+  const std::string name = indirect ? saved_text(event, "symbol") + " [indirect]" : labels(saved_text(event, "symbol"));
   std::ostringstream line;
   line << std::setw(4) << depth << "  " << std::string(2 * static_cast<size_t>(depth), ' ');
   if (kind == "entry") {
@@ -52,13 +48,13 @@ std::string event_line(const nlohmann::json& event, const NameLabels& labels) {
     if (kind == "tail_exit") line << " [tail]";
     if (kind == "unwound") line << " [unwound]";
   } else if (kind == "stop") {
-    const std::string stop = text_of(event, "target_va");
+    const std::string stop = saved_text(event, "target_va");
     line << "* " << (stop.empty() ? "?" : stop) << " (stop)";
   }
   if (event.value("depth_overflow", false)) line << " [depth overflow]";
   for (const auto& fetch : event.value("fetches", nlohmann::json::array())) {
     // An indirect call's fetched live target is shown as its static VA above.
-    if (!(indirect && text_of(fetch, "name") == "target")) line << "  " << fetch_text(fetch);
+    if (!(indirect && saved_text(fetch, "name") == "target")) line << "  " << fetch_text(fetch);
   }
   return line.str();
 }
@@ -66,14 +62,14 @@ std::string event_line(const nlohmann::json& event, const NameLabels& labels) {
 }  // namespace
 
 std::string fetch_text(const nlohmann::json& fetch) {
-  const std::string name = text_of(fetch, "name");
+  const std::string name = saved_text(fetch, "name");
   if (fetch.contains("signed_value") && fetch["signed_value"].is_number_integer()) {
     return name + "=" + std::to_string(fetch["signed_value"].get<int64_t>());
   }
-  const std::string value = text_of(fetch, "value");
+  const std::string value = saved_text(fetch, "value");
   if (!value.empty()) return name + "=" + value;
   // The JSON error is "unreadable: EFAULT (-14)"; text shows "<unreadable: EFAULT>".
-  std::string error = text_of(fetch, "error");
+  std::string error = saved_text(fetch, "error");
   if (const size_t number = error.rfind(" ("); number != std::string::npos) error.resize(number);
   return name + "=<" + (error.empty() ? std::string("unreadable") : error) + ">";
 }
@@ -96,11 +92,11 @@ std::string NameLabels::operator()(const std::string& name) const {
 }
 
 std::string window_line(const nlohmann::json& window) {
-  const std::string status = text_of(window, "status");
+  const std::string status = saved_text(window, "status");
   std::ostringstream line;
   line << "window " << window.value("window_id", uint64_t{0}) << "  tid " << window.value("tid", uint64_t{0})
-       << "  start " << text_of(window, "start_va") << "  status " << status;
-  if (status == "complete") line << "  stop " << text_of(window, "stop_va");
+       << "  start " << saved_text(window, "start_va") << "  status " << status;
+  if (status == "complete") line << "  stop " << saved_text(window, "stop_va");
   for (const auto& fetch : window.value("start_fetches", nlohmann::json::array())) line << "  " << fetch_text(fetch);
   if (window.value("possible_loss", false)) {
     const auto lost = window.find("lost_events");
@@ -113,14 +109,14 @@ std::string window_line(const nlohmann::json& window) {
 }
 
 std::string window_mark_text(const nlohmann::json& window) {
-  const std::string status = text_of(window, "mark_status");
+  const std::string status = saved_text(window, "mark_status");
   if (status.empty()) return "";
   if (status == "matched") {
-    return "mark " + nlohmann::json(text_of(window, "mark_match")).dump() +
+    return "mark " + nlohmann::json(saved_text(window, "mark_match")).dump() +
            (window.value("mark_certain", false) ? "" : "?");
   }
   if (status == "no_match_yet") return "mark (no match yet)";
-  if (status == "unreadable") return "mark (unreadable: " + text_of(window, "mark_error") + ")";
+  if (status == "unreadable") return "mark (unreadable: " + saved_text(window, "mark_error") + ")";
   return "mark (" + status + ")";
 }
 
