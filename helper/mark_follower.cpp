@@ -58,11 +58,19 @@ Result<std::unique_ptr<MarkFollower>> MarkFollower::open(const std::string& path
   if (size > limits.initial_tail) {
     // Start at a line boundary inside the tail: the line cut there is dropped.
     follower->offset_ = size - limits.initial_tail;
-    char byte = 0;
-    while (follower->offset_ < size && pread(fd, &byte, 1, static_cast<off_t>(follower->offset_ - 1)) == 1 &&
-           byte != '\n') {
-      ++follower->offset_;
+    std::vector<char> chunk(64u << 10);
+    while (follower->offset_ < size) {
+      // From the byte before the offset: the offset may already start a line.
+      const ssize_t got = pread(fd, chunk.data(), chunk.size(), static_cast<off_t>(follower->offset_ - 1));
+      if (got <= 0) break;
+      const void* newline = std::memchr(chunk.data(), '\n', static_cast<size_t>(got));
+      if (newline != nullptr) {
+        follower->offset_ += static_cast<uint64_t>(static_cast<const char*>(newline) - chunk.data());
+        break;
+      }
+      follower->offset_ += static_cast<uint64_t>(got);
     }
+    follower->offset_ = std::min(follower->offset_, size);
   }
   // What the file holds now was written before the trace: written_after 0.
   const uint64_t started = monotonic_ns();
@@ -226,9 +234,9 @@ void MarkFollower::resolve(MarkLine& line) const {
 
 MarkStamp MarkFollower::stamp(uint64_t opened_ns) {
   std::lock_guard lock(mutex_);
-  if (clock_) clock_->drain();
   poll_locked();
-  // A write's record can come a moment after its bytes were read.
+  // Taken after the poll: a write's record can come a moment after its
+  // bytes were read.
   if (clock_) clock_->drain();
   MarkStamp stamp;
   if (!error_.empty() && failed_ns_ <= opened_ns) {

@@ -66,20 +66,22 @@ bool MarkWriteClock::watch_path(const std::string& path) {
   return true;
 }
 
-void MarkWriteClock::watch(dev_t dev, ino_t ino) {
-  const FileKey key = key_of(dev, ino);
+xref_mark_file MarkWriteClock::watched_key(const FileKey& key) {
   xref_mark_file file{};
   file.ino = key.second;
   file.dev = static_cast<uint32_t>(key.first);
+  return file;
+}
+
+void MarkWriteClock::watch(dev_t dev, ino_t ino) {
+  const xref_mark_file file = watched_key(key_of(dev, ino));
   const uint8_t yes = 1;
   bpf_map__update_elem(skeleton_->maps.watched, &file, sizeof file, &yes, sizeof yes, BPF_ANY);
 }
 
 void MarkWriteClock::unwatch(dev_t dev, ino_t ino) {
   const FileKey key = key_of(dev, ino);
-  xref_mark_file file{};
-  file.ino = key.second;
-  file.dev = static_cast<uint32_t>(key.first);
+  const xref_mark_file file = watched_key(key);
   bpf_map__delete_elem(skeleton_->maps.watched, &file, sizeof file, 0);
   writes_.erase(key);
 }

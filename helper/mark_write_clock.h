@@ -18,6 +18,7 @@
 #include "result.h"
 
 struct mark_write_bpf;
+struct xref_mark_file;
 struct ring_buffer;
 
 namespace xref {
@@ -52,6 +53,7 @@ class MarkWriteClock {
   using Writes = std::map<uint64_t, Write>;
   using FileKey = std::pair<uint64_t, uint64_t>;  // kernel dev, inode
   static FileKey key_of(dev_t dev, ino_t ino);
+  static xref_mark_file watched_key(const FileKey& key);  // the BPF map's key
   static int take(void* context, void* data, size_t size);
 
   MarkWriteClock() = default;
