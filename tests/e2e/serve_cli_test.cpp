@@ -162,20 +162,9 @@ void start_running(RunningSession& running, const std::string& functions) {
 // The sample service's record for one request: the functions it called, in order.
 std::vector<std::string> recorded_calls(const std::string& record, uint32_t tid, uint64_t request) {
   for (;;) {
-    std::vector<std::string> calls;
-    std::ifstream file(record);
-    std::string line;
-    while (std::getline(file, line)) {
-      std::istringstream fields(line);
-      uint32_t line_tid;
-      uint64_t line_request;
-      std::string function;
-      if ((fields >> line_tid >> line_request >> function) && line_tid == tid && line_request == request) {
-        calls.push_back(function);
-      }
-    }
+    const auto requests = read_sample_record(record);
     // A request's lines are written together, after it returns.
-    if (!calls.empty()) return calls;
+    if (auto found = requests.find({tid, request}); found != requests.end()) return call_names(found->second);
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
 }

@@ -27,32 +27,19 @@ struct SavedFile {
 };
 
 // One line of sample_service --record: "TID REQ_ID FUNC ARG...", per call.
-struct SampleCall {
-  std::string function;
-  std::vector<uint64_t> args;
-};
-
 // The calls the service recorded for one request. A worker writes each
 // request's lines at once after it returns, so they are all there once a
 // later request of the same thread is (or the service is gone).
 std::vector<SampleCall> recorded_request(const std::string& path, uint32_t tid, uint64_t request, pid_t service) {
   for (;;) {
-    std::vector<SampleCall> calls;
-    bool later = false;
-    std::ifstream file(path);
-    std::string line;
-    while (std::getline(file, line)) {
-      std::istringstream fields(line);
-      uint32_t line_tid;
-      uint64_t line_request;
-      SampleCall call;
-      if (!(fields >> line_tid >> line_request >> call.function) || line_tid != tid) continue;
-      std::string value;
-      while (fields >> value) call.args.push_back(std::stoull(value, nullptr, 16));
-      if (line_request == request) calls.push_back(call);
-      later |= line_request > request;
+    const auto record = read_sample_record(path);
+    const bool later = std::any_of(record.begin(), record.end(), [&](const auto& entry) {
+      return entry.first.first == tid && entry.first.second > request;
+    });
+    if (later || kill(service, 0) != 0) {
+      const auto found = record.find({tid, request});
+      return found == record.end() ? std::vector<SampleCall>() : found->second;
     }
-    if (later || kill(service, 0) != 0) return calls;
     usleep(10000);
   }
 }
@@ -102,13 +89,6 @@ void expect_recorded_arguments(const nlohmann::json& window, const std::vector<S
     }
   }
   EXPECT_EQ(fetched_args, recorded_args);
-}
-
-// The functions one request called, in order, as recorded.
-std::vector<std::string> recorded_functions(const std::vector<SampleCall>& recorded) {
-  std::vector<std::string> names;
-  for (const SampleCall& call : recorded) names.push_back(call.function);
-  return names;
 }
 
 // What the diff must say: the events of `only_in_a` (resp. b) by their
@@ -199,8 +179,8 @@ TEST(TraceDiffCli, EvenAndOddRequestDifferInTheirRouteAndValues) {
   // with the arguments the windows fetched.
   const auto a_recorded = recorded_request(first.record, a["tid"], a_request, first.process->pid());
   const auto b_recorded = recorded_request(second.record, b["tid"], b_request, second.process->pid());
-  std::vector<std::string> a_calls = recorded_functions(a_recorded);
-  std::vector<std::string> b_calls = recorded_functions(b_recorded);
+  std::vector<std::string> a_calls = call_names(a_recorded);
+  std::vector<std::string> b_calls = call_names(b_recorded);
   ASSERT_EQ(std::count(a_calls.begin(), a_calls.end(), "route_even"), 1);
   ASSERT_EQ(std::count(b_calls.begin(), b_calls.end(), "route_odd"), 1);
   std::replace(a_calls.begin(), a_calls.end(), std::string("route_even"), std::string("route"));

@@ -151,21 +151,47 @@ inline std::set<RequestKey> request_keys(const nlohmann::json& document) {
   return keys;
 }
 
+// One call in the sample service's --record file: "TID REQ FUNC ARG...".
+struct SampleCall {
+  std::string function;
+  std::vector<uint64_t> args;
+};
+
+// The sample service's record as the file holds it now: per (thread,
+// request), its calls in order. A worker writes a request's lines at once,
+// after the request returned.
+inline std::map<RequestKey, std::vector<SampleCall>> read_sample_record(const std::string& path) {
+  std::map<RequestKey, std::vector<SampleCall>> requests;
+  std::ifstream file(path);
+  std::string line;
+  while (std::getline(file, line)) {
+    std::istringstream fields(line);
+    uint32_t tid;
+    uint64_t request;
+    SampleCall call;
+    if (!(fields >> tid >> request >> call.function)) continue;
+    std::string value;
+    while (fields >> value) call.args.push_back(std::stoull(value, nullptr, 16));
+    requests[{tid, request}].push_back(std::move(call));
+  }
+  return requests;
+}
+
+inline std::vector<std::string> call_names(const std::vector<SampleCall>& calls) {
+  std::vector<std::string> names;
+  for (const SampleCall& call : calls) names.push_back(call.function);
+  return names;
+}
+
 // The sample service's record of the requests `wanted` (bounded wait until
-// it has written them all): "TID REQ FUNC ARGS...", one call per line.
+// it has written them all): the functions each called, in order.
 inline std::map<RequestKey, std::vector<std::string>> sample_record(const std::string& path,
                                                                     const std::set<RequestKey>& wanted) {
   std::map<RequestKey, std::vector<std::string>> recorded;
   for (int attempt = 0; attempt < 200; ++attempt) {
     recorded.clear();
-    for (const auto& line : command_lines("cat " + path)) {
-      std::istringstream fields(line);
-      uint32_t tid;
-      uint64_t request;
-      std::string function;
-      if ((fields >> tid >> request >> function) && wanted.count({tid, request})) {
-        recorded[{tid, request}].push_back(function);
-      }
+    for (const auto& [key, calls] : read_sample_record(path)) {
+      if (wanted.count(key)) recorded[key] = call_names(calls);
     }
     if (recorded.size() == wanted.size()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
