@@ -298,7 +298,8 @@ static __always_inline void emit_frame_event(struct xref_thread_window *window, 
   submit(event);
 }
 
-static __always_inline void close_window(struct xref_thread_window *window, __u32 tid, __u8 status) {
+static __always_inline void close_window(struct xref_thread_window *window, __u32 tid, __u8 status,
+                                         __u32 function_id, __u8 flags) {
   __u64 window_id = window->window_id;
   struct xref_window_result *result = bpf_map_lookup_elem(&window_results, &window_id);
   if (result) result->status = status;
@@ -306,6 +307,8 @@ static __always_inline void close_window(struct xref_thread_window *window, __u3
   if (event) {
     event->status = status;
     event->lost = window->lost;
+    event->function_id = function_id;
+    event->flags = flags;
     submit(event);
   }
   bpf_map_delete_elem(&threads, &tid);
@@ -315,7 +318,10 @@ static __always_inline void close_window(struct xref_thread_window *window, __u3
 
 /* Pops frames whose entry sp is below `sp` (strictly below for a ret, which
  * runs with sp at its own frame's entry sp; at or below for an entry, since
- * a live frame cannot share a new call's entry sp). Returns 1 when the start
+ * a live frame cannot share a new call's entry sp). A frame that a tail jump
+ * handed to unprobed code ends without an observable return: it goes
+ * silently, and if it is the start frame the window is complete, its end
+ * inferred. Any other frame was left by unwinding. Returns 1 when the start
  * frame itself was popped and the window closed. */
 static __always_inline int pop_unwound(struct xref_thread_window *window, __u32 tid, __u64 sp, int inclusive) {
   for (int i = 0; i < XREF_TRACE_MAX_DEPTH; i++) {
@@ -324,27 +330,41 @@ static __always_inline int pop_unwound(struct xref_thread_window *window, __u32 
     struct xref_frame *top = &window->frames[(depth - 1) & (XREF_TRACE_MAX_DEPTH - 1)];
     if (inclusive ? top->entry_sp > sp : top->entry_sp >= sp) return 0;
     window->depth = depth - 1;
+    if (top->flags & XREF_FRAME_F_TAILED) {
+      if (depth - 1 == 0) {
+        close_window(window, tid, XREF_WINDOW_COMPLETE, top->function_id, XREF_EVENT_F_INFERRED);
+        return 1;
+      }
+      continue;
+    }
     emit_frame_event(window, tid, XREF_EVENT_UNWOUND, depth - 1, top->function_id, top->entry_sp);
     if (depth - 1 == 0) {
-      close_window(window, tid, XREF_WINDOW_UNWOUND);
+      close_window(window, tid, XREF_WINDOW_UNWOUND, XREF_FUNCTION_NONE, 0);
       return 1;
     }
   }
   return 0;
 }
 
+static __always_inline struct xref_frame *top_frame(struct xref_thread_window *window) {
+  __u32 depth = window->depth;
+  if (depth == 0 || depth > XREF_TRACE_MAX_DEPTH) return 0;
+  return &window->frames[(depth - 1) & (XREF_TRACE_MAX_DEPTH - 1)];
+}
+
 /* Pushes a frame for the entered function and emits its entry. `sp` is the
  * callee's entry sp: the probe's sp at a function's first instruction, or
  * sp - 8 at a call instruction (the call is about to push the return
  * address). */
-static __always_inline void emit_entry(struct pt_regs *ctx, struct xref_thread_window *window, __u32 tid,
-                                       __u32 index, const struct xref_probe *probe, const struct fetched *values,
-                                       __u8 flags, __u64 sp) {
+static __always_inline void emit_entry(struct xref_thread_window *window, __u32 tid, __u32 index,
+                                       const struct xref_probe *probe, const struct fetched *values, __u8 flags,
+                                       __u64 sp, __u32 frame_flags) {
   __u32 depth = window->depth;
   struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_ENTRY);
   if (depth < XREF_TRACE_MAX_DEPTH) {
     window->frames[depth & (XREF_TRACE_MAX_DEPTH - 1)].entry_sp = sp;
     window->frames[depth & (XREF_TRACE_MAX_DEPTH - 1)].function_id = probe->function_id;
+    window->frames[depth & (XREF_TRACE_MAX_DEPTH - 1)].flags = frame_flags;
     window->depth = depth + 1;
     if (probe->flags & XREF_PROBE_F_STOP_RETURN && window->stop_sp == 0) window->stop_sp = sp;
   } else {
@@ -365,6 +385,24 @@ static __always_inline void emit_entry(struct pt_regs *ctx, struct xref_thread_w
   submit(event);
 }
 
+/* An entry at a frame a tail jump handed over: the frame is not new, its
+ * function changes. */
+static __always_inline void emit_tail_entry(struct xref_thread_window *window, __u32 tid, __u32 index,
+                                            const struct xref_probe *probe, const struct fetched *values,
+                                            struct xref_frame *frame, __u64 sp) {
+  __u32 depth = window->depth;
+  frame->function_id = probe->function_id;
+  struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_ENTRY);
+  if (!event) return;
+  event->depth = (__u16)(depth > 0 ? depth - 1 : 0);
+  event->probe_index = index;
+  event->function_id = probe->function_id;
+  event->sp = sp;
+  event->flags = XREF_EVENT_F_TAIL;
+  copy_fetched(event, values);
+  submit(event);
+}
+
 /* The entry sp of the frame a start probe sits in (see xref_probe.frame_base). */
 static __always_inline __u64 start_frame_sp(struct pt_regs *ctx, const struct xref_probe *probe) {
   /* Both registers are read first: a context field picked by a computed
@@ -381,9 +419,18 @@ static __always_inline void open_window(struct pt_regs *ctx, __u32 tid, __u32 in
   struct fetched *values = bpf_map_lookup_elem(&scratch_fetched, &zero);
   struct xref_thread_window *fresh = bpf_map_lookup_elem(&zero_window, &zero);
   if (!values || !fresh) return;
-  /* A start while a window is open: the old start call never came back
-   * through a probed ret (its frame was unwound past), so it is truncated. */
-  if (old) close_window(old, tid, XREF_WINDOW_TRUNCATED);
+  /* A start while a window is open, at or above its start frame: that
+   * frame is over. A frame handed to unprobed code by a tail jump ended
+   * unobserved (complete, inferred); any other start call never came back
+   * through a probed ret, so its window is truncated. */
+  if (old) {
+    struct xref_frame *start = &old->frames[0];
+    if (old->depth > 0 && (start->flags & XREF_FRAME_F_TAILED)) {
+      close_window(old, tid, XREF_WINDOW_COMPLETE, start->function_id, XREF_EVENT_F_INFERRED);
+    } else {
+      close_window(old, tid, XREF_WINDOW_TRUNCATED, XREF_FUNCTION_NONE, 0);
+    }
+  }
   if (stopped) return;
   if (max_windows && windows_opened >= max_windows) return;
   run_fetches(ctx, probe, values);
@@ -401,44 +448,222 @@ static __always_inline void open_window(struct pt_regs *ctx, __u32 tid, __u32 in
   struct xref_window_result result = {.lost = 0, .tid = tid, .status = 0};
   bpf_map_update_elem(&window_results, &window_id, &result, BPF_ANY);
   window->start_ns = bpf_ktime_get_ns();
-  emit_entry(ctx, window, tid, index, probe, values, XREF_EVENT_F_WINDOW_BEGIN, frame_sp);
+  emit_entry(window, tid, index, probe, values, XREF_EVENT_F_WINDOW_BEGIN, frame_sp, XREF_FRAME_F_BY_RET);
 }
 
-/* A return seen at a ret (sp = the frame's entry sp), at a uretprobe or a
- * return site (the ret already popped the return address: sp - 8), or a
- * tail exit. Returns 1 when the window closed. */
+/* A return seen at a ret (sp = the frame's entry sp), at a uretprobe (sp -
+ * 8), or a tail exit (the frame lives on as the jump's target). Returns 1
+ * when the window closed. */
 static __always_inline int handle_return(struct pt_regs *ctx, struct xref_thread_window *window, __u32 tid,
-                                         __u32 index, const struct xref_probe *probe, __u32 function_id,
-                                         __u8 kind, __u64 sp) {
+                                         __u32 index, const struct xref_probe *probe, __u64 sp) {
   __u32 zero = 0;
   struct fetched *values = bpf_map_lookup_elem(&scratch_fetched, &zero);
   if (!values) return 0;
-  if (kind == XREF_PROBE_URETPROBE || kind == XREF_PROBE_RETURN_SITE) sp -= 8;
+  __u8 kind = probe->kind;
+  if (kind == XREF_PROBE_URETPROBE) sp -= 8;
   if (pop_unwound(window, tid, sp, 0)) return 1;
+  struct xref_frame *top = top_frame(window);
+  if (!top) return 0;
   __u32 depth = window->depth;
-  if (depth == 0 || depth > XREF_TRACE_MAX_DEPTH) return 0;
-  struct xref_frame *top = &window->frames[(depth - 1) & (XREF_TRACE_MAX_DEPTH - 1)];
-  /* Not this frame: a ret of a call that began before the window. */
-  if (top->entry_sp != sp || top->function_id != function_id) return 0;
+  /* Not this frame: a ret of a call that began before the window. A frame
+   * handed over by a tail jump may be ended by whatever it was handed to. */
+  int tailed = (top->flags & XREF_FRAME_F_TAILED) != 0;
+  if (top->entry_sp != sp || (top->function_id != probe->function_id && !tailed)) return 0;
+  int continuation = (probe->flags & XREF_PROBE_F_CONTINUATION) != 0;
+  if (continuation && !tailed) return 0;
+  if (kind == XREF_PROBE_TAIL_EXIT) {
+    /* The frame is not over: the jump's target runs in it. */
+    top->function_id = probe->tail_target_id;
+    top->flags = XREF_FRAME_F_TAILED;
+    if (continuation) return 0;
+    run_fetches(ctx, probe, values);
+    struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_TAIL_EXIT);
+    if (event) {
+      event->depth = (__u16)(depth - 1);
+      event->probe_index = index;
+      event->function_id = probe->function_id;
+      event->sp = sp;
+      copy_fetched(event, values);
+      submit(event);
+    }
+    return 0;
+  }
   window->depth = depth - 1;
-  if (kind == probe->kind) run_fetches(ctx, probe, values);
-  else values->count = 0, values->failed = 0;
-  const int is_return = kind != XREF_PROBE_TAIL_EXIT;
-  struct xref_trace_event *event = reserve_event(window, tid, is_return ? XREF_EVENT_RETURN : XREF_EVENT_TAIL_EXIT);
+  if (continuation) {
+    /* The start frame's real end; inner continued frames end silently. */
+    if (depth - 1 == 0) {
+      close_window(window, tid, XREF_WINDOW_COMPLETE, probe->function_id, 0);
+      return 1;
+    }
+    return 0;
+  }
+  run_fetches(ctx, probe, values);
+  struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_RETURN);
   if (event) {
     event->depth = (__u16)(depth - 1);
     event->probe_index = index;
-    event->function_id = function_id;
+    event->function_id = probe->function_id;
     event->sp = sp;
     copy_fetched(event, values);
     submit(event);
   }
   /* The start call (or the --stop-return frame) came back. */
-  if (is_return && (depth - 1 == 0 || (window->stop_sp == sp && (probe->flags & XREF_PROBE_F_STOP_RETURN)))) {
-    close_window(window, tid, XREF_WINDOW_COMPLETE);
+  if (depth - 1 == 0 || (window->stop_sp == sp && (probe->flags & XREF_PROBE_F_STOP_RETURN))) {
+    close_window(window, tid, XREF_WINDOW_COMPLETE, XREF_FUNCTION_NONE, 0);
     return 1;
   }
   return 0;
+}
+
+/* The return of a call, seen at its return site: sp - 8 is the callee's
+ * entry sp. The frame is named by the function running in it now (the
+ * callee, or what it tail-jumped to). Returns 1 when the window closed. */
+static __always_inline int handle_return_site(struct pt_regs *ctx, struct xref_thread_window *window, __u32 tid,
+                                              __u32 index, const struct xref_probe *probe, __u64 sp) {
+  sp -= 8;
+  if (pop_unwound(window, tid, sp, 0)) return 1;
+  struct xref_frame *top = top_frame(window);
+  if (!top || top->entry_sp != sp) return 0;
+  __u32 depth = window->depth;
+  window->depth = depth - 1;
+  /* A return site's own fetches (--fetch-ret of the callee); not those of
+   * a role that only shares its address. */
+  __u32 zero = 0;
+  struct fetched *values = bpf_map_lookup_elem(&scratch_fetched, &zero);
+  if (!values) return 0;
+  values->count = 0;
+  values->failed = 0;
+  if (probe->kind == XREF_PROBE_RETURN_SITE) run_fetches(ctx, probe, values);
+  struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_RETURN);
+  if (event) {
+    event->depth = (__u16)(depth - 1);
+    event->probe_index = index;
+    event->function_id = top->function_id;
+    event->sp = sp;
+    copy_fetched(event, values);
+    submit(event);
+  }
+  if (depth - 1 == 0) {
+    close_window(window, tid, XREF_WINDOW_COMPLETE, XREF_FUNCTION_NONE, 0);
+    return 1;
+  }
+  return 0;
+}
+
+/* An entry (at a function's first instruction: sp; at a call: sp - 8). A
+ * frame a tail jump handed over at this very sp now runs this function.
+ * Returns 1 when the window closed. */
+static __always_inline int handle_entry(struct xref_thread_window *window, __u32 tid, __u32 index,
+                                        const struct xref_probe *probe, struct fetched *values, __u64 sp,
+                                        struct pt_regs *ctx) {
+  if (pop_unwound(window, tid, sp, 0)) return 1;
+  struct xref_frame *top = top_frame(window);
+  if (top && top->entry_sp == sp && (top->flags & XREF_FRAME_F_TAILED) && probe->kind == XREF_PROBE_ENTRY) {
+    /* Its returns are probed from here on. A tail-call site already named
+     * this function: nothing new to say. */
+    __u32 named = top->flags & XREF_FRAME_F_NAMED;
+    top->flags = XREF_FRAME_F_BY_RET;
+    if (named && top->function_id == probe->function_id) return 0;
+    run_fetches(ctx, probe, values);
+    emit_tail_entry(window, tid, index, probe, values, top, sp);
+    return 0;
+  }
+  if (pop_unwound(window, tid, sp, 1)) return 1;
+  run_fetches(ctx, probe, values);
+  emit_entry(window, tid, index, probe, values, 0, sp,
+             probe->kind == XREF_PROBE_ENTRY ? XREF_FRAME_F_BY_RET : 0);
+  return 0;
+}
+
+/* A tail jmp in a traced caller. When the jumping function's frame is the
+ * innermost one, it becomes the target's (the frame's own return, if it was
+ * to be seen at its function's rets, now is not: tailed). When the jumping
+ * function was entered unseen (from untraced code), the target runs in a
+ * frame of its own above the innermost: pushed, with an end that is never
+ * observed. */
+static __always_inline int handle_tail_site(struct xref_thread_window *window, __u32 tid, __u32 index,
+                                            const struct xref_probe *probe, struct fetched *values, __u64 sp,
+                                            struct pt_regs *ctx) {
+  if (pop_unwound(window, tid, sp, 0)) return 1;
+  run_fetches(ctx, probe, values);
+  struct xref_frame *top = top_frame(window);
+  if (top && top->entry_sp == sp) {
+    top->flags = (top->flags & (XREF_FRAME_F_BY_RET | XREF_FRAME_F_TAILED)) ? XREF_FRAME_F_TAILED | XREF_FRAME_F_NAMED : 0;
+    emit_tail_entry(window, tid, index, probe, values, top, sp);
+    return 0;
+  }
+  emit_entry(window, tid, index, probe, values, XREF_EVENT_F_TAIL, sp, XREF_FRAME_F_TAILED | XREF_FRAME_F_NAMED);
+  return 0;
+}
+
+/* One role of the probe hit (see XREF_PROBE_MAX_ROLES). A global function:
+ * the verifier checks it once, not once per role of the loop that calls it.
+ * Returns the next role's index, or XREF_PROBE_NO_NEXT. */
+__noinline int run_role(struct pt_regs *ctx, __u32 tid, __u32 index) {
+  const struct xref_probe *probe = bpf_map_lookup_elem(&probes, &index);
+  if (!probe) return XREF_PROBE_NO_NEXT;
+  int next = (int)probe->next;
+  struct xref_thread_window *window = bpf_map_lookup_elem(&threads, &tid);
+  if (probe->flags & XREF_PROBE_F_START) {
+    if (!armed) return next;
+    /* Recursion into the start function inside its own window is an
+     * ordinary entry, not a new window. */
+    __u64 frame_sp = start_frame_sp(ctx, probe);
+    if (!window || frame_sp >= window->start_sp) {
+      open_window(ctx, tid, index, probe, window, frame_sp);
+      return next;
+    }
+  }
+  if (!window) return next;
+
+  __u64 sp = PT_REGS_SP(ctx);
+  __u32 zero = 0;
+  struct fetched *values = bpf_map_lookup_elem(&scratch_fetched, &zero);
+  if (!values) return next;
+  values->count = 0;
+  values->failed = 0;
+
+  if (probe->flags & XREF_PROBE_F_RETURN_SITE) {
+    if (handle_return_site(ctx, window, tid, index, probe, sp)) return next;
+  }
+
+  switch (probe->kind) {
+    case XREF_PROBE_ENTRY:
+      handle_entry(window, tid, index, probe, values, sp, ctx);
+      return next;
+    case XREF_PROBE_CALL_SITE:
+      handle_entry(window, tid, index, probe, values, sp - 8, ctx);
+      return next;
+    case XREF_PROBE_TAIL_SITE:
+      handle_tail_site(window, tid, index, probe, values, sp, ctx);
+      return next;
+    case XREF_PROBE_RET:
+    case XREF_PROBE_TAIL_EXIT:
+    case XREF_PROBE_URETPROBE:
+      handle_return(ctx, window, tid, index, probe, sp);
+      return next;
+    case XREF_PROBE_RETURN_SITE:
+      handle_return_site(ctx, window, tid, index, probe, sp);
+      return next;
+    case XREF_PROBE_UNWIND_CHECK:
+      pop_unwound(window, tid, sp, 1);
+      return next;
+    case XREF_PROBE_STOP: {
+      if (pop_unwound(window, tid, sp, 0)) return next;
+      run_fetches(ctx, probe, values);
+      struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_STOP);
+      if (event) {
+        event->depth = (__u16)window->depth;
+        event->probe_index = index;
+        event->sp = sp;
+        copy_fetched(event, values);
+        submit(event);
+      }
+      close_window(window, tid, XREF_WINDOW_COMPLETE, XREF_FUNCTION_NONE, 0);
+      return next;
+    }
+  }
+  return next;
 }
 
 SEC("uprobe")
@@ -452,76 +677,10 @@ int trace_probe(struct pt_regs *ctx) {
   if (!window && !(cookie & XREF_COOKIE_START)) return 0; /* the untraced-thread fast path */
 
   __u32 index = (__u32)(cookie & XREF_COOKIE_INDEX_MASK);
-  const struct xref_probe *probe = bpf_map_lookup_elem(&probes, &index);
-  if (!probe) return 0;
-  if (cookie & XREF_COOKIE_START) {
-    if (!armed) return 0;
-    /* Recursion into the start function inside its own window is an
-     * ordinary entry, not a new window. */
-    __u64 frame_sp = start_frame_sp(ctx, probe);
-    if (!window || frame_sp >= window->start_sp) {
-      open_window(ctx, tid, index, probe, window, frame_sp);
-      return 0;
-    }
-  }
-
-  __u64 sp = PT_REGS_SP(ctx);
-  __u32 zero = 0;
-  struct fetched *values = bpf_map_lookup_elem(&scratch_fetched, &zero);
-  if (!values) return 0;
-
-  if (probe->flags & XREF_PROBE_F_RETURN_SITE) {
-    if (handle_return(ctx, window, tid, index, probe, probe->return_function_id, XREF_PROBE_RETURN_SITE, sp)) {
-      return 0;
-    }
-  }
-
-  switch (probe->kind) {
-    case XREF_PROBE_ENTRY:
-    case XREF_PROBE_CALL_SITE: {
-      if (probe->kind == XREF_PROBE_CALL_SITE) sp -= 8;
-      if (pop_unwound(window, tid, sp, 1)) return 0;
-      run_fetches(ctx, probe, values);
-      emit_entry(ctx, window, tid, index, probe, values, 0, sp);
-      return 0;
-    }
-    case XREF_PROBE_TAIL_SITE: {
-      /* The caller's frame becomes the target's: no push, no pop. */
-      if (pop_unwound(window, tid, sp, 0)) return 0;
-      __u32 depth = window->depth;
-      run_fetches(ctx, probe, values);
-      struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_ENTRY);
-      if (event) {
-        event->depth = (__u16)(depth > 0 ? depth - 1 : 0);
-        event->probe_index = index;
-        event->function_id = probe->function_id;
-        event->sp = sp;
-        event->flags = XREF_EVENT_F_TAIL;
-        copy_fetched(event, values);
-        submit(event);
-      }
-      return 0;
-    }
-    case XREF_PROBE_RET:
-    case XREF_PROBE_TAIL_EXIT:
-    case XREF_PROBE_URETPROBE:
-    case XREF_PROBE_RETURN_SITE:
-      handle_return(ctx, window, tid, index, probe, probe->function_id, probe->kind, sp);
-      return 0;
-    case XREF_PROBE_STOP: {
-      if (pop_unwound(window, tid, sp, 0)) return 0;
-      run_fetches(ctx, probe, values);
-      struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_STOP);
-      if (event) {
-        event->depth = (__u16)window->depth;
-        event->probe_index = index;
-        event->sp = sp;
-        copy_fetched(event, values);
-        submit(event);
-      }
-      close_window(window, tid, XREF_WINDOW_COMPLETE);
-      return 0;
-    }
+  for (int role = 0; role < XREF_PROBE_MAX_ROLES; role++) {
+    __u32 next = (__u32)run_role(ctx, tid, index);
+    if (next == XREF_PROBE_NO_NEXT || stopped) return 0;
+    index = next;
   }
   return 0;
 }

@@ -46,7 +46,7 @@ bool enabled_field(const nlohmann::json& object, bool& enabled) {
 }
 
 std::optional<ProtocolError> parse_here(const nlohmann::json& here, DebuggerContext& debugger) {
-  if (!here.is_object()) return invalid("context.here must be an object {tid, pc, cfa}");
+  if (!here.is_object()) return invalid("context.here must be an object {tid, pc, cfa[, sp, bp]}");
   HereFrame frame;
   const auto tid = here.find("tid");
   if (tid == here.end()) return invalid("context.here.tid is missing");
@@ -54,6 +54,13 @@ std::optional<ProtocolError> parse_here(const nlohmann::json& here, DebuggerCont
   if (auto* error = std::get_if<ProtocolError>(&tid_value)) return *error;
   frame.tid = static_cast<uint32_t>(std::get<uint64_t>(tid_value));
   for (auto [key, field] : {std::pair{"pc", &frame.pc}, std::pair{"cfa", &frame.cfa}}) {
+    auto value = address_field(here, key, "context.here");
+    if (auto* error = std::get_if<ProtocolError>(&value)) return *error;
+    *field = std::get<uint64_t>(value);
+  }
+  // Optional: the frame's registers, for checking the CFA against the unwind rule.
+  for (auto [key, field] : {std::pair{"sp", &frame.sp}, std::pair{"bp", &frame.bp}}) {
+    if (!here.contains(key)) continue;
     auto value = address_field(here, key, "context.here");
     if (auto* error = std::get_if<ProtocolError>(&value)) return *error;
     *field = std::get<uint64_t>(value);

@@ -84,6 +84,9 @@ nlohmann::json started_json(uint64_t session, const Target& target, const TraceP
       {"process", process_json(target.process.identity(), target.binary_match)},
   };
   if (request.here) result["here_window"] = attached.here_window;
+  // The CFA the window opened on: the debugger's, or the unwind rule's when
+  // they disagreed (then a warning says so).
+  if (plan.here) result["here_cfa"] = hex_value(plan.here->entry_sp + 8);
   result["breakpoints_to_disable"] = plan.breakpoints_to_disable;
   return result;
 }

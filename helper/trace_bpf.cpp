@@ -36,6 +36,9 @@ xref_probe compile_probe(const PlannedProbe& planned) {
   probe.return_function_id = planned.return_function_id;
   probe.frame_base = planned.frame_base;
   probe.frame_offset = planned.frame_offset;
+  probe.next = planned.next < 0 ? XREF_PROBE_NO_NEXT : static_cast<uint32_t>(planned.next);
+  probe.tail_target_id = planned.tail_target_id;
+  if (planned.start) probe.flags |= XREF_PROBE_F_START;
   probe.fetch_count = static_cast<uint8_t>(planned.fetches.size());
   for (size_t i = 0; i < planned.fetches.size() && i < XREF_FETCH_MAX_ITEMS; ++i) {
     probe.fetches[i] = compile_fetch(planned.fetches[i]);
@@ -118,9 +121,12 @@ Result<std::unique_ptr<TraceBpf>> TraceBpf::start(const TracePlan& plan, const T
   }
   for (size_t index = 0; index < plan.probes.size(); ++index) {
     const PlannedProbe& probe = plan.probes[index];
+    if (!probe.head) continue;  // run through its head's chain
+    bool start = false;
+    plan.for_each_role(index, [&](size_t, const PlannedProbe& role) { start = start || role.start; });
     ProbeSet& set = sets[2 * probe.module_index + (probe.kind == XREF_PROBE_URETPROBE ? 1 : 0)];
     set.offsets.push_back(probe.file_offset);
-    set.cookies.push_back(index | (probe.start ? XREF_COOKIE_START : 0));
+    set.cookies.push_back(index | (start ? XREF_COOKIE_START : 0));
   }
   std::unique_ptr<TraceBpf> trace(new TraceBpf());
   Error error;
@@ -214,6 +220,7 @@ Result<uint64_t> TraceBpf::open_window(uint32_t tid, uint64_t entry_sp, uint32_t
   state->depth = 1;
   state->frames[0].entry_sp = entry_sp;
   state->frames[0].function_id = function_id;
+  state->frames[0].flags = XREF_FRAME_F_BY_RET;
   state->start_ns = start_ns;
   if (bpf_map__update_elem(skeleton_->maps.threads, &tid, sizeof tid, state.get(), sizeof *state, BPF_ANY) != 0) {
     return make_error(ErrorCode::internal, std::string("cannot open the --here window: ") + std::strerror(errno));

@@ -138,10 +138,12 @@ CallSiteInfo TraceRenderer::entry_call_site(const TraceEvent& event) {
       info.verified = true;
       info.call_site_va = probe.static_va;
       info.call_site_live = live_of(probe.module_index, probe.static_va).value_or(0);
-      if (const FunctionSymbol* caller = plan_.image->function_containing(probe.static_va)) {
+      const PlanModule& module = plan_.modules[probe.module_index];
+      if (const FunctionSymbol* caller = module.image->function_containing(probe.static_va)) {
         info.caller_va = caller->start;
         info.caller = caller->demangled;
       }
+      if (probe.module_index != 0) info.module = module.module->name();
       return info;
     }
   }
@@ -260,6 +262,15 @@ nlohmann::json TraceRenderer::window_json(const TraceWindow& window, const Trace
       {"start_fetches", start_fetches},
       {"events", events},
   };
+  // A start frame handed by a tail jump to untraced code: where it ended,
+  // and whether a probe saw that (a continuation ret) or a later event
+  // above the frame implied it.
+  if (window.ended && window.end_function_id != XREF_FUNCTION_NONE) {
+    json["ended_in"] = module_prefix(window.end_function_id) + function_name(window.end_function_id);
+  }
+  json["end_inferred"] = window.ended && window.end_inferred;
+  // A start function in a library: its VA is that module's.
+  if (plan_.start_module_index != 0) json["start_module"] = plan_.modules[plan_.start_module_index].module->name();
   if (auto stamp = mark_of(window)) add_mark_json(json, *stamp);
   return json;
 }
@@ -323,6 +334,7 @@ nlohmann::json TraceRenderer::summary_json(const TraceRun& run) const {
       {"windows_opened", run.counters.windows_opened},
       {"starts_filtered", run.counters.starts_filtered},
       {"probes", plan_.probes.size()},
+      {"unwind_checks", plan_.unwind_checks},
       {"nop5_probes", [&] {
          nlohmann::json list = nlohmann::json::array();
          for (uint64_t va : plan_.entry_nop_probes) list.push_back(to_hex(va));

@@ -80,6 +80,7 @@ class Planner {
     auto start = resolve_start();
     if (!start) return start.error();
     plan_.start_va = start->start;
+    plan_.start_module_index = start->module_index;
     auto start_fetches = parse_fetch_spec(request_.fetch);
     if (!request_.fetch.empty() && !start_fetches) return with_context(start_fetches.error(), "--fetch");
     if (start_fetches) plan_.start_fetches = *start_fetches;
@@ -117,6 +118,9 @@ class Planner {
     if (!request_.stop.empty()) {
       if (auto stop = add_stop_probe(); !stop) return stop.error();
     }
+    if (auto continued = add_continuations(); !continued) return continued.error();
+    add_unwind_checks();
+    name_tail_targets();
     if (plan_.here) plan_.here->function_id = functions_by_start_.at(key_of(*start))->id;
     if (request_.debugger.present && !request_.allow_breakpoint_collision) {
       if (auto clear = check_breakpoint_collisions(probe_addresses(), request_.debugger, plan_.breakpoints_to_disable);
@@ -125,6 +129,7 @@ class Planner {
       }
     }
     for (const PlannedProbe& probe : plan_.probes) {
+      if (!probe.head) continue;
       auto bytes = image_of(probe.module_index).bytes_at(probe.static_va, 5);
       static constexpr uint8_t kNop5[5] = {0x0f, 0x1f, 0x44, 0x00, 0x00};
       if (bytes && std::equal(bytes->begin(), bytes->end(), kNop5)) plan_.entry_nop_probes.push_back(probe.static_va);
@@ -236,17 +241,17 @@ class Planner {
     const HereFrame& frame = *request_.debugger.here;
     auto site = place_code_address(target_, frame.pc, "--here: the frame's pc");
     if (!site) return site.error();
-    if (frame.cfa < 8) return make_error(ErrorCode::invalid_argument, "--here: the frame's CFA is not a stack address");
+    auto cfa = here_cfa(target_, frame, *site);
+    if (!cfa) return cfa.error();
+    if (cfa->cfa < 8) return make_error(ErrorCode::invalid_argument, "--here: the frame's CFA is not a stack address");
+    if (!cfa->warning.empty()) plan_.warnings.push_back(cfa->warning);
     StartSite here = start_site(*site);
     mid_start_functions_.insert(key_of(here.function));
-    plan_.here = HereWindow{frame.tid, frame.cfa - 8, 0};
+    plan_.here = HereWindow{frame.tid, cfa->cfa - 8, 0};
     if (request_.functions.empty() && request_.callees_of.empty() && request_.all_calls_in.empty()) {
-      if (here.function.module_index != 0) {
-        return make_error(ErrorCode::invalid_argument,
-                          "--here: the frame is in " + site->module->name() + ", not in the executable",
-                          "name what to trace with --functions module:symbol");
-      }
-      request_.callees_of = to_hex(here.function.start);
+      request_.callees_of = here.function.module_index == 0
+                                ? to_hex(here.function.start)
+                                : site->module->name() + ":" + to_hex(here.function.start);
       if (request_.depth == 0) request_.depth = 2;
     }
     return here.function;
@@ -283,7 +288,7 @@ class Planner {
           !probe) {
         return probe;
       }
-      PlannedProbe& probe = plan_.probes.back();
+      PlannedProbe& probe = plan_.probes[last_role_];
       probe.frame_base = rule->reg == CfaRule::Register::rbp ? XREF_FRAME_BASE_BP : XREF_FRAME_BASE_SP;
       probe.frame_offset = static_cast<int32_t>(rule->offset - 8);
     }
@@ -297,7 +302,7 @@ class Planner {
       if (!live) continue;
       std::string function = probe.function_id < plan_.functions.size()
                                  ? plan_.functions[probe.function_id].symbol.demangled
-                                 : std::string("--stop");
+                                 : std::string(probe.kind == XREF_PROBE_STOP ? "--stop" : "");
       addresses.push_back({*live, probe_kind_label(probe.kind) + std::string(" ") + function});
     }
     return addresses;
@@ -313,6 +318,7 @@ class Planner {
       case XREF_PROBE_CALL_SITE: return "call site of";
       case XREF_PROBE_RETURN_SITE: return "return site of";
       case XREF_PROBE_TAIL_SITE: return "tail-call site of";
+      case XREF_PROBE_UNWIND_CHECK: return "unwind check";
     }
     return "probe";
   }
@@ -369,11 +375,12 @@ class Planner {
     return apply(request_.fetch_ret, "--fetch-ret", true);
   }
 
-  bool is_split_part(const FunctionCode& caller, uint64_t target_va) {
-    auto cached = split_parts_.find({caller.start, target_va});
+  bool is_split_part(uint32_t module_index, const FunctionCode& caller, uint64_t target_va) {
+    const auto key = std::make_pair(function_key(module_index, caller.start), target_va);
+    auto cached = split_parts_.find(key);
     if (cached != split_parts_.end()) return cached->second;
-    const bool split = xref::is_split_part(*plan_.image, caller, target_va);
-    split_parts_[{caller.start, target_va}] = split;
+    const bool split = xref::is_split_part(image_of(module_index), caller, target_va);
+    split_parts_[key] = split;
     return split;
   }
 
@@ -389,6 +396,7 @@ class Planner {
                           "xref will not guess instruction boundaries for return probes; trace another function");
       }
       const uint64_t key = function_key(function.module_index, function.symbol.start);
+      ret_traced_.insert(key);
       const bool is_start = start_entries_.count(key) || (code->entry_nop_va && start_sites_at(key, *code->entry_nop_va));
       const uint8_t flags = function.stop_return ? XREF_PROBE_F_STOP_RETURN : 0;
       std::vector<FetchItem> entry_fetches = function.entry_fetches;
@@ -428,21 +436,29 @@ class Planner {
         }
       }
       for (const ExitJump& exit : code->exits) {
-        if (exit.kind == ExitKind::cold_part || is_split_part(*code, exit.target.va)) continue;
+        if (exit.kind == ExitKind::cold_part || is_split_part(function.module_index, *code, exit.target.va)) continue;
         if (exit.conditional) {
           // A probe on a jcc fires whether or not the jump is taken.
           plan_.warnings.push_back(function.symbol.demangled + " may tail-jump conditionally at " + to_hex(exit.va) +
                                    "; that exit is seen at the next event");
           continue;
         }
-        if (exit.kind == ExitKind::indirect || exit.kind == ExitKind::outside_jump) {
-          plan_.warnings.push_back(function.symbol.demangled + " may leave through " + exit_kind_name(exit.kind) +
-                                   " jump at " + to_hex(exit.va) + "; such exits are seen at the next event");
+        if (exit.kind == ExitKind::indirect && exit.jump_table) continue;  // a switch: stays in the function
+        if (exit.kind == ExitKind::indirect) {
+          plan_.warnings.push_back(function.symbol.demangled + " may tail-call through a pointer at " + to_hex(exit.va) +
+                                   " (" + exit.target.operand + "); such an exit is seen at the next event");
+          continue;
+        }
+        if (exit.kind == ExitKind::outside_jump) {
+          plan_.warnings.push_back(function.symbol.demangled + " jumps out of its code to " +
+                                   to_hex(exit.target.va) + ", which starts no known function, at " + to_hex(exit.va) +
+                                   "; that exit is seen at the next event");
           continue;
         }
         if (auto probe = add_probe(*code, function, exit.va, XREF_PROBE_TAIL_EXIT, flags, false, {}); !probe) {
           return probe;
         }
+        set_tail_target(function, exit.va, exit.target.va);
       }
       if (code->rets.empty() && code->exits.empty()) {
         plan_.warnings.push_back(function.symbol.demangled + " has no ret instruction: its returns cannot be seen");
@@ -464,15 +480,15 @@ class Planner {
     const char* flag = all_calls ? "--all-calls-in" : "--callees-of";
     auto root = resolve(root_text, flag);
     if (!root) return root.error();
-    if (root->module_index != 0) {
-      return make_error(ErrorCode::invalid_argument, std::string(flag) + " works on the executable's own functions",
-                        "name a function of the main program; library functions can be listed with --functions");
-    }
+    // The tree is followed inside the root's module (the executable, a
+    // library, a plugin); calls into other modules end at their PLT stubs.
+    tree_module_ = root->module_index;
+    const ElfImage& image = image_of(tree_module_);
     const int depth = all_calls ? 1 : (request_.depth == 0 ? 1 : request_.depth);
     if (depth < 1 || depth > 16) {
       return make_error(ErrorCode::invalid_argument, "--depth must be between 1 and 16, got " + std::to_string(depth));
     }
-    auto tree = callee_tree(*plan_.image, root->start, depth, 20000);
+    auto tree = callee_tree(image, root->start, depth, 20000);
     if (!tree) return tree.error();
     std::set<uint64_t> probed_callers;
     size_t sites = 0;
@@ -486,10 +502,10 @@ class Planner {
                           node.function->demangled + " did not disassemble cleanly",
                           "xref will not guess instruction boundaries; trace a smaller tree");
       }
-      auto code = disassemble(*plan_.image, *node.function);
+      auto code = disassemble(image, *node.function);
       if (!code) return code.error();
       for (const CalleeEdge& edge : node.edges) {
-        if (edge.kind == EdgeKind::tail_jump && is_split_part(*code, edge.target.va)) {
+        if (edge.kind == EdgeKind::tail_jump && is_split_part(tree_module_, *code, edge.target.va)) {
           // Not a tail call: the jump enters this function's own split part (handled below).
         } else if (edge.kind == EdgeKind::tail_jump && is_conditional(*code, edge.site_va)) {
           plan_.warnings.push_back(caller_label(node) + " may tail-jump conditionally at " + to_hex(edge.site_va) +
@@ -505,11 +521,11 @@ class Planner {
         // the function's too.
         if ((edge.kind == EdgeKind::jump || edge.kind == EdgeKind::tail_jump) && edge.child >= 0) {
           const CalleeNode& part = tree->nodes[static_cast<size_t>(edge.child)];
-          if (!part.function || !is_split_part(*code, part.va) || !probed_callers.insert(part.va).second) {
+          if (!part.function || !is_split_part(tree_module_, *code, part.va) || !probed_callers.insert(part.va).second) {
             continue;
           }
-          auto cold_tree = callee_tree(*plan_.image, part.va, 1, 1000);
-          auto cold_code = disassemble(*plan_.image, *part.function);
+          auto cold_tree = callee_tree(image, part.va, 1, 1000);
+          auto cold_code = disassemble(image, *part.function);
           if (!cold_tree || !cold_code) continue;
           for (const CalleeEdge& cold_edge : cold_tree->nodes[0].edges) {
             if (auto added = add_edge(*cold_code, cold_tree->nodes[0], cold_edge); !added) return added;
@@ -541,18 +557,19 @@ class Planner {
   }
 
   uint32_t callee_id(const CalleeEdge& edge) {
-    if (auto existing = functions_by_start_.find(function_key(0, edge.target.va));
+    if (auto existing = functions_by_start_.find(function_key(tree_module_, edge.target.va));
         edge.kind != EdgeKind::indirect_call && existing != functions_by_start_.end()) {
       return existing->second->id;
     }
     TracedFunction function;
     function.id = static_cast<uint32_t>(plan_.functions.size());
+    function.module_index = tree_module_;
     if (edge.kind == EdgeKind::indirect_call) {
       function.indirect = true;
       function.symbol.name = "indirect@" + to_hex(edge.site_va);
       function.symbol.demangled = "indirect call " + edge.target.operand;
       function.symbol.start = 0;
-    } else if (const FunctionSymbol* symbol = plan_.image->function_at(edge.target.va)) {
+    } else if (const FunctionSymbol* symbol = image_of(tree_module_).function_at(edge.target.va)) {
       function.symbol = *symbol;
     } else {
       function.symbol.name = function.symbol.demangled = to_hex(edge.target.va);
@@ -561,7 +578,7 @@ class Planner {
     plan_.functions.push_back(function);
     index_functions();
     if (edge.kind == EdgeKind::indirect_call) return function.id;
-    functions_by_start_[function_key(0, edge.target.va)] = &plan_.functions.back();
+    functions_by_start_[function_key(tree_module_, edge.target.va)] = &plan_.functions.back();
     return function.id;
   }
 
@@ -620,7 +637,7 @@ class Planner {
         std::vector<FetchItem> fetches =
             edge.kind == EdgeKind::indirect_call ? indirect_target_fetch(edge) : std::vector<FetchItem>{};
         std::vector<FetchItem> return_fetches;
-        if (auto asked = call_site_fetches_.find(function_key(0, edge.target.va));
+        if (auto asked = call_site_fetches_.find(function_key(tree_module_, edge.target.va));
             edge.kind == EdgeKind::call && asked != call_site_fetches_.end()) {
           asked->second.seen = true;
           fetches = at_call_site(asked->second.at_entry);
@@ -629,7 +646,7 @@ class Planner {
         if (auto probe = add_probe(code, callee, edge.site_va, XREF_PROBE_CALL_SITE, 0, false, fetches); !probe) {
           return probe;
         }
-        plan_.probes.back().indirect = edge.kind == EdgeKind::indirect_call;
+        plan_.probes[last_role_].indirect = edge.kind == EdgeKind::indirect_call;
         if (!edge.return_in_function) {
           plan_.warnings.push_back("call at " + to_hex(edge.site_va) + " in " + caller_name +
                                    " does not return into the function (noreturn callee): no return probe");
@@ -673,38 +690,203 @@ class Planner {
     return add_probe(*code, none, stop_va, XREF_PROBE_STOP, 0, false, {});
   }
 
+  // The TAIL_EXIT role of `function` at `va` jumps to `target_va`.
+  void set_tail_target(const TracedFunction& function, uint64_t va, uint64_t target_va) {
+    for (PlannedProbe& probe : plan_.probes) {
+      if (probe.static_va == va && probe.module_index == function.module_index &&
+          probe.kind == XREF_PROBE_TAIL_EXIT && probe.function_id == function.id) {
+        probe.tail_target_va = target_va;
+      }
+    }
+  }
+
+  // A tail exit hands its frame to the function it jumps to: the frame's
+  // function from then on, when the plan knows it.
+  void name_tail_targets() {
+    index_functions();
+    for (PlannedProbe& probe : plan_.probes) {
+      if (probe.kind != XREF_PROBE_TAIL_EXIT || probe.tail_target_va == 0) continue;
+      auto found = functions_by_start_.find(function_key(probe.module_index, probe.tail_target_va));
+      if (found != functions_by_start_.end() && found->second != nullptr) probe.tail_target_id = found->second->id;
+    }
+  }
+
+  bool is_start_function(uint64_t key) const { return start_entries_.count(key) || mid_start_functions_.count(key); }
+
+  // A PLT stub's target: the first other module that defines the name.
+  std::optional<ModuleFunction> plt_target(uint32_t module_index, const FunctionSymbol& stub) {
+    std::string name = stub.name;
+    if (const size_t at = name.find("@plt"); at != std::string::npos) name.erase(at);
+    for (const Module& module : target_.space.modules()) {
+      if (&module == plan_.modules[module_index].module || module.name().rfind("ld-linux", 0) == 0) continue;
+      auto image = target_.space.image(module);
+      if (!image) continue;
+      for (const FunctionSymbol* found : (*image)->find_functions(name)) {
+        if (found->source == SymbolSource::plt || found->name != name) continue;
+        ModuleFunction function;
+        static_cast<FunctionSymbol&>(function) = *found;
+        function.module_index = module_index_of(&module, *image);
+        return function;
+      }
+    }
+    return std::nullopt;
+  }
+
+  // A start function that ends in a tail jump hands its frame to the
+  // jump's target; when that target is not traced, the window stays open
+  // until the target returns. Its rets (and, through its own tail jumps,
+  // theirs) get continuation probes that see that moment; a target that
+  // cannot be followed leaves the end to be inferred from the thread's
+  // next event above the frame.
+  Result<void> add_continuations() {
+    static constexpr size_t kMaxContinuations = 32;
+    std::vector<std::pair<uint32_t, uint64_t>> pending;
+    const size_t traced = plan_.functions.size();
+    for (size_t i = 0; i < traced; ++i) {
+      const TracedFunction& function = plan_.functions[i];
+      if (function.indirect || !is_start_function(function_key(function.module_index, function.symbol.start))) continue;
+      auto code = disassemble(image_of(function.module_index), function.symbol);
+      if (!code) continue;
+      for (const ExitJump& exit : code->exits) {
+        if (exit.kind == ExitKind::tail_call && !exit.conditional) pending.emplace_back(function.module_index, exit.target.va);
+      }
+    }
+    std::set<uint64_t> seen;
+    size_t added = 0;
+    while (!pending.empty()) {
+      auto [module_index, va] = pending.back();
+      pending.pop_back();
+      const FunctionSymbol* symbol = image_of(module_index).function_at(va);
+      if (symbol == nullptr) continue;
+      ModuleFunction target;
+      static_cast<FunctionSymbol&>(target) = *symbol;
+      target.module_index = module_index;
+      if (symbol->source == SymbolSource::plt) {
+        auto resolved = plt_target(module_index, *symbol);
+        if (!resolved) {
+          plan_.warnings.push_back("a start function tail-jumps to " + symbol->demangled +
+                                   ", which no loaded module defines: its window's end is inferred");
+          continue;
+        }
+        target = *resolved;
+      }
+      const uint64_t key = key_of(target);
+      if (ret_traced_.count(key) || !seen.insert(key).second) continue;
+      if (added++ == kMaxContinuations) {
+        plan_.warnings.push_back("more than " + std::to_string(kMaxContinuations) +
+                                 " functions continue a start frame through tail jumps: the rest end windows by "
+                                 "inference");
+        break;
+      }
+      auto code = disassemble(image_of(target.module_index), target);
+      if (!code || !code->complete()) {
+        plan_.warnings.push_back(target.demangled + " (reached by a start function's tail jump) did not disassemble "
+                                 "cleanly: windows handed to it end by inference");
+        continue;
+      }
+      index_functions();
+      uint32_t id = 0;
+      if (auto existing = functions_by_start_.find(key); existing != functions_by_start_.end() && existing->second) {
+        id = existing->second->id;
+      } else {
+        TracedFunction function;
+        function.id = static_cast<uint32_t>(plan_.functions.size());
+        function.symbol = target;
+        function.module_index = target.module_index;
+        function.continuation = true;
+        plan_.functions.push_back(function);
+        index_functions();
+        id = function.id;
+      }
+      const TracedFunction function = plan_.functions[id];
+      for (uint64_t ret : code->rets) {
+        if (auto probe = add_probe(*code, function, ret, XREF_PROBE_RET, XREF_PROBE_F_CONTINUATION, false, {});
+            !probe) {
+          return probe;
+        }
+      }
+      for (const ExitJump& exit : code->exits) {
+        if (exit.kind != ExitKind::tail_call || exit.conditional) continue;
+        if (auto probe = add_probe(*code, function, exit.va, XREF_PROBE_TAIL_EXIT, XREF_PROBE_F_CONTINUATION, false,
+                                   {});
+            !probe) {
+          return probe;
+        }
+        set_tail_target(function, exit.va, exit.target.va);
+        pending.emplace_back(target.module_index, exit.target.va);
+      }
+    }
+    return {};
+  }
+
+  // Where a C++ exception is caught (__cxa_begin_catch) or a cleanup
+  // passes it on (_Unwind_Resume), the stack pointer shows which traced
+  // frames it has left: they end then, [unwound], not at the thread's next
+  // start. Only the runtime's own libraries (or a static executable) are
+  // searched.
+  void add_unwind_checks() {
+    static const char* const kNames[] = {"__cxa_begin_catch", "_Unwind_Resume"};
+    for (const Module& module : target_.space.modules()) {
+      const std::string name = module.name();
+      const bool runtime = name.rfind("libstdc++", 0) == 0 || name.rfind("libgcc_s", 0) == 0 ||
+                           name.rfind("libc++abi", 0) == 0 || name.rfind("libunwind", 0) == 0 ||
+                           &module == plan_.module;
+      if (!runtime) continue;
+      auto image = target_.space.image(module);
+      if (!image) continue;
+      for (const char* wanted : kNames) {
+        for (const FunctionSymbol* found : (*image)->find_functions(wanted)) {
+          if (found->source == SymbolSource::plt || found->name != wanted) continue;
+          auto code = disassemble(**image, *found);
+          if (!code || !code->complete()) continue;
+          TracedFunction none;
+          none.id = XREF_FUNCTION_NONE;
+          none.module_index = module_index_of(&module, *image);
+          const uint64_t va = code->entry_nop_va ? *code->entry_nop_va : found->start;
+          // A probe there already (the user traces it): leave it be.
+          if (head_at(none.module_index, va)) continue;
+          if (auto probe = add_probe(*code, none, va, XREF_PROBE_UNWIND_CHECK, 0, false, {}); probe) {
+            plan_.unwind_checks.push_back(name + ":" + wanted);
+          }
+          break;
+        }
+      }
+    }
+  }
+
+  // The order in which the roles of one address act: the return of the
+  // call just before it, a --stop, the entry of the function starting here,
+  // then what the instruction itself does (call, jump, ret).
+  static int role_rank(uint8_t kind) {
+    switch (kind) {
+      case XREF_PROBE_RETURN_SITE: return 0;
+      case XREF_PROBE_STOP: return 1;
+      case XREF_PROBE_ENTRY:
+      case XREF_PROBE_UNWIND_CHECK: return 2;
+    }
+    return 3;
+  }
+
+  std::optional<size_t> head_at(uint32_t module_index, uint64_t va) const {
+    for (size_t index = 0; index < plan_.probes.size(); ++index) {
+      const PlannedProbe& probe = plan_.probes[index];
+      if (probe.head && probe.static_va == va && probe.module_index == module_index &&
+          probe.kind != XREF_PROBE_URETPROBE) {
+        return index;
+      }
+    }
+    return std::nullopt;
+  }
+
+  // Adds one role at `va`. An address can play several roles (a thunk's
+  // first instruction is its entry and its tail jump; a tail jump of a
+  // start function is also a tail-call site in call-site mode): they are
+  // merged into one chain, never refused.
   Result<void> add_probe(const FunctionCode& code, const TracedFunction& function, uint64_t va, uint8_t kind,
                          uint8_t flags, bool start, const std::vector<FetchItem>& fetches) {
     const std::string what = std::string(kind == XREF_PROBE_STOP ? "--stop" : "probe") + " at " + to_hex(va);
     const uint32_t module_index = kind == XREF_PROBE_STOP ? 0 : function.module_index;
     if (auto site = check_probe_site(image_of(module_index), code, va, what); !site) return site;
-    for (PlannedProbe& existing : plan_.probes) {
-      if (existing.static_va != va || existing.module_index != module_index) continue;
-      // Back-to-back calls: the return site of one is the call site (or a
-      // ret, a tail jump) of the next. One probe plays both parts.
-      const bool existing_plain_return = existing.kind == XREF_PROBE_RETURN_SITE;
-      if ((kind == XREF_PROBE_RETURN_SITE || existing_plain_return) && !(existing.flags & XREF_PROBE_F_RETURN_SITE) &&
-          kind != existing.kind && kind != XREF_PROBE_STOP && existing.kind != XREF_PROBE_STOP) {
-        if (kind == XREF_PROBE_RETURN_SITE) {
-          existing.flags |= XREF_PROBE_F_RETURN_SITE;
-          existing.return_function_id = function.id;
-        } else {
-          const uint32_t returning = existing.function_id;
-          existing.kind = kind;
-          existing.function_id = function.id;
-          existing.flags |= flags | XREF_PROBE_F_RETURN_SITE;
-          existing.return_function_id = returning;
-          existing.start = start;
-          existing.fetches = fetches;
-        }
-        return {};
-      }
-      // An entry and a uretprobe share the function's first byte by design.
-      if (kind != XREF_PROBE_URETPROBE) {
-        return make_error(ErrorCode::invalid_argument, what + " is already probed as another event",
-                          "pick a --stop address that is not a traced function's entry, ret or tail jump");
-      }
-    }
     auto offset = image_of(module_index).file_offset_of(va);
     if (!offset) return offset.error();
     PlannedProbe probe;
@@ -716,7 +898,100 @@ class Planner {
     probe.flags = flags;
     probe.start = start;
     probe.fetches = fetches;
+    const auto head = kind == XREF_PROBE_URETPROBE ? std::nullopt : head_at(module_index, va);
+    if (!head) {
+      last_role_ = plan_.probes.size();
+      plan_.probes.push_back(std::move(probe));
+      return {};
+    }
+    return merge_role(*head, std::move(probe), what);
+  }
+
+  Result<void> merge_role(size_t head, PlannedProbe probe, const std::string& what) {
+    std::vector<size_t> chain;
+    plan_.for_each_role(head, [&](size_t index, const PlannedProbe&) { chain.push_back(index); });
+    for (size_t index : chain) {
+      PlannedProbe& existing = plan_.probes[index];
+      last_role_ = index;
+      // Back-to-back calls: the return site of one call is the call site
+      // (or a ret, a tail jump) of the next; the first role sees the
+      // return before acting.
+      if (probe.kind == XREF_PROBE_RETURN_SITE && index == head) {
+        if (existing.kind == XREF_PROBE_RETURN_SITE || (existing.flags & XREF_PROBE_F_RETURN_SITE)) return {};
+        existing.flags |= XREF_PROBE_F_RETURN_SITE;
+        existing.return_function_id = probe.function_id;
+        return {};
+      }
+      if (existing.kind == XREF_PROBE_RETURN_SITE && index == head && role_rank(probe.kind) > 0) {
+        const uint32_t returning = existing.function_id;
+        const bool head_flag = existing.head;
+        const int32_t next = existing.next;
+        existing = std::move(probe);
+        existing.head = head_flag;
+        existing.next = next;
+        existing.flags |= XREF_PROBE_F_RETURN_SITE;
+        existing.return_function_id = returning;
+        return {};
+      }
+      if (existing.kind == probe.kind && existing.function_id == probe.function_id) {
+        existing.start = existing.start || probe.start;
+        if (existing.fetches.empty()) existing.fetches = probe.fetches;
+        return {};
+      }
+      // A tail jump that is both the function's exit and a tail-call site:
+      // one role, the call-site view (the target's entry, marked [tail]).
+      if ((existing.kind == XREF_PROBE_TAIL_EXIT && probe.kind == XREF_PROBE_TAIL_SITE) ||
+          (existing.kind == XREF_PROBE_TAIL_SITE && probe.kind == XREF_PROBE_TAIL_EXIT)) {
+        if (existing.kind == XREF_PROBE_TAIL_EXIT) {
+          const bool head_flag = existing.head;
+          const int32_t next = existing.next;
+          const uint8_t return_flags = existing.flags & XREF_PROBE_F_RETURN_SITE;
+          const uint32_t returning = existing.return_function_id;
+          existing = std::move(probe);
+          existing.head = head_flag;
+          existing.next = next;
+          existing.flags |= return_flags;
+          existing.return_function_id = returning;
+        }
+        return {};
+      }
+      if ((existing.kind == XREF_PROBE_STOP && probe.start) || (probe.kind == XREF_PROBE_STOP && existing.start)) {
+        return make_error(ErrorCode::invalid_argument, what + " is where windows open",
+                          "give --stop an address the window reaches after its start");
+      }
+    }
+    if (chain.size() >= XREF_PROBE_MAX_ROLES) {
+      return make_error(ErrorCode::internal, what + " would play more than " +
+                                                 std::to_string(XREF_PROBE_MAX_ROLES) + " roles");
+    }
+    // Insert by rank: before the first role that acts later.
+    const size_t added = plan_.probes.size();
+    last_role_ = added;
+    probe.head = false;
+    probe.next = -1;
     plan_.probes.push_back(std::move(probe));
+    PlannedProbe& role = plan_.probes[added];
+    int32_t previous = -1;
+    for (size_t index : chain) {
+      if (role_rank(plan_.probes[index].kind) > role_rank(role.kind)) break;
+      previous = static_cast<int32_t>(index);
+    }
+    if (previous < 0) {
+      PlannedProbe& old_head = plan_.probes[head];
+      role.head = true;
+      role.next = static_cast<int32_t>(head);
+      old_head.head = false;
+      // The return of the call before belongs to whatever acts first.
+      if (old_head.flags & XREF_PROBE_F_RETURN_SITE) {
+        old_head.flags &= static_cast<uint8_t>(~XREF_PROBE_F_RETURN_SITE);
+        role.flags |= XREF_PROBE_F_RETURN_SITE;
+        role.return_function_id = old_head.return_function_id;
+      }
+    } else {
+      PlannedProbe& before = plan_.probes[static_cast<size_t>(previous)];
+      role.next = before.next;
+      before.next = static_cast<int32_t>(added);
+    }
     return {};
   }
 
@@ -735,6 +1010,9 @@ class Planner {
   std::set<uint64_t> start_entries_;        // function keys whose entry probe opens windows
   std::set<uint64_t> mid_start_functions_;  // function keys with a window opening inside them
   std::vector<StartSite> start_sites_;      // --start bp:N locations
+  uint32_t tree_module_ = 0;                // call-site mode: the module of the callee tree
+  size_t last_role_ = 0;                    // the role the last add_probe added or merged into
+  std::set<uint64_t> ret_traced_;           // function keys whose rets are probed (build_probes)
 };
 
 }  // namespace

@@ -33,6 +33,9 @@ struct TracedFunction {
   uint32_t module_index = 0;      // into TracePlan::modules
   FunctionSymbol symbol;          // for an indirect call site: a placeholder named "indirect@SITE"
   bool indirect = false;          // the callee of one indirect call site, named at run time
+  // Reached by a tail jump from a start function and not traced itself: only
+  // its rets and tail jumps are probed, to see when the start frame ends.
+  bool continuation = false;
   std::vector<FetchItem> entry_fetches;
   std::vector<FetchItem> return_fetches;
   bool stop_return = false;
@@ -55,6 +58,14 @@ struct PlannedProbe {
   // frame's entry sp is found (trace_abi.h, xref_probe.frame_base).
   uint8_t frame_base = XREF_FRAME_BASE_SP;
   int32_t frame_offset = 0;
+  // The roles of one address (trace_abi.h, XREF_PROBE_MAX_ROLES): only the
+  // head is attached; `next` is the next role's index, -1 for the last.
+  bool head = true;
+  int32_t next = -1;
+  // TAIL_EXIT: the function the jump enters (its frame's new function), or
+  // XREF_FUNCTION_NONE when that function is not in the plan.
+  uint32_t tail_target_id = XREF_FUNCTION_NONE;
+  uint64_t tail_target_va = 0;  // TAIL_EXIT: the jump's target, in the same module
 };
 
 // --here: the window the engine opens on the debugger's stopped thread as
@@ -72,6 +83,7 @@ struct TracePlan {
   std::vector<TracedFunction> functions;     // indexed by id
   std::vector<PlannedProbe> probes;          // indexed by cookie
   uint64_t start_va = 0;
+  uint32_t start_module_index = 0;           // the module of start_va (into modules)
   std::optional<uint64_t> stop_va;
   uint64_t stop_return_va = 0;
   std::vector<FetchItem> start_fetches;
@@ -82,6 +94,15 @@ struct TracePlan {
   std::vector<uint64_t> entry_nop_probes;    // probes that sit on a 5-byte nop (fast on 6.18)
   std::optional<HereWindow> here;            // --here
   std::vector<uint32_t> breakpoints_to_disable;  // --start bp:N: N, whose locations carry start probes
+  std::vector<std::string> unwind_checks;    // "libstdc++.so.6:__cxa_begin_catch": where unwinding is seen
+
+  // The roles at the address of `head`, in the order they act.
+  template <typename Visit>
+  void for_each_role(size_t head, Visit&& visit) const {
+    for (int32_t index = static_cast<int32_t>(head); index >= 0; index = probes[static_cast<size_t>(index)].next) {
+      visit(static_cast<size_t>(index), probes[static_cast<size_t>(index)]);
+    }
+  }
 };
 
 Result<TracePlan> plan_trace(const Target& target, const TraceRequest& request);

@@ -17,6 +17,10 @@ struct HereFrame {
   uint32_t tid = 0;
   uint64_t pc = 0;   // live
   uint64_t cfa = 0;  // canonical frame address: the caller's sp after the return
+  // The frame's rsp and rbp as the debugger unwound them, when it sent
+  // them: the .eh_frame rule at pc recomputes the CFA from these.
+  std::optional<uint64_t> sp;
+  std::optional<uint64_t> bp;
 };
 
 struct DebuggerBreakpointLocation {

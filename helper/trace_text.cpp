@@ -91,12 +91,23 @@ std::string NameLabels::operator()(const std::string& name) const {
   return std::find(ambiguous_.begin(), ambiguous_.end(), short_name) == ambiguous_.end() ? short_name : name;
 }
 
+// The start function's VA, with its module when that is a library.
+static std::string start_label(const nlohmann::json& window) {
+  const std::string module = saved_text(window, "start_module");
+  const std::string va = saved_text(window, "start_va");
+  return module.empty() ? va : module + ":" + va;
+}
+
 std::string window_line(const nlohmann::json& window) {
   const std::string status = saved_text(window, "status");
   std::ostringstream line;
   line << "window " << window.value("window_id", uint64_t{0}) << "  tid " << window.value("tid", uint64_t{0})
-       << "  start " << saved_text(window, "start_va") << "  status " << status;
+       << "  start " << start_label(window) << "  status " << status;
   if (status == "complete") line << "  stop " << saved_text(window, "stop_va");
+  if (const std::string ended_in = saved_text(window, "ended_in"); !ended_in.empty()) {
+    line << "  (ended in " << ended_in << ", reached by a tail jump)";
+  }
+  if (window.value("end_inferred", false)) line << "  (end inferred: seen by a later event)";
   for (const auto& fetch : window.value("start_fetches", nlohmann::json::array())) line << "  " << fetch_text(fetch);
   if (window.value("possible_loss", false)) {
     const auto lost = window.find("lost_events");

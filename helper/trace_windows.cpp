@@ -49,6 +49,8 @@ std::optional<uint64_t> WindowCollector::add(const xref_trace_event& record) {
     window.lost_reported = record.lost;
     window.end_seq = record.seq;
     window.end_timestamp_ns = record.timestamp_ns;
+    window.end_function_id = record.function_id;
+    window.end_inferred = (record.flags & XREF_EVENT_F_INFERRED) != 0;
     return record.window_id;
   }
   TraceEvent event;

@@ -48,6 +48,12 @@ struct TraceWindow {
   uint64_t end_seq = 0;
   bool end_record_lost = false;    // ended per BPF, but its WINDOW_END record never arrived
   uint64_t end_timestamp_ns = 0;
+  // The start frame was handed by a tail jump to code whose ret is not
+  // traced: the function whose ret ended it (a continuation probe), or
+  // XREF_FUNCTION_NONE; end_inferred when no probe saw the end and a later
+  // event above the frame showed it was over.
+  uint32_t end_function_id = XREF_FUNCTION_NONE;
+  bool end_inferred = false;
   // Events were lost while the window was open, but which and how many of
   // them is unknown (tracefs: the kernel counts loss per CPU only).
   bool loss_unattributed = false;

@@ -51,6 +51,21 @@ std::string tracefs_group_name(pid_t helper_pid) { return "xref_" + std::to_stri
 std::string tracefs_instance_name(pid_t helper_pid) { return "xref-" + std::to_string(helper_pid); }
 std::string tracefs_event_name(size_t probe_index) { return "p" + std::to_string(probe_index); }
 
+PlannedProbe tracefs_event_probe(const TracePlan& plan, size_t head) {
+  PlannedProbe event = plan.probes[head];
+  event.fetches.clear();
+  size_t role_number = 0;
+  plan.for_each_role(head, [&](size_t, const PlannedProbe& role) {
+    if (role.kind == XREF_PROBE_ENTRY) event.kind = XREF_PROBE_ENTRY;
+    for (FetchItem item : role.fetches) {
+      while (fetch_named(event, item.name)) item.name += "_r" + std::to_string(role_number);
+      event.fetches.push_back(item);
+    }
+    ++role_number;
+  });
+  return event;
+}
+
 TracefsArgNames tracefs_arg_names(const PlannedProbe& probe) {
   TracefsArgNames names;
   names.sp = free_name(probe, "sp");
@@ -91,7 +106,14 @@ Result<void> define_tracefs_probes(const Tracefs& tracefs, const TracePlan& plan
     return {};
   };
   for (size_t index = 0; index < plan.probes.size(); ++index) {
-    const PlannedProbe& probe = plan.probes[index];
+    if (!plan.probes[index].head) continue;
+    const PlannedProbe probe = tracefs_event_probe(plan, index);
+    if (probe.fetches.size() > XREF_FETCH_MAX_ITEMS) {
+      return make_error(ErrorCode::unsupported,
+                        "the roles at " + to_hex(probe.static_va) + " fetch more than " +
+                            std::to_string(XREF_FETCH_MAX_ITEMS) + " values in all, too many for one tracefs event",
+                        "use a BPF backend, or fetch fewer values");
+    }
     if (probe.module_index >= module_paths.size()) {
       return make_error(ErrorCode::internal, "a probe in an unknown module");
     }

@@ -31,11 +31,17 @@ struct TracefsArgNames {
 };
 TracefsArgNames tracefs_arg_names(const PlannedProbe& probe);
 
+// The one event of an address with several roles (TracePlan::for_each_role):
+// the head, fetching every role's values in chain order (a later role's
+// name gets a "_r<N>" suffix if an earlier role uses it), and recording the
+// return address when any role is an entry.
+PlannedProbe tracefs_event_probe(const TracePlan& plan, size_t head);
+
 // The uprobe_events line defining `probe` as group/p<index> in `path`.
 std::string tracefs_probe_definition(const PlannedProbe& probe, size_t index, const std::string& group,
                                      const std::string& path);
 
-// Defines every probe of the plan; `module_paths[i]` is the file of
+// Defines an event for every head probe of the plan; `module_paths[i]` is the file of
 // plan.modules[i]. On an error the events already defined stay
 // (remove_tracefs_group removes them); the kernel's own message from
 // error_log is part of the error.

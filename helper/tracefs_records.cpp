@@ -9,6 +9,10 @@ Result<TracefsRecordDecoder> TracefsRecordDecoder::load(const Tracefs& tracefs, 
   std::vector<EventFormat> formats;
   formats.reserve(plan.probes.size());
   for (size_t index = 0; index < plan.probes.size(); ++index) {
+    if (!plan.probes[index].head) {
+      formats.emplace_back();  // no event of its own: its head's event carries it
+      continue;
+    }
     auto text = tracefs.read("events/" + group + "/" + tracefs_event_name(index) + "/format");
     if (!text) return text.error();
     auto format = parse_event_format(*text);
@@ -24,16 +28,19 @@ Result<TracefsRecordDecoder> TracefsRecordDecoder::from_formats(const std::vecto
   if (formats.size() != plan.probes.size()) {
     return make_error(ErrorCode::internal, "one event format per probe expected");
   }
+  bool have_common = false;
   for (size_t index = 0; index < formats.size(); ++index) {
+    if (!plan.probes[index].head) continue;
     const EventFormat& format = formats[index];
-    const PlannedProbe& probe = plan.probes[index];
+    const PlannedProbe probe = tracefs_event_probe(plan, index);
     const std::string event = tracefs_event_name(index);
     const EventField* type = format.field("common_type");
     const EventField* pid = format.field("common_pid");
     if (type == nullptr || pid == nullptr || type->size > 8 || pid->size > 8) {
       return make_error(ErrorCode::unsupported, event + ": the event format lacks common_type or common_pid");
     }
-    if (index == 0) {
+    if (!have_common) {
+      have_common = true;
       decoder.type_field_ = *type;
       decoder.pid_field_ = *pid;
     }

@@ -15,7 +15,18 @@ WindowMachine::WindowMachine(const TracePlan& plan, const WindowMachineOptions& 
     probe.fetch_count = static_cast<uint8_t>(std::min<size_t>(planned.fetches.size(), XREF_FETCH_MAX_ITEMS));
     probe.function_id = planned.function_id;
     probe.return_function_id = planned.return_function_id;
+    probe.tail_target_id = planned.tail_target_id;
+    probe.next = planned.next < 0 ? XREF_PROBE_NO_NEXT : static_cast<uint32_t>(planned.next);
     probes_.push_back(probe);
+  }
+  // Each role's values follow those of the roles before it at its address.
+  for (size_t head = 0; head < plan.probes.size(); ++head) {
+    if (!plan.probes[head].head) continue;
+    size_t offset = 0;
+    for (uint32_t index = static_cast<uint32_t>(head); index != XREF_PROBE_NO_NEXT; index = probes_[index].next) {
+      probes_[index].fetch_offset = static_cast<uint8_t>(std::min<size_t>(offset, XREF_FETCH_MAX_ITEMS));
+      offset += probes_[index].fetch_count;
+    }
   }
 }
 
@@ -36,9 +47,11 @@ WindowMachine::Fetched WindowMachine::fetched(const ProbeHit& hit, const Probe& 
   out.count = probe.fetch_count;
   if (out.count == 0) return out;
   for (size_t i = 0; i < out.count; ++i) {
-    const bool failed = i < hit.fetch_count ? ((hit.fetch_failed >> i) & 1u) != 0 : true;
-    out.values[i] = failed ? 0 : hit.values[i];
-    out.errors[i] = failed ? (i < hit.fetch_count ? hit.fetch_error[i] : int16_t{-14}) : int16_t{0};
+    const size_t at = probe.fetch_offset + i;
+    const bool present = at < hit.fetch_count && at < XREF_FETCH_MAX_ITEMS;
+    const bool failed = present ? ((hit.fetch_failed >> at) & 1u) != 0 : true;
+    out.values[i] = failed ? 0 : hit.values[at];
+    out.errors[i] = failed ? (present ? hit.fetch_error[at] : int16_t{-14}) : int16_t{0};
     if (failed) out.failed = static_cast<uint16_t>(out.failed | (1u << i));
   }
   return out;
@@ -116,11 +129,14 @@ void WindowMachine::emit_frame_event(const Current& current, xref_thread_window&
 
 // close_window. The thread's state is gone afterwards: `window` must not be
 // used again.
-void WindowMachine::close_window(const Current& current, xref_thread_window& window, uint8_t status) {
+void WindowMachine::close_window(const Current& current, xref_thread_window& window, uint8_t status,
+                                 uint32_t function_id, uint8_t flags) {
   if (auto result = results_.find(window.window_id); result != results_.end()) result->second.status = status;
   if (auto event = reserve_event(current, window, XREF_EVENT_WINDOW_END)) {
     event->status = status;
     event->lost = window.lost;
+    event->function_id = function_id;
+    event->flags = flags;
     current.emit(*event);
   }
   threads_.erase(current.hit.tid);
@@ -129,7 +145,8 @@ void WindowMachine::close_window(const Current& current, xref_thread_window& win
 }
 
 // pop_unwound: frames whose entry sp is below `sp` (at or below when
-// `inclusive`). True when the start frame was popped and the window closed.
+// `inclusive`); a tailed frame goes silently (the start frame: complete,
+// inferred). True when the start frame was popped and the window closed.
 bool WindowMachine::pop_unwound(const Current& current, xref_thread_window& window, uint64_t sp, bool inclusive) {
   for (int i = 0; i < XREF_TRACE_MAX_DEPTH; ++i) {
     const uint32_t depth = window.depth;
@@ -137,6 +154,13 @@ bool WindowMachine::pop_unwound(const Current& current, xref_thread_window& wind
     const xref_frame top = window.frames[depth - 1];
     if (inclusive ? top.entry_sp > sp : top.entry_sp >= sp) return false;
     window.depth = depth - 1;
+    if (top.flags & XREF_FRAME_F_TAILED) {
+      if (depth - 1 == 0) {
+        close_window(current, window, XREF_WINDOW_COMPLETE, top.function_id, XREF_EVENT_F_INFERRED);
+        return true;
+      }
+      continue;
+    }
     emit_frame_event(current, window, XREF_EVENT_UNWOUND, depth - 1, top.function_id, top.entry_sp);
     if (depth - 1 == 0) {
       close_window(current, window, XREF_WINDOW_UNWOUND);
@@ -148,12 +172,13 @@ bool WindowMachine::pop_unwound(const Current& current, xref_thread_window& wind
 
 // emit_entry
 void WindowMachine::emit_entry(const Current& current, xref_thread_window& window, const Probe& probe,
-                               const Fetched& values, uint8_t flags, uint64_t sp) {
+                               const Fetched& values, uint8_t flags, uint64_t sp, uint32_t frame_flags) {
   const uint32_t depth = window.depth;
   auto event = reserve_event(current, window, XREF_EVENT_ENTRY);
   if (depth < XREF_TRACE_MAX_DEPTH) {
     window.frames[depth].entry_sp = sp;
     window.frames[depth].function_id = probe.function_id;
+    window.frames[depth].flags = frame_flags;
     window.depth = depth + 1;
     if ((probe.flags & XREF_PROBE_F_STOP_RETURN) && window.stop_sp == 0) window.stop_sp = sp;
   } else {
@@ -161,7 +186,7 @@ void WindowMachine::emit_entry(const Current& current, xref_thread_window& windo
   }
   if (!event) return;
   event->depth = static_cast<uint16_t>(depth);
-  event->probe_index = current.hit.probe_index;
+  event->probe_index = current.index;
   event->function_id = probe.function_id;
   event->sp = sp;
   event->flags = flags;
@@ -170,11 +195,33 @@ void WindowMachine::emit_entry(const Current& current, xref_thread_window& windo
   current.emit(*event);
 }
 
+// emit_tail_entry
+void WindowMachine::emit_tail_entry(const Current& current, xref_thread_window& window, const Probe& probe,
+                                    const Fetched& values, xref_frame& frame, uint64_t sp) {
+  const uint32_t depth = window.depth;
+  frame.function_id = probe.function_id;
+  auto event = reserve_event(current, window, XREF_EVENT_ENTRY);
+  if (!event) return;
+  event->depth = static_cast<uint16_t>(depth > 0 ? depth - 1 : 0);
+  event->probe_index = current.index;
+  event->function_id = probe.function_id;
+  event->sp = sp;
+  event->flags = XREF_EVENT_F_TAIL;
+  copy_fetched(*event, values.values, values.errors, values.failed, values.count);
+  current.emit(*event);
+}
+
 // open_window
 void WindowMachine::open_window(const Current& current, const Probe& probe, xref_thread_window* old) {
-  // A start while a window is open: the old start call never came back
-  // through a probed ret, so it is truncated.
-  if (old != nullptr) close_window(current, *old, XREF_WINDOW_TRUNCATED);
+  // A start at or above an open window's start frame: that frame is over.
+  if (old != nullptr) {
+    const xref_frame& start = old->frames[0];
+    if (old->depth > 0 && (start.flags & XREF_FRAME_F_TAILED)) {
+      close_window(current, *old, XREF_WINDOW_COMPLETE, start.function_id, XREF_EVENT_F_INFERRED);
+    } else {
+      close_window(current, *old, XREF_WINDOW_TRUNCATED);
+    }
+  }
   if (stopped_) return;
   if (options_.max_windows && windows_opened_ >= options_.max_windows) return;
   const Fetched values = fetched(current.hit, probe);
@@ -195,106 +242,188 @@ void WindowMachine::open_window(const Current& current, const Probe& probe, xref
     results_[window_id] = result;
   }
   window.start_ns = current.hit.timestamp_ns;
-  emit_entry(current, window, probe, values, XREF_EVENT_F_WINDOW_BEGIN, current.hit.sp);
+  emit_entry(current, window, probe, values, XREF_EVENT_F_WINDOW_BEGIN, current.hit.sp, XREF_FRAME_F_BY_RET);
 }
 
-// handle_return: a return seen at a ret (sp = the frame's entry sp), at a
-// uretprobe or a return site (sp - 8), or a tail exit. True when the window
+// handle_return: a ret, a uretprobe or a tail exit. True when the window
 // closed.
 bool WindowMachine::handle_return(const Current& current, xref_thread_window& window, const Probe& probe,
-                                  uint32_t function_id, uint8_t kind, uint64_t sp) {
-  if (kind == XREF_PROBE_URETPROBE || kind == XREF_PROBE_RETURN_SITE) sp -= 8;
+                                  uint64_t sp) {
+  if (probe.kind == XREF_PROBE_URETPROBE) sp -= 8;
   if (pop_unwound(current, window, sp, false)) return true;
   const uint32_t depth = window.depth;
   if (depth == 0 || depth > XREF_TRACE_MAX_DEPTH) return false;
-  const xref_frame& top = window.frames[depth - 1];
-  // Not this frame: a ret of a call that began before the window.
-  if (top.entry_sp != sp || top.function_id != function_id) return false;
+  xref_frame& top = window.frames[depth - 1];
+  const bool tailed = (top.flags & XREF_FRAME_F_TAILED) != 0;
+  if (top.entry_sp != sp || (top.function_id != probe.function_id && !tailed)) return false;
+  const bool continuation = (probe.flags & XREF_PROBE_F_CONTINUATION) != 0;
+  if (continuation && !tailed) return false;
+  if (probe.kind == XREF_PROBE_TAIL_EXIT) {
+    top.function_id = probe.tail_target_id;
+    top.flags = XREF_FRAME_F_TAILED;
+    if (continuation) return false;
+    const Fetched values = fetched(current.hit, probe);
+    if (auto event = reserve_event(current, window, XREF_EVENT_TAIL_EXIT)) {
+      event->depth = static_cast<uint16_t>(depth - 1);
+      event->probe_index = current.index;
+      event->function_id = probe.function_id;
+      event->sp = sp;
+      copy_fetched(*event, values.values, values.errors, values.failed, values.count);
+      current.emit(*event);
+    }
+    return false;
+  }
   window.depth = depth - 1;
-  const Fetched values = kind == probe.kind ? fetched(current.hit, probe) : Fetched{};
-  const bool is_return = kind != XREF_PROBE_TAIL_EXIT;
-  if (auto event = reserve_event(current, window, is_return ? XREF_EVENT_RETURN : XREF_EVENT_TAIL_EXIT)) {
+  if (continuation) {
+    if (depth - 1 == 0) {
+      close_window(current, window, XREF_WINDOW_COMPLETE, probe.function_id);
+      return true;
+    }
+    return false;
+  }
+  const Fetched values = fetched(current.hit, probe);
+  if (auto event = reserve_event(current, window, XREF_EVENT_RETURN)) {
     event->depth = static_cast<uint16_t>(depth - 1);
-    event->probe_index = current.hit.probe_index;
-    event->function_id = function_id;
+    event->probe_index = current.index;
+    event->function_id = probe.function_id;
     event->sp = sp;
     copy_fetched(*event, values.values, values.errors, values.failed, values.count);
     current.emit(*event);
   }
   // The start call (or the --stop-return frame) came back.
-  if (is_return && (depth - 1 == 0 || (window.stop_sp == sp && (probe.flags & XREF_PROBE_F_STOP_RETURN)))) {
+  if (depth - 1 == 0 || (window.stop_sp == sp && (probe.flags & XREF_PROBE_F_STOP_RETURN))) {
     close_window(current, window, XREF_WINDOW_COMPLETE);
     return true;
   }
   return false;
 }
 
-// trace_probe
-void WindowMachine::hit(const ProbeHit& hit, const Emit& emit) {
-  if (stopped_) return;
-  if (hit.probe_index >= probes_.size()) return;
-  const Probe& probe = probes_[hit.probe_index];
-  auto found = threads_.find(hit.tid);
+// handle_return_site
+bool WindowMachine::handle_return_site(const Current& current, xref_thread_window& window, const Probe& probe,
+                                       uint64_t sp) {
+  sp -= 8;
+  if (pop_unwound(current, window, sp, false)) return true;
+  const uint32_t depth = window.depth;
+  if (depth == 0 || depth > XREF_TRACE_MAX_DEPTH) return false;
+  const xref_frame top = window.frames[depth - 1];
+  if (top.entry_sp != sp) return false;
+  window.depth = depth - 1;
+  // A return site's own fetches; not those of a role sharing its address.
+  const Fetched values = probe.kind == XREF_PROBE_RETURN_SITE ? fetched(current.hit, probe) : Fetched{};
+  if (auto event = reserve_event(current, window, XREF_EVENT_RETURN)) {
+    event->depth = static_cast<uint16_t>(depth - 1);
+    event->probe_index = current.index;
+    event->function_id = top.function_id;
+    event->sp = sp;
+    copy_fetched(*event, values.values, values.errors, values.failed, values.count);
+    current.emit(*event);
+  }
+  if (depth - 1 == 0) {
+    close_window(current, window, XREF_WINDOW_COMPLETE);
+    return true;
+  }
+  return false;
+}
+
+// handle_entry
+void WindowMachine::handle_entry(const Current& current, xref_thread_window& window, const Probe& probe,
+                                 uint64_t sp) {
+  if (pop_unwound(current, window, sp, false)) return;
+  const uint32_t depth = window.depth;
+  if (depth > 0 && depth <= XREF_TRACE_MAX_DEPTH && probe.kind == XREF_PROBE_ENTRY) {
+    xref_frame& top = window.frames[depth - 1];
+    if (top.entry_sp == sp && (top.flags & XREF_FRAME_F_TAILED)) {
+      const bool named = (top.flags & XREF_FRAME_F_NAMED) != 0;
+      top.flags = XREF_FRAME_F_BY_RET;
+      if (named && top.function_id == probe.function_id) return;
+      emit_tail_entry(current, window, probe, fetched(current.hit, probe), top, sp);
+      return;
+    }
+  }
+  if (pop_unwound(current, window, sp, true)) return;
+  emit_entry(current, window, probe, fetched(current.hit, probe), 0, sp,
+             probe.kind == XREF_PROBE_ENTRY ? XREF_FRAME_F_BY_RET : 0);
+}
+
+// handle_tail_site
+void WindowMachine::handle_tail_site(const Current& current, xref_thread_window& window, const Probe& probe,
+                                     uint64_t sp) {
+  if (pop_unwound(current, window, sp, false)) return;
+  const Fetched values = fetched(current.hit, probe);
+  const uint32_t depth = window.depth;
+  if (depth > 0 && depth <= XREF_TRACE_MAX_DEPTH && window.frames[depth - 1].entry_sp == sp) {
+    xref_frame& top = window.frames[depth - 1];
+    top.flags = (top.flags & (XREF_FRAME_F_BY_RET | XREF_FRAME_F_TAILED)) ? XREF_FRAME_F_TAILED | XREF_FRAME_F_NAMED : 0;
+    emit_tail_entry(current, window, probe, values, top, sp);
+    return;
+  }
+  emit_entry(current, window, probe, values, XREF_EVENT_F_TAIL, sp, XREF_FRAME_F_TAILED | XREF_FRAME_F_NAMED);
+}
+
+// run_role
+void WindowMachine::run_role(const Current& current, const Probe& probe) {
+  auto found = threads_.find(current.hit.tid);
   xref_thread_window* window = found == threads_.end() ? nullptr : &found->second;
-  if (window == nullptr && !probe.start) return;  // the untraced-thread fast path
-  const Current current{hit, emit};
   if (probe.start) {
     // Recursion into the start function inside its own window is an
     // ordinary entry, not a new window.
-    if (window == nullptr || hit.sp >= window->start_sp) {
+    if (window == nullptr || current.hit.sp >= window->start_sp) {
       open_window(current, probe, window);
       return;
     }
   }
-
-  uint64_t sp = hit.sp;
+  if (window == nullptr) return;
+  const uint64_t sp = current.hit.sp;
   if (probe.flags & XREF_PROBE_F_RETURN_SITE) {
-    if (handle_return(current, *window, probe, probe.return_function_id, XREF_PROBE_RETURN_SITE, sp)) return;
+    if (handle_return_site(current, *window, probe, sp)) return;
   }
-
   switch (probe.kind) {
     case XREF_PROBE_ENTRY:
-    case XREF_PROBE_CALL_SITE: {
-      if (probe.kind == XREF_PROBE_CALL_SITE) sp -= 8;
-      if (pop_unwound(current, *window, sp, true)) return;
-      emit_entry(current, *window, probe, fetched(hit, probe), 0, sp);
+      handle_entry(current, *window, probe, sp);
       return;
-    }
-    case XREF_PROBE_TAIL_SITE: {
-      // The caller's frame becomes the target's: no push, no pop.
-      if (pop_unwound(current, *window, sp, false)) return;
-      const uint32_t depth = window->depth;
-      const Fetched values = fetched(hit, probe);
-      if (auto event = reserve_event(current, *window, XREF_EVENT_ENTRY)) {
-        event->depth = static_cast<uint16_t>(depth > 0 ? depth - 1 : 0);
-        event->probe_index = hit.probe_index;
-        event->function_id = probe.function_id;
-        event->sp = sp;
-        event->flags = XREF_EVENT_F_TAIL;
-        copy_fetched(*event, values.values, values.errors, values.failed, values.count);
-        emit(*event);
-      }
+    case XREF_PROBE_CALL_SITE:
+      handle_entry(current, *window, probe, sp - 8);
       return;
-    }
+    case XREF_PROBE_TAIL_SITE:
+      handle_tail_site(current, *window, probe, sp);
+      return;
     case XREF_PROBE_RET:
     case XREF_PROBE_TAIL_EXIT:
     case XREF_PROBE_URETPROBE:
+      handle_return(current, *window, probe, sp);
+      return;
     case XREF_PROBE_RETURN_SITE:
-      handle_return(current, *window, probe, probe.function_id, probe.kind, sp);
+      handle_return_site(current, *window, probe, sp);
+      return;
+    case XREF_PROBE_UNWIND_CHECK:
+      pop_unwound(current, *window, sp, true);
       return;
     case XREF_PROBE_STOP: {
       if (pop_unwound(current, *window, sp, false)) return;
-      const Fetched values = fetched(hit, probe);
+      const Fetched values = fetched(current.hit, probe);
       if (auto event = reserve_event(current, *window, XREF_EVENT_STOP)) {
         event->depth = static_cast<uint16_t>(window->depth);
-        event->probe_index = hit.probe_index;
+        event->probe_index = current.index;
         event->sp = sp;
         copy_fetched(*event, values.values, values.errors, values.failed, values.count);
-        emit(*event);
+        current.emit(*event);
       }
       close_window(current, *window, XREF_WINDOW_COMPLETE);
       return;
     }
+  }
+}
+
+// trace_probe: every role of the hit address, in chain order.
+void WindowMachine::hit(const ProbeHit& hit, const Emit& emit) {
+  if (stopped_) return;
+  if (hit.probe_index >= probes_.size()) return;
+  uint32_t index = hit.probe_index;
+  for (int role = 0; role < XREF_PROBE_MAX_ROLES && index < probes_.size(); ++role) {
+    const Probe& probe = probes_[index];
+    run_role(Current{hit, emit, index}, probe);
+    if (probe.next == XREF_PROBE_NO_NEXT || stopped_) return;
+    index = probe.next;
   }
 }
 

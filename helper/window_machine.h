@@ -26,14 +26,16 @@ namespace xref {
 // One probe hit, with what the kernel read at it.
 struct ProbeHit {
   uint32_t tid = 0;
-  uint32_t probe_index = 0;      // index into TracePlan::probes
+  uint32_t probe_index = 0;      // index into TracePlan::probes: the head of the address's roles
   uint64_t timestamp_ns = 0;     // CLOCK_MONOTONIC
   uint64_t sp = 0;               // the stack pointer at the probed instruction
   uint64_t return_address = 0;   // ENTRY probes: the word at sp (0 when unread)
   uint8_t fetch_count = 0;
   uint16_t fetch_failed = 0;     // bit i: fetch i could not be read
   std::array<int16_t, XREF_FETCH_MAX_ITEMS> fetch_error{};
-  std::array<uint64_t, XREF_FETCH_MAX_ITEMS> values{};  // extended to 64 bits
+  // Extended to 64 bits; the fetches of every role of the address, in
+  // chain order (tracefs_fetch_layout).
+  std::array<uint64_t, XREF_FETCH_MAX_ITEMS> values{};
 };
 
 struct WindowMachineOptions {
@@ -66,6 +68,9 @@ class WindowMachine {
     uint8_t fetch_count = 0;
     uint32_t function_id = 0;
     uint32_t return_function_id = 0;
+    uint32_t tail_target_id = XREF_FUNCTION_NONE;
+    uint32_t next = XREF_PROBE_NO_NEXT;
+    uint8_t fetch_offset = 0;  // where this role's values start in ProbeHit::values
   };
   struct Fetched {
     std::array<uint64_t, XREF_FETCH_MAX_ITEMS> values{};
@@ -76,6 +81,7 @@ class WindowMachine {
   struct Current {
     const ProbeHit& hit;
     const Emit& emit;
+    uint32_t index = 0;  // the role being run
   };
 
   static Fetched fetched(const ProbeHit& hit, const Probe& probe);
@@ -84,13 +90,19 @@ class WindowMachine {
   std::optional<xref_trace_event> reserve_event(const Current& current, xref_thread_window& window, uint8_t type);
   void emit_frame_event(const Current& current, xref_thread_window& window, uint8_t type, uint32_t depth,
                         uint32_t function_id, uint64_t sp);
-  void close_window(const Current& current, xref_thread_window& window, uint8_t status);
+  void close_window(const Current& current, xref_thread_window& window, uint8_t status,
+                    uint32_t function_id = XREF_FUNCTION_NONE, uint8_t flags = 0);
   bool pop_unwound(const Current& current, xref_thread_window& window, uint64_t sp, bool inclusive);
   void emit_entry(const Current& current, xref_thread_window& window, const Probe& probe, const Fetched& values,
-                  uint8_t flags, uint64_t sp);
+                  uint8_t flags, uint64_t sp, uint32_t frame_flags);
+  void emit_tail_entry(const Current& current, xref_thread_window& window, const Probe& probe,
+                       const Fetched& values, xref_frame& frame, uint64_t sp);
   void open_window(const Current& current, const Probe& probe, xref_thread_window* old);
-  bool handle_return(const Current& current, xref_thread_window& window, const Probe& probe, uint32_t function_id,
-                     uint8_t kind, uint64_t sp);
+  bool handle_return(const Current& current, xref_thread_window& window, const Probe& probe, uint64_t sp);
+  bool handle_return_site(const Current& current, xref_thread_window& window, const Probe& probe, uint64_t sp);
+  void handle_entry(const Current& current, xref_thread_window& window, const Probe& probe, uint64_t sp);
+  void handle_tail_site(const Current& current, xref_thread_window& window, const Probe& probe, uint64_t sp);
+  void run_role(const Current& current, const Probe& probe);
 
   std::vector<Probe> probes_;
   std::optional<FilterProgram> start_filter_;

@@ -35,6 +35,8 @@ std::optional<HereFrame> here_frame(lldb::SBTarget target, std::string& error) {
   here.tid = thread.GetThreadID();
   here.pc = frame.GetPC();
   here.cfa = frame.GetCFA();
+  here.sp = frame.GetSP();
+  here.bp = frame.GetFP();
   if (here.pc == LLDB_INVALID_ADDRESS || here.cfa == LLDB_INVALID_ADDRESS) {
     error = "LLDB cannot tell the selected frame's pc and CFA";
     return std::nullopt;
@@ -69,7 +71,12 @@ nlohmann::json request_context(lldb::SBTarget target, const std::optional<HereFr
   lldb::SBModule executable = target.GetModuleAtIndex(0);
   char path[PATH_MAX];
   if (executable.IsValid() && executable.GetFileSpec().GetPath(path, sizeof path) > 0) context["executable"] = path;
-  if (here) context["here"] = {{"tid", here->tid}, {"pc", to_hex(here->pc)}, {"cfa", to_hex(here->cfa)}};
+  if (here) {
+    context["here"] = {{"tid", here->tid}, {"pc", to_hex(here->pc)}, {"cfa", to_hex(here->cfa)}};
+    // The helper checks the CFA against the .eh_frame rule at pc with these.
+    if (here->sp != LLDB_INVALID_ADDRESS) context["here"]["sp"] = to_hex(here->sp);
+    if (here->bp != LLDB_INVALID_ADDRESS) context["here"]["bp"] = to_hex(here->bp);
+  }
   context["breakpoints"] = breakpoints_json(target);
   return context;
 }

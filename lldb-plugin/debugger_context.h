@@ -16,6 +16,8 @@ struct HereFrame {
   uint64_t tid = 0;
   uint64_t pc = 0;
   uint64_t cfa = 0;
+  uint64_t sp = 0;  // the frame's rsp and rbp (LLDB_INVALID_ADDRESS when unknown)
+  uint64_t bp = 0;
 };
 
 // Null when the target has no live process.

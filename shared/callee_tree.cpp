@@ -4,6 +4,7 @@
 #include <deque>
 #include <map>
 
+#include "cfa_rule.h"
 #include "hex.h"
 
 namespace xref {
@@ -182,6 +183,15 @@ bool is_split_part(const ElfImage& image, const FunctionCode& caller, uint64_t t
   const FunctionSymbol* part = image.function_at(target_va);
   if (part == nullptr) return false;
   if (part->name.find(".cold") != std::string::npos) return true;
+  // In a stripped image the part is an FDE range of its own. A function's
+  // first instruction always runs with CFA = rsp+8 (the return address was
+  // just pushed); a split-off part starts inside its parent's frame, whose
+  // pushes and stack adjustments its unwind row carries. That tells a cold
+  // part that never comes back (it ends in a noreturn call) from a tail call.
+  if (part->source == SymbolSource::eh_frame_fde) {
+    auto rule = cfa_rule_at(image, target_va);
+    if (rule && !(rule->reg == CfaRule::Register::rsp && rule->offset == 8)) return true;
+  }
   auto code = disassemble(image, *part);
   if (!code) return false;
   return std::any_of(code->exits.begin(), code->exits.end(), [&](const ExitJump& exit) {

@@ -47,6 +47,24 @@ const char* exit_kind_name(ExitKind kind) {
 
 namespace {
 
+// A switch's jump table, as gcc and clang emit it: the jump indexes a table
+// itself (`jmp qword ptr [8*rax + 0x4020]`), or jumps to a register that was
+// just loaded from a table of offsets (`movsxd rax, dword ptr [rdx + 4*rax]`
+// ... `add rax, rdx` ... `jmp rax`, with a `notrack` prefix under CET). A
+// tail call through a function pointer has neither shape.
+bool looks_like_jump_table(const std::vector<Instruction>& before, const Instruction& jump) {
+  auto indexed = [](const std::string& text) {
+    return text.find('[') != std::string::npos && text.find('*') != std::string::npos;
+  };
+  if (indexed(jump.text) || jump.text.rfind("notrack", 0) == 0) return true;
+  const size_t look_back = std::min<size_t>(before.size(), 4);
+  for (size_t i = before.size() - look_back; i < before.size(); ++i) {
+    const std::string& text = before[i].text;
+    if ((text.rfind("movsxd", 0) == 0 || text.rfind("mov ", 0) == 0) && indexed(text)) return true;
+  }
+  return false;
+}
+
 constexpr std::array<uint8_t, 4> kEndbr64 = {0xf3, 0x0f, 0x1e, 0xfa};
 constexpr std::array<uint8_t, 5> kNop5 = {0x0f, 0x1f, 0x44, 0x00, 0x00};
 
@@ -232,6 +250,7 @@ Result<FunctionCode> disassemble_function(std::span<const uint8_t> bytes, uint64
         exit.size = instruction.size;
         exit.conditional = instruction.kind == InstructionKind::conditional_jump;
         exit.kind = target.indirect() ? ExitKind::indirect : ExitKind::candidate_tail;
+        exit.jump_table = exit.kind == ExitKind::indirect && looks_like_jump_table(code.instructions, instruction);
         exit.target = std::move(target);
         code.exits.push_back(std::move(exit));
         break;

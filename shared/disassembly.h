@@ -88,6 +88,9 @@ struct ExitJump {
   uint8_t size = 0;
   bool conditional = false;  // a jcc: the function may also fall through
   ExitKind kind = ExitKind::candidate_tail;
+  // indirect: the jump reads a switch's jump table (its targets are inside
+  // the function), not a function pointer.
+  bool jump_table = false;
   BranchTarget target;
 };
 

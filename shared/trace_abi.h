@@ -25,12 +25,31 @@
 #define XREF_PROBE_CALL_SITE 6   /* a call instruction in a traced caller: the callee's entry */
 #define XREF_PROBE_RETURN_SITE 7 /* the instruction after that call: the callee's return */
 #define XREF_PROBE_TAIL_SITE 8   /* a tail jmp in a traced caller: the target's entry, no return */
+/* The entry of a function the unwinder's landing pads call (__cxa_begin_catch,
+ * _Unwind_Resume): its stack pointer tells which traced frames an exception
+ * has left, at the moment the handler runs. Emits nothing of its own. */
+#define XREF_PROBE_UNWIND_CHECK 9
+
+/* One instruction can play several roles (a thunk's first instruction is
+ * its entry and its tail jump; a root's first instruction can be a call).
+ * Each role is one xref_probe; the roles of one address are chained through
+ * `next` in the order they act, and only the first (the head) is attached.
+ * Every role is run at each hit, so the chain is short by construction. */
+#define XREF_PROBE_MAX_ROLES 4
+#define XREF_PROBE_NO_NEXT 0xffffffffu
+/* function_id / tail_target_id of a frame whose function is not known */
+#define XREF_FUNCTION_NONE 0xffffffffu
 
 /* xref_probe.flags */
 #define XREF_PROBE_F_STOP_RETURN 1 /* entry or ret of the --stop-return function */
 /* The address is also the return site of the call just before it (back-to-
  * back calls): first return from return_function_id, then act as `kind`. */
 #define XREF_PROBE_F_RETURN_SITE 2
+/* This role opens windows (the head's cookie carries XREF_COOKIE_START). */
+#define XREF_PROBE_F_START 4
+/* A ret or tail jmp of a function reached by a tail jump from a start
+ * function: not traced itself, it tells when the start frame really ends. */
+#define XREF_PROBE_F_CONTINUATION 8
 
 /* xref_probe.frame_base: what a start probe's frame (the entry sp of the
  * function it sits in) is computed from. At a function's first instruction
@@ -49,6 +68,8 @@ struct xref_probe {
   __u8 frame_base;   /* start probes: XREF_FRAME_BASE_* */
   __u32 return_function_id; /* with XREF_PROBE_F_RETURN_SITE */
   __s32 frame_offset;       /* start probes: entry sp = base + frame_offset */
+  __u32 next;               /* the next role at this address, or XREF_PROBE_NO_NEXT */
+  __u32 tail_target_id;     /* TAIL_EXIT: the function jumped to, or XREF_FUNCTION_NONE */
   struct xref_fetch fetches[XREF_FETCH_MAX_ITEMS];
 };
 
@@ -57,9 +78,21 @@ struct xref_probe {
  * its thread sees a stack pointer above it. */
 struct xref_frame {
   __u64 entry_sp;
-  __u32 function_id;
-  __u32 reserved;
+  __u32 function_id; /* the function running in it now (a tail jump changes it) */
+  __u32 flags;       /* XREF_FRAME_F_* */
 };
+
+/* xref_frame.flags */
+/* Its return is seen at its function's ret probes (it was entered through
+ * an entry probe), not at a return site of its caller. */
+#define XREF_FRAME_F_BY_RET 1
+/* Its function left it by a tail jump to code whose ret is not probed: the
+ * frame lives on, and its end is seen by a continuation probe or inferred
+ * from a later event above it. */
+#define XREF_FRAME_F_TAILED 2
+/* With TAILED: a tail-call site already showed the entry of the function
+ * now running in it, so that function's own entry probe adds nothing. */
+#define XREF_FRAME_F_NAMED 4
 
 /* Per thread (HASH tid -> state); only threads with an open window have one. */
 struct xref_thread_window {
@@ -85,6 +118,9 @@ struct xref_thread_window {
 #define XREF_EVENT_F_WINDOW_BEGIN 1 /* the entry that opened the window */
 #define XREF_EVENT_F_DEPTH_OVERFLOW 2
 #define XREF_EVENT_F_TAIL 4 /* an entry through a tail jump: no return of its own follows */
+/* WINDOW_END: the start frame's end was not observed at a probe; a later
+ * event above it (or the thread's next start) showed it was over. */
+#define XREF_EVENT_F_INFERRED 8
 
 /* xref_trace_event.status of WINDOW_END */
 #define XREF_WINDOW_COMPLETE 1  /* the start call returned, or --stop was hit */

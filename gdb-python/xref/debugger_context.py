@@ -53,10 +53,12 @@ def frame_cfa(frame):
 
 
 class HereFrame:
-    def __init__(self, tid, pc, cfa, thread_number):
+    def __init__(self, tid, pc, cfa, thread_number, sp=None, bp=None):
         self.tid = tid
         self.pc = pc
         self.cfa = cfa
+        self.sp = sp  # the frame's rsp and rbp: the helper checks the CFA with them
+        self.bp = bp
         self.thread_number = thread_number  # gdb's number of the thread, for thread-specific breakpoints
 
 
@@ -69,7 +71,16 @@ def here_frame():
         frame = gdb.selected_frame()
     except gdb.error:
         raise XrefError("xref: --here needs a selected thread and frame")
-    return HereFrame(thread.ptid[1], frame.pc(), frame_cfa(frame), thread.num)
+    return HereFrame(thread.ptid[1], frame.pc(), frame_cfa(frame), thread.num,
+                     frame_register(frame, "rsp"), frame_register(frame, "rbp"))
+
+
+def frame_register(frame, name):
+    """The frame's value of a register, or None when gdb cannot tell."""
+    try:
+        return int(frame.read_register(name)) & 0xFFFFFFFFFFFFFFFF
+    except (gdb.error, ValueError):
+        return None
 
 
 def breakpoints_json():
@@ -97,5 +108,8 @@ def request_context(here=None):
         context["executable"] = path
     if here is not None:
         context["here"] = {"tid": here.tid, "pc": hex(here.pc), "cfa": hex(here.cfa)}
+        for key, value in (("sp", here.sp), ("bp", here.bp)):
+            if value is not None:
+                context["here"][key] = hex(value)
     context["breakpoints"] = breakpoints_json()
     return context

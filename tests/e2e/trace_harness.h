@@ -79,10 +79,14 @@ inline std::vector<std::string> expected_events(const std::vector<RecordedEvent>
                                                 const std::set<std::string>& traced) {
   std::vector<std::string> events;
   int depth = 0;
+  bool tail_pending = false;  // a traced function just left by a tail jump
   for (const RecordedEvent& event : record) {
     if (!traced.count(event.function)) continue;
+    const bool tail_entry = tail_pending && event.kind == '>';
+    tail_pending = event.kind == '~';
     switch (event.kind) {
-      case '>': events.push_back(std::to_string(depth++) + " entry " + event.function); break;
+      // The tail jump's target takes over the jumping function's frame.
+      case '>': events.push_back(std::to_string(depth++) + " entry " + event.function + (tail_entry ? " [tail]" : "")); break;
       case '<': events.push_back(std::to_string(--depth) + " return " + event.function); break;
       case '!': events.push_back(std::to_string(--depth) + " unwound " + event.function); break;
       case '~': events.push_back(std::to_string(--depth) + " tail_exit " + event.function); break;
@@ -93,7 +97,7 @@ inline std::vector<std::string> expected_events(const std::vector<RecordedEvent>
 
 // The same record as call-site mode reports it: a tail jump is an entry of
 // the target marked [tail] at the jumping function's depth, and the return
-// that follows is the original callee's, seen at its return site.
+// that follows, seen at the original call's return site, is the target's.
 inline std::vector<std::string> expected_call_site_events(const std::vector<RecordedEvent>& record,
                                                           const std::set<std::string>& traced) {
   std::vector<std::string> events;
@@ -106,6 +110,7 @@ inline std::vector<std::string> expected_call_site_events(const std::vector<Reco
     } else if (event.kind == '>' && tail_pending) {
       // The jumping function's frame becomes the target's: same depth, no push.
       events.push_back(std::to_string(frames.size() - 1) + " entry " + event.function + " [tail]");
+      if (!frames.empty()) frames.back() = event.function;
       tail_pending = false;
     } else if (event.kind == '>') {
       events.push_back(std::to_string(frames.size()) + " entry " + event.function);

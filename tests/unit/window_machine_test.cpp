@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -82,7 +83,12 @@ class Machine {
     static const char* kinds[] = {"?", "entry", "return", "tail_exit", "unwound", "stop", "end"};
     std::string line = std::to_string(record.window_id) + " " + std::to_string(record.seq) + " " +
                        kinds[record.type <= 6 ? record.type : 0] + " " + std::to_string(record.depth);
-    if (record.type == XREF_EVENT_WINDOW_END) return line + " status=" + std::to_string(record.status);
+    if (record.type == XREF_EVENT_WINDOW_END) {
+      line += " status=" + std::to_string(record.status);
+      if (record.function_id != XREF_FUNCTION_NONE) line += " in f" + std::to_string(record.function_id);
+      if (record.flags & XREF_EVENT_F_INFERRED) line += " inferred";
+      return line;
+    }
     if (record.type != XREF_EVENT_STOP) line += " f" + std::to_string(record.function_id);
     if (record.flags & XREF_EVENT_F_WINDOW_BEGIN) line += " begin";
     if (record.flags & XREF_EVENT_F_TAIL) line += " tail";
@@ -165,7 +171,8 @@ TEST(WindowMachine, TailExitUretprobeAndStop) {
       .hit(kInnerEntry, 0x0f00)
       .hit(kUretprobe, 0x0f08)  // after the ret: sp one word higher
       .hit(kStop, 0x0f08);
-  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f1", "1 2 tail_exit 1 f1", "1 3 entry 1 f1",
+  // The tail exit hands the frame on; the entry at the same sp takes it over.
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f1", "1 2 tail_exit 1 f1", "1 3 entry 1 f1 tail",
                                 "1 4 return 1 f1", "1 5 stop 1", "1 6 end 0 status=1"}));
 }
 
@@ -186,8 +193,9 @@ TEST(WindowMachine, TailSiteTakesOverTheFrame) {
   const TracePlan plan = test_plan();
   Machine m(plan);
   m.hit(kStartEntry, 0x1000).hit(kInnerEntry, 0x0f00).hit(kTailSite, 0x0f00).hit(kStartRet, 0x1000);
-  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f1", "1 2 entry 1 f2 tail", "1 3 unwound 1 f1",
-                                "1 4 return 0 f0", "1 5 end 0 status=1"}));
+  // f2's ret is not probed: its frame ends unobserved, not unwound.
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f1", "1 2 entry 1 f2 tail", "1 3 return 0 f0",
+                                "1 4 end 0 status=1"}));
 }
 
 TEST(WindowMachine, StartFilterOverTheStartFetches) {
@@ -234,6 +242,151 @@ TEST(WindowMachine, StopReturnClosesAtTheFirstStopReturnFrame) {
                                                                                                             0x0f00);
   EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f1", "1 2 entry 2 f1", "1 3 return 2 f1",
                                 "1 4 return 1 f1", "1 5 end 0 status=1"}));
+}
+
+}  // namespace
+}  // namespace xref
+
+namespace xref {
+namespace {
+
+// Tail jumps and the roles of one address: the plan is built role by role,
+// as trace_plan.cpp chains them (head first, `next` after).
+class RolePlan {
+ public:
+  // Adds a role; `after` chains it behind that role at the same address.
+  uint32_t add(uint32_t function, uint8_t kind, bool start = false, uint8_t flags = 0,
+               std::optional<uint32_t> after = std::nullopt) {
+    PlannedProbe role = probe(function, kind, start, flags);
+    const auto index = static_cast<uint32_t>(plan.probes.size());
+    if (after) {
+      role.head = false;
+      role.next = plan.probes[*after].next;
+      plan.probes[*after].next = static_cast<int32_t>(index);
+    }
+    plan.probes.push_back(role);
+    return index;
+  }
+  TracePlan plan;
+};
+
+TEST(WindowMachineTail, AThunksEntryAndTailJumpAreOneAddress) {
+  RolePlan roles;
+  const uint32_t start = roles.add(0, XREF_PROBE_ENTRY, true);
+  const uint32_t start_ret = roles.add(0, XREF_PROBE_RET);
+  const uint32_t thunk = roles.add(1, XREF_PROBE_ENTRY);
+  const uint32_t thunk_jump = roles.add(1, XREF_PROBE_TAIL_EXIT, false, 0, thunk);
+  roles.plan.probes[thunk_jump].tail_target_id = 2;
+  const uint32_t target = roles.add(2, XREF_PROBE_ENTRY);
+  const uint32_t target_ret = roles.add(2, XREF_PROBE_RET);
+  Machine m(roles.plan);
+  m.hit(start, 0x1000).hit(thunk, 0x0f00).hit(target, 0x0f00).hit(target_ret, 0x0f00).hit(start_ret, 0x1000);
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f1", "1 2 tail_exit 1 f1", "1 3 entry 1 f2 tail",
+                                "1 4 return 1 f2", "1 5 return 0 f0", "1 6 end 0 status=1"}));
+}
+
+TEST(WindowMachineTail, AStartThatIsAThunkOpensAndHandsOnItsFrame) {
+  RolePlan roles;
+  const uint32_t start = roles.add(0, XREF_PROBE_ENTRY, true);
+  const uint32_t jump = roles.add(0, XREF_PROBE_TAIL_EXIT, false, 0, start);
+  roles.plan.probes[jump].tail_target_id = 1;
+  const uint32_t target_ret = roles.add(1, XREF_PROBE_RET, false, XREF_PROBE_F_CONTINUATION);
+  Machine m(roles.plan);
+  m.hit(start, 0x1000).hit(target_ret, 0x1000);
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 tail_exit 0 f0", "1 2 end 0 status=1 in f1"}));
+}
+
+// f -> jmp h (untraced), h calls g twice: the start frame is h's until h
+// returns, so both g calls are inside the window, one level down.
+TEST(WindowMachineTail, TheStartFrameLastsUntilItsTailTargetReturns) {
+  RolePlan roles;
+  const uint32_t start = roles.add(0, XREF_PROBE_ENTRY, true);
+  const uint32_t jump = roles.add(0, XREF_PROBE_TAIL_EXIT);
+  roles.plan.probes[jump].tail_target_id = 2;
+  const uint32_t g = roles.add(1, XREF_PROBE_ENTRY);
+  const uint32_t g_ret = roles.add(1, XREF_PROBE_RET);
+  const uint32_t h_ret = roles.add(2, XREF_PROBE_RET, false, XREF_PROBE_F_CONTINUATION);
+  Machine m(roles.plan);
+  m.hit(start, 0x1000)
+      .hit(jump, 0x1000)
+      .hit(h_ret, 0x0e00)  // h called from elsewhere deeper: not this frame
+      .hit(g, 0x0f00)
+      .hit(g_ret, 0x0f00)
+      .hit(g, 0x0f00)
+      .hit(g_ret, 0x0f00)
+      .hit(h_ret, 0x1000);
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 tail_exit 0 f0", "1 2 entry 1 f1", "1 3 return 1 f1",
+                                "1 4 entry 1 f1", "1 5 return 1 f1", "1 6 end 0 status=1 in f2"}));
+}
+
+TEST(WindowMachineTail, AnUnobservedEndIsInferredFromTheNextStart) {
+  RolePlan roles;
+  const uint32_t start = roles.add(0, XREF_PROBE_ENTRY, true);
+  const uint32_t jump = roles.add(0, XREF_PROBE_TAIL_EXIT);  // to code the plan cannot follow
+  Machine m(roles.plan);
+  m.hit(start, 0x1000).hit(jump, 0x1000).hit(start, 0x1000);
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 tail_exit 0 f0", "1 2 end 0 status=1 inferred",
+                                "2 0 entry 0 f0 begin"}));
+}
+
+// setGenericCommand -> X (traced call) -> addReply (unseen call) -> jmp T:
+// the tail edge belongs one level below X, and X's return is still X's.
+TEST(WindowMachineTail, ATailJumpFromAnUnseenFrameGetsAFrameOfItsOwn) {
+  RolePlan roles;
+  const uint32_t start = roles.add(0, XREF_PROBE_ENTRY, true);
+  const uint32_t start_ret = roles.add(0, XREF_PROBE_RET);
+  const uint32_t call_x = roles.add(1, XREF_PROBE_CALL_SITE);
+  const uint32_t x_returns = roles.add(1, XREF_PROBE_RETURN_SITE);
+  const uint32_t tail_t = roles.add(2, XREF_PROBE_TAIL_SITE);
+  Machine m(roles.plan);
+  m.hit(start, 0x1000)
+      .hit(call_x, 0x0f08)     // X's frame: 0x0f00
+      .hit(tail_t, 0x0e00)     // addReply's frame (0x0e00) was never seen
+      .hit(x_returns, 0x0f08)
+      .hit(start_ret, 0x1000);
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f1", "1 2 entry 2 f2 tail", "1 3 return 1 f1",
+                                "1 4 return 0 f0", "1 5 end 0 status=1"}));
+}
+
+// A return site names the frame's function as it is now: the callee, or
+// what it tail-jumped to.
+TEST(WindowMachineTail, AReturnSiteNamesTheFunctionThatReturned) {
+  RolePlan roles;
+  const uint32_t start = roles.add(0, XREF_PROBE_ENTRY, true);
+  const uint32_t start_ret = roles.add(0, XREF_PROBE_RET);
+  const uint32_t call_u = roles.add(1, XREF_PROBE_CALL_SITE);
+  const uint32_t u_returns = roles.add(1, XREF_PROBE_RETURN_SITE);
+  const uint32_t u_tail = roles.add(2, XREF_PROBE_TAIL_SITE);
+  Machine m(roles.plan);
+  m.hit(start, 0x1000).hit(call_u, 0x0f08).hit(u_tail, 0x0f00).hit(u_returns, 0x0f08).hit(start_ret, 0x1000);
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f1", "1 2 entry 1 f2 tail", "1 3 return 1 f2",
+                                "1 4 return 0 f0", "1 5 end 0 status=1"}));
+}
+
+// A root whose first instruction is a call: its entry, then the call.
+TEST(WindowMachineTail, AnEntryThatIsAlsoACallSite) {
+  RolePlan roles;
+  const uint32_t start = roles.add(0, XREF_PROBE_ENTRY, true);
+  roles.add(1, XREF_PROBE_CALL_SITE, false, 0, start);
+  const uint32_t returns = roles.add(1, XREF_PROBE_RETURN_SITE);
+  const uint32_t start_ret = roles.add(0, XREF_PROBE_RET);
+  Machine m(roles.plan);
+  m.hit(start, 0x1000).hit(returns, 0x1000).hit(start_ret, 0x1000);
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f1", "1 2 return 1 f1", "1 3 return 0 f0",
+                                "1 4 end 0 status=1"}));
+}
+
+// __cxa_begin_catch in the start function's caller: the exception has left
+// the start frame, and the window ends unwound then, not at the next start.
+TEST(WindowMachineTail, ACatchAboveTheStartFrameEndsItUnwound) {
+  RolePlan roles;
+  const uint32_t start = roles.add(0, XREF_PROBE_ENTRY, true);
+  const uint32_t inner = roles.add(1, XREF_PROBE_ENTRY);
+  const uint32_t catch_check = roles.add(XREF_FUNCTION_NONE, XREF_PROBE_UNWIND_CHECK);
+  Machine m(roles.plan);
+  m.hit(start, 0x1000).hit(inner, 0x0f00).hit(catch_check, 0x0e00).hit(catch_check, 0x1000);
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f1", "1 2 unwound 1 f1", "1 3 unwound 0 f0",
+                                "1 4 end 0 status=3"}));
 }
 
 }  // namespace
