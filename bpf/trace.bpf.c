@@ -645,9 +645,16 @@ __noinline int run_role(struct pt_regs *ctx, __u32 tid, __u32 index) {
     case XREF_PROBE_RETURN_SITE:
       handle_return_site(ctx, window, tid, index, probe, sp);
       return next;
-    case XREF_PROBE_UNWIND_CHECK:
-      pop_unwound(window, tid, sp, 1);
+    case XREF_PROBE_UNWIND_CHECK: {
+      /* Frames below the handler's call are over. One at the call's own sp
+       * is too, unless a call-site probe just pushed it for this very call. */
+      if (pop_unwound(window, tid, sp, 0)) return next;
+      struct xref_frame *top = top_frame(window);
+      if (top && top->entry_sp == sp && (top->flags & (XREF_FRAME_F_BY_RET | XREF_FRAME_F_TAILED))) {
+        pop_unwound(window, tid, sp, 1);
+      }
       return next;
+    }
     case XREF_PROBE_STOP: {
       if (pop_unwound(window, tid, sp, 0)) return next;
       run_fetches(ctx, probe, values);

@@ -395,9 +395,17 @@ void WindowMachine::run_role(const Current& current, const Probe& probe) {
     case XREF_PROBE_RETURN_SITE:
       handle_return_site(current, *window, probe, sp);
       return;
-    case XREF_PROBE_UNWIND_CHECK:
-      pop_unwound(current, *window, sp, true);
+    case XREF_PROBE_UNWIND_CHECK: {
+      // Frames below the handler's call are over; one at the call's own sp
+      // too, unless a call-site probe just pushed it for this very call.
+      if (pop_unwound(current, *window, sp, false)) return;
+      const uint32_t depth = window->depth;
+      if (depth > 0 && depth <= XREF_TRACE_MAX_DEPTH && window->frames[depth - 1].entry_sp == sp &&
+          (window->frames[depth - 1].flags & (XREF_FRAME_F_BY_RET | XREF_FRAME_F_TAILED))) {
+        pop_unwound(current, *window, sp, true);
+      }
       return;
+    }
     case XREF_PROBE_STOP: {
       if (pop_unwound(current, *window, sp, false)) return;
       const Fetched values = fetched(current.hit, probe);

@@ -296,6 +296,7 @@ Result<ElfImage> ElfImage::open(const std::string& path) {
     }
   }
   image.functions_ = fold_aliases(std::move(candidates));
+  image.index_ends();
   image.add_fde_ranges();
   return image;
 }
@@ -329,6 +330,20 @@ void ElfImage::add_fde_ranges() {
   }
   functions_.insert(functions_.end(), added.begin(), added.end());
   std::sort(functions_.begin(), functions_.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+  index_ends();
+}
+
+// max_end_[i]: the highest end among functions_[0..i] (a zero-sized symbol
+// covers its own start), so a lookup walking back from an address can stop
+// as soon as nothing at or before that index reaches it.
+void ElfImage::index_ends() {
+  max_end_.resize(functions_.size());
+  uint64_t highest = 0;
+  for (size_t i = 0; i < functions_.size(); ++i) {
+    const FunctionSymbol& function = functions_[i];
+    highest = std::max(highest, function.start + std::max<uint64_t>(function.size, 1));
+    max_end_[i] = highest;
+  }
 }
 
 std::span<const uint8_t> ElfImage::file_bytes() const {
@@ -354,11 +369,12 @@ const FunctionSymbol* ElfImage::function_containing(uint64_t va) const {
   auto after = std::upper_bound(functions_.begin(), functions_.end(), va,
                                 [](uint64_t value, const FunctionSymbol& f) { return value < f.start; });
   // Walk back over earlier starts: a sized function may enclose a later
-  // zero-sized label, so the nearest start is not always the owner.
+  // zero-sized label, so the nearest start is not always the owner. Nothing
+  // at or before an index whose max_end_ is at or below va can hold it.
   for (auto it = after; it != functions_.begin();) {
     --it;
+    if (max_end_.size() == functions_.size() && max_end_[static_cast<size_t>(it - functions_.begin())] <= va) break;
     if (it->contains(va)) return &*it;
-    if (va - it->start > (uint64_t{1} << 24)) break;
   }
   return nullptr;
 }

@@ -112,6 +112,7 @@ class ElfImage {
 
  private:
   void add_fde_ranges();
+  void index_ends();
   struct Mapping;
   std::shared_ptr<const Mapping> mapping_;
   std::string path_;
@@ -122,6 +123,7 @@ class ElfImage {
   std::vector<LoadSegment> segments_;
   std::vector<SectionInfo> sections_;
   std::vector<FunctionSymbol> functions_;
+  std::vector<uint64_t> max_end_;  // index_ends()
   std::string fde_error_;
   std::shared_ptr<const EhFrame> eh_frame_;
 };

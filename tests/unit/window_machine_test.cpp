@@ -389,5 +389,18 @@ TEST(WindowMachineTail, ACatchAboveTheStartFrameEndsItUnwound) {
                                 "1 4 end 0 status=3"}));
 }
 
+// In call-site mode the handler's own call to __cxa_begin_catch was just
+// pushed at the same sp: it is not unwound.
+TEST(WindowMachineTail, TheHandlersOwnCallIsNotUnwound) {
+  RolePlan roles;
+  const uint32_t start = roles.add(0, XREF_PROBE_ENTRY, true);
+  const uint32_t call_catch = roles.add(1, XREF_PROBE_CALL_SITE);
+  const uint32_t catch_check = roles.add(XREF_FUNCTION_NONE, XREF_PROBE_UNWIND_CHECK);
+  const uint32_t catch_returns = roles.add(1, XREF_PROBE_RETURN_SITE);
+  Machine m(roles.plan);
+  m.hit(start, 0x1000).hit(call_catch, 0x0f08).hit(catch_check, 0x0f00).hit(catch_returns, 0x0f08);
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f1", "1 2 return 1 f1"}));
+}
+
 }  // namespace
 }  // namespace xref
