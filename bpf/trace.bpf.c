@@ -125,7 +125,7 @@ static __always_inline __u64 extend(__u64 raw, __u8 width, __u8 is_signed) {
 
 /* Runs the probe's fetches into `out`; a failed read keeps its -errno and
  * is flagged, never reported as a value. */
-static __always_inline void run_fetches(struct pt_regs *ctx, const struct xref_probe *probe, struct fetched *out) {
+static __always_inline void read_fetches(struct pt_regs *ctx, const struct xref_probe *probe, struct fetched *out) {
   out->count = probe->fetch_count;
   out->failed = 0;
   if (probe->fetch_count == 0) return;
@@ -164,6 +164,25 @@ static __always_inline void run_fetches(struct pt_regs *ctx, const struct xref_p
     if (error) out->failed |= (__u16)(1u << i);
   }
 }
+
+/* Runs probe `index`'s fetches into the per-CPU scratch_fetched (what every
+ * caller's `values` points to). A global function: its loops are verified
+ * once, not at each of the places that fetch. */
+__noinline int fetch_values(struct pt_regs *ctx, __u32 index) {
+  __u32 zero = 0;
+  struct fetched *out = bpf_map_lookup_elem(&scratch_fetched, &zero);
+  if (!out) return 0;
+  const struct xref_probe *probe = bpf_map_lookup_elem(&probes, &index);
+  if (!probe) {
+    out->count = 0;
+    out->failed = 0;
+    return 0;
+  }
+  read_fetches(ctx, probe, out);
+  return 0;
+}
+
+static __always_inline void run_fetches(struct pt_regs *ctx, __u32 index) { fetch_values(ctx, index); }
 
 /* The lowered start filter: forward jumps only, so at most
  * XREF_FILTER_MAX_INSNS steps. */
@@ -322,8 +341,11 @@ static __always_inline void close_window(struct xref_thread_window *window, __u3
  * handed to unprobed code ends without an observable return: it goes
  * silently, and if it is the start frame the window is complete, its end
  * inferred. Any other frame was left by unwinding. Returns 1 when the start
- * frame itself was popped and the window closed. */
-static __always_inline int pop_unwound(struct xref_thread_window *window, __u32 tid, __u64 sp, int inclusive) {
+ * frame itself was popped and the window closed. A global function, so the
+ * verifier walks its loop once, not at every place that pops. */
+__noinline int pop_frames(__u32 tid, __u64 sp, int inclusive) {
+  struct xref_thread_window *window = bpf_map_lookup_elem(&threads, &tid);
+  if (!window) return 0;
   for (int i = 0; i < XREF_TRACE_MAX_DEPTH; i++) {
     __u32 depth = window->depth;
     if (depth == 0 || depth > XREF_TRACE_MAX_DEPTH) return 0;
@@ -344,6 +366,11 @@ static __always_inline int pop_unwound(struct xref_thread_window *window, __u32 
     }
   }
   return 0;
+}
+
+static __always_inline int pop_unwound(struct xref_thread_window *window, __u32 tid, __u64 sp, int inclusive) {
+  (void)window; /* the same map element: pop_frames looks it up itself */
+  return pop_frames(tid, sp, inclusive);
 }
 
 static __always_inline struct xref_frame *top_frame(struct xref_thread_window *window) {
@@ -433,7 +460,7 @@ static __always_inline void open_window(struct pt_regs *ctx, __u32 tid, __u32 in
   }
   if (stopped) return;
   if (max_windows && windows_opened >= max_windows) return;
-  run_fetches(ctx, probe, values);
+  run_fetches(ctx, index);
   if (!filter_accepts(values)) {
     __sync_fetch_and_add(&starts_filtered, 1);
     return;
@@ -476,7 +503,7 @@ static __always_inline int handle_return(struct pt_regs *ctx, struct xref_thread
     top->function_id = probe->tail_target_id;
     top->flags = XREF_FRAME_F_TAILED;
     if (continuation) return 0;
-    run_fetches(ctx, probe, values);
+    run_fetches(ctx, index);
     struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_TAIL_EXIT);
     if (event) {
       event->depth = (__u16)(depth - 1);
@@ -497,7 +524,7 @@ static __always_inline int handle_return(struct pt_regs *ctx, struct xref_thread
     }
     return 0;
   }
-  run_fetches(ctx, probe, values);
+  run_fetches(ctx, index);
   struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_RETURN);
   if (event) {
     event->depth = (__u16)(depth - 1);
@@ -533,7 +560,7 @@ static __always_inline int handle_return_site(struct pt_regs *ctx, struct xref_t
   if (!values) return 0;
   values->count = 0;
   values->failed = 0;
-  if (probe->kind == XREF_PROBE_RETURN_SITE) run_fetches(ctx, probe, values);
+  if (probe->kind == XREF_PROBE_RETURN_SITE) run_fetches(ctx, index);
   struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_RETURN);
   if (event) {
     event->depth = (__u16)(depth - 1);
@@ -564,12 +591,12 @@ static __always_inline int handle_entry(struct xref_thread_window *window, __u32
     __u32 named = top->flags & XREF_FRAME_F_NAMED;
     top->flags = XREF_FRAME_F_BY_RET;
     if (named && top->function_id == probe->function_id) return 0;
-    run_fetches(ctx, probe, values);
+    run_fetches(ctx, index);
     emit_tail_entry(window, tid, index, probe, values, top, sp);
     return 0;
   }
   if (pop_unwound(window, tid, sp, 1)) return 1;
-  run_fetches(ctx, probe, values);
+  run_fetches(ctx, index);
   emit_entry(window, tid, index, probe, values, 0, sp,
              probe->kind == XREF_PROBE_ENTRY ? XREF_FRAME_F_BY_RET : 0);
   return 0;
@@ -585,7 +612,7 @@ static __always_inline int handle_tail_site(struct xref_thread_window *window, _
                                             const struct xref_probe *probe, struct fetched *values, __u64 sp,
                                             struct pt_regs *ctx) {
   if (pop_unwound(window, tid, sp, 0)) return 1;
-  run_fetches(ctx, probe, values);
+  run_fetches(ctx, index);
   struct xref_frame *top = top_frame(window);
   if (top && top->entry_sp == sp) {
     top->flags = (top->flags & (XREF_FRAME_F_BY_RET | XREF_FRAME_F_TAILED)) ? XREF_FRAME_F_TAILED | XREF_FRAME_F_NAMED : 0;
@@ -657,7 +684,7 @@ __noinline int run_role(struct pt_regs *ctx, __u32 tid, __u32 index) {
     }
     case XREF_PROBE_STOP: {
       if (pop_unwound(window, tid, sp, 0)) return next;
-      run_fetches(ctx, probe, values);
+      run_fetches(ctx, index);
       struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_STOP);
       if (event) {
         event->depth = (__u16)window->depth;
