@@ -10,8 +10,9 @@
 //   2 noreturn_throw guard: try { checked2 } catch (...); checked2 calls the
 //                    [[noreturn]] cold bail2, which throws, on odd variants
 //   3 virtual        virt_user: shapes[i]->area(x) through the vtable
-//   4 mi_thunk       mi_user: a call through Second* of a Both, which enters
-//                    "non-virtual thunk to rc::Both::second" (`jmp`)
+//   4 mi_thunk       mi_user: a call through Second* of a Both or a Pair,
+//                    which enters "non-virtual thunk to rc::Both::second"
+//                    (or Pair's), a `this` adjustment and a `jmp`
 //   5 lambda         lam_user calls a lambda through a std::function
 //   6 plt            len_user calls strlen through the PLT
 //   7 recursion      walk(n) = n + walk(n - 1)
@@ -196,6 +197,12 @@ struct Both : First, Second {
   int first(int x) const override;
   int second(int x) const override;
 };
+// A second class of the same shape, so no single target is likely enough for
+// GCC to call it directly (speculative devirtualization) instead of the thunk.
+struct Pair : First, Second {
+  int first(int x) const override;
+  int second(int x) const override;
+};
 
 RC_FUNCTION int Both::first(int x) const {
   RC_ENTER("rc::Both::first");
@@ -208,12 +215,24 @@ RC_FUNCTION int Both::second(int x) const {
   return x + b;
 }
 
+RC_FUNCTION int Pair::first(int x) const {
+  RC_ENTER("rc::Pair::first");
+  RC_RETURN("rc::Pair::first");
+  return x - a;
+}
+RC_FUNCTION int Pair::second(int x) const {
+  RC_ENTER("rc::Pair::second");
+  RC_RETURN("rc::Pair::second");
+  return x - b;
+}
+
 Both both;
-Second* second_base = &both;
+Pair pair;
+const Second* second_bases[2] = {&both, &pair};
 
 RC_FUNCTION int mi_user(int x) {
   RC_ENTER("rc::mi_user");
-  const Second* base = second_base;
+  const Second* base = second_bases[x / 8 % 2];
   RC_CALL("vcall", RC_FIRST_VIRTUAL_SLOT(base));
   const int result = base->second(x);
   RC_CALLED("vcall");

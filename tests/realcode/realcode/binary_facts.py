@@ -150,6 +150,10 @@ class BinaryFacts:
                 self._range_table.append((start, end, function.va))
         self._range_table.sort()
         self._range_starts = [start for start, _, _ in self._range_table]
+        instructions.sort(key=lambda i: i.va)
+        # The instruction that ends where the next one starts: for a return
+        # address, the call that pushed it.
+        self.instruction_before = {after.va: before for before, after in zip(instructions, instructions[1:])}
         for instruction in instructions:
             owner = self.owner(instruction.va)
             if owner is not None:
@@ -165,6 +169,14 @@ class BinaryFacts:
             if start <= va < end:
                 return owner
         return None
+
+    def direct_call_target(self, return_address: int) -> int | None:
+        """The function a direct call that returns to return_address calls;
+        None for an indirect call (or no call)."""
+        instruction = self.instruction_before.get(return_address)
+        if instruction is None or not instruction.is_call or instruction.target is None:
+            return None
+        return self.owner(instruction.target)
 
     def plt_stub(self, name: str) -> int | None:
         for function in self.functions.values():

@@ -56,11 +56,12 @@ RC_CPP = Program(
         # GCC names the lambda after the variable it initializes, clang $_N.
         "rc::lambda": r"rc::(lambda_fn::\{lambda\(int\)#1\}|\$_0)::operator\(\)",
         "mi_thunk": r"non-virtual thunk to rc::Both::second",
+        "mi_thunk2": r"non-virtual thunk to rc::Pair::second",
     },
     traced=["rc::serve", "rc::catcher", "rc::mid", "rc::thrower", "rc::throw_start", "rc::mid2", "rc::thrower2",
             "rc::guard", "rc::checked2", "rc::bail2", "rc::virt_user", "rc::Square::area", "rc::Circle::area",
-            "rc::Triangle::area", "rc::mi_user", "mi_thunk", "rc::Both::first", "rc::Both::second", "rc::lam_user",
-            "rc::lambda", "rc::len_user", "rc::walk"],
+            "rc::Triangle::area", "rc::mi_user", "mi_thunk", "rc::Both::second", "mi_thunk2", "rc::Pair::second",
+            "rc::lam_user", "rc::lambda", "rc::len_user", "rc::walk"],
     idioms=["catch_end", "throw_out", "noreturn_throw", "virtual", "mi_thunk", "lambda", "plt", "recursion"],
     # Depth 2 for serve: at -O0, depth 3 would expand std::function's
     # operator(), whose calls (_M_empty, std::forward) no record line names.

@@ -59,6 +59,7 @@ def parse_record(text: str) -> dict[tuple[int, int], Request]:
 @dataclass
 class _Frame:
     fn: int
+    call_event: int                    # index of the "call" event that opened it
     pseudo: str | None = None          # opened by a "[" line of its caller
     tail_pending: str | None = None    # "~": the source left by `return callee(...)`
     returns_after_child: bool = False  # that tail call was compiled as a call
@@ -126,19 +127,25 @@ class FrameBuilder:
 
     def _push_call(self, callee: int, caller: int | None, **frame_fields) -> None:
         self.events.append(("call", len(self.stack), callee, caller))
-        self.stack.append(_Frame(fn=callee, **frame_fields))
+        self.stack.append(_Frame(fn=callee, call_event=len(self.events) - 1, **frame_fields))
 
     # --- record lines ------------------------------------------------------------
 
     def _entry(self, name: str, extra: str) -> None:
         va = self._va(name)
+        return_address = self._static(extra)
         # The byte before the return address is the call's own: after a
         # call of a noreturn function the return address may already be the
         # next function's first byte.
-        caller = self.facts.owner(self._static(extra) - 1)
+        caller = self.facts.owner(return_address - 1)
+        # What that call instruction called, when it is direct: va itself, or
+        # a function that jumped on to va (a thunk, a tail call).
+        called = self.facts.direct_call_target(return_address)
         self._close_implicit(caller)
         if not self.stack:
-            self._push_call(va, caller)
+            self._push_call(called or va, caller)
+            if called not in (None, va):
+                self._jump(va)
             return
         top = self.stack[-1]
         parent = self.stack[-2].fn if len(self.stack) >= 2 else None
@@ -146,13 +153,20 @@ class FrameBuilder:
             if top.tail_pending is not None:
                 top.tail_pending = None
                 top.returns_after_child = True
-            self._push_call(va, caller)
+            self._push_call(called or va, caller)
+            if called not in (None, va):
+                self._jump(va)
         elif caller is not None and caller == parent and (top.tail_pending is not None or top.pseudo):
+            if top.pseudo and called is not None and called != top.fn:
+                # The caller's note named the function its vtable slot holds,
+                # but the compiler called another directly (speculative
+                # devirtualization): the frame is that function's.
+                self.events[top.call_event] = ("call", len(self.stack) - 1, called, caller)
+                top.fn = called
             if top.pseudo and top.fn == va:
                 top.pseudo = None  # the caller's note was this very call
                 return
-            self.events.append(("tail", len(self.stack) - 1, top.fn, va))
-            top.fn, top.tail_pending, top.pseudo = va, None, None
+            self._jump(va)
         elif top.pseudo or top.hidden:
             # Called from inside a function the record does not follow
             # (std::function's invoker chain at -O0): one hidden frame stands
@@ -162,6 +176,12 @@ class FrameBuilder:
         else:
             raise ModelError(f"entry of {name} returns to {self._name(caller)}, but the open frame is "
                              f"{self._name(top.fn)} (below it {self._name(parent)})")
+
+    def _jump(self, va: int) -> None:
+        """The top frame's function jumps to va."""
+        top = self.stack[-1]
+        self.events.append(("tail", len(self.stack) - 1, top.fn, va))
+        top.fn, top.tail_pending, top.pseudo = va, None, None
 
     def _return(self, name: str, _extra: str) -> None:
         self._close_implicit(None)
