@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import expected as expected_windows
-from .binary_facts import BinaryFacts
+from .binary_facts import BinaryFacts, base_name
 from .compare import actual_events, compare_window, render_window, window_request_id
 from .programs import Program, Scenario
 from .record import FrameBuilder, ModelError, parse_record
@@ -76,6 +76,15 @@ def _trace_args(scenario: Scenario, mode: str, program: Program, facts: BinaryFa
 _HEX = re.compile(r"0x[0-9a-f]+")
 
 
+def _annotate(message: str, facts: BinaryFacts) -> str:
+    """xref's first error line with each address followed by its function."""
+    def name(match: re.Match[str]) -> str:
+        owner = facts.owner(int(match.group(0), 16))
+        return match.group(0) + (f" ({base_name(facts.functions[owner].name)})" if owner is not None else "")
+
+    return _HEX.sub(name, message.splitlines()[0])
+
+
 def _refused_function(message: str, names: list[str], vas: dict[str, int], facts: BinaryFacts) -> str | None:
     """The traced function a refusal names (by an address in it), if any."""
     for text in _HEX.findall(message):
@@ -116,13 +125,13 @@ def _check_scenario(xref, binary, stripped, program, scenario, mode, facts, vas,
         culprit = _refused_function(run.refused, traced, vas, facts)
         if culprit is None or culprit == scenario.start:
             break
-        left_out[culprit] = run.refused.splitlines()[0]
+        left_out[culprit] = _annotate(run.refused, facts)
         traced.remove(culprit)
     start = vas[scenario.start]
     if run.refused is not None:
         names = program.idioms if scenario.rows == "each" else [scenario.rows]
         for name in names:
-            result.row(name).refused = run.refused.splitlines()[0]
+            result.row(name).refused = _annotate(run.refused, facts)
         return
     expanded = facts.expanded(start, scenario.callees_depth) if mode == "callees" else {start}
     traced_vas = {vas[name] for name in traced}

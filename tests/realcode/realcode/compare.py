@@ -27,15 +27,20 @@ def window_request_id(window: dict) -> int | None:
     return None
 
 
+def function_name(va: int, facts: BinaryFacts) -> str:
+    """nm's name of the function starting at va, else the VA and where it lies."""
+    function = facts.functions.get(va)
+    if function is not None:
+        return function.name
+    owner = facts.owner(va)
+    return f"{va:#x} (inside {facts.functions[owner].name})" if owner is not None else hex(va)
+
+
 def describe(event: Event | None, facts: BinaryFacts) -> str:
     if event is None:
         return "(nothing)"
     kind, depth, target, tail = event
-    if isinstance(target, int):
-        function = facts.functions.get(target)
-        name = function.name if function else hex(target)
-    else:
-        name = target
+    name = function_name(target, facts) if isinstance(target, int) else target
     mark = {"entry": ">", "return": "<", "tail_exit": "< [tail]", "unwound": "< [unwound]"}.get(kind, kind)
     return f"{depth} {mark} {name}{' [tail call]' if tail else ''}"
 
