@@ -22,7 +22,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from realcode.binary_facts import BinaryFacts, base_name  # noqa: E402
+from realcode.binary_facts import BinaryFacts  # noqa: E402
 from realcode.check import function_vas  # noqa: E402
 from realcode.programs import PROGRAMS  # noqa: E402
 
@@ -54,7 +54,7 @@ class Facts:
 
     def first_instruction(self, name: str):
         function = self.binary.functions[self.va(name)]
-        return min((i for i in function.instructions if i.va == function.va), key=lambda i: i.va, default=None)
+        return next((i for i in function.instructions if i.va == function.va), None)
 
     def has_cold_part_calling(self, name: str, callee: str) -> bool:
         function = self.binary.functions[self.va(name)]
@@ -66,7 +66,7 @@ class Facts:
         return self.binary.plt_stub(name)
 
 
-def check_calls(facts: Facts, program) -> None:
+def check_calls(facts: Facts) -> None:
     own = set(facts.vas.values())
     for name, va in sorted(facts.vas.items()):
         for instruction, target in facts.binary.branch_targets(va, jumps=False):
@@ -121,7 +121,7 @@ def main() -> int:
         name = f"{program.name}-{compiler}-{level}-{link}"
         print(name)
         facts = Facts(os.path.join(options.build_dir, name), program)
-        check_calls(facts, program)
+        check_calls(facts)
         if level == "O2":
             (check_c if program.name == "rc_c" else check_cpp)(facts, compiler)
         failures += len(facts.failures)

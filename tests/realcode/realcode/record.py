@@ -35,7 +35,6 @@ class Request:
     request_id: int
     idiom: str = ""
     lines: list[tuple[str, str, str]] = field(default_factory=list)  # kind, name, extra
-    events: list[tuple] = field(default_factory=list)
 
 
 def parse_record(text: str) -> dict[tuple[int, int], Request]:
