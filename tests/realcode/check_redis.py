@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+"""xref trace on a program not written here: Debian's redis-server.
+
+  check_redis.py --xref XREF [--redis-server PATH] [--requests N]
+
+Starts redis-server on a free loopback port, traces its main thread with
+`xref trace --start processCommand --functions ...` (the names of its
+.dynsym; Debian strips the rest) and, at the same time, counts the same
+functions with bpftrace uprobes on the same thread, one count per
+processCommand call (uprobe to uretprobe). A redis-benchmark run between two
+ECHO commands (echoCommand is traced too, so both sides find them) is the
+workload. Each xref window must be complete and count, per function, as
+many entries as bpftrace saw in the same processCommand call.
+
+Exit status 0 equal, 1 not, 77 (skip) when redis-server, redis-benchmark,
+bpftrace, xref or BPF is missing and XREF_REQUIRE_BPF is not 1.
+"""
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+
+SKIP = 77
+# Exported functions of Debian's build (nm -D); lookupKeyRead and its
+# siblings are small wrappers that tail-jump into each other.
+COUNTED = ["echoCommand", "call", "lookupKey", "lookupKeyRead", "lookupKeyReadWithFlags", "lookupKeyReadOrReply",
+           "lookupKeyWrite", "lookupKeyWriteWithFlags", "setKey", "dbAdd", "addReply", "addReplyBulk"]
+BEGIN, END = "xref-realcode-begin", "xref-realcode-end"
+
+
+def die_with_parent() -> None:
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def redis_cli(port: int, *words: str) -> str:
+    return subprocess.run(["redis-cli", "-p", str(port), *words], check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def wait_for_redis(port: int, server: subprocess.Popen) -> None:
+    # Readiness is an event (PONG); the pauses only pace the asking.
+    while server.poll() is None:
+        try:
+            if redis_cli(port, "ping") == "PONG":
+                return
+        except subprocess.CalledProcessError:
+            pass
+        time.sleep(0.05)
+    raise RuntimeError(f"redis-server exited with status {server.returncode}")
+
+
+class LineReader:
+    """The lines a pipe has delivered so far, without blocking for more."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+        self.lines: list[str] = []
+        self.partial = b""
+
+    def _take(self, data: bytes) -> None:
+        *complete, self.partial = (self.partial + data).split(b"\n")
+        self.lines += [line.decode().strip() for line in complete]
+
+    def read_available(self, wait_seconds: float) -> None:
+        while select.select([self.fd], [], [], wait_seconds)[0]:
+            data = os.read(self.fd, 65536)
+            if not data:
+                return
+            self._take(data)
+            wait_seconds = 0
+
+    def read_to_end(self) -> None:
+        while data := os.read(self.fd, 65536):
+            self._take(data)
+
+
+def bpftrace_program(path: str, tid: int) -> str:
+    counted = ",\n".join(f"uprobe:{path}:{name}" for name in COUNTED)
+    return (f"uprobe:{path}:processCommand /tid == {tid}/ {{ printf(\"S\\n\"); }}\n"
+            f"uretprobe:{path}:processCommand /tid == {tid}/ {{ printf(\"E\\n\"); }}\n"
+            f"{counted} /tid == {tid}/ {{ printf(\"C %s\\n\", probe); }}\n")
+
+
+def bpftrace_calls(lines: list[str]) -> list[Counter]:
+    """Per processCommand call (S ... E), the entries of each function."""
+    calls, current = [], None
+    for line in lines:
+        if line == "S":
+            current = Counter()
+        elif line == "E" and current is not None:
+            calls.append(current)
+            current = None
+        elif line.startswith("C ") and current is not None:
+            current[line.rsplit(":", 1)[1]] += 1
+    return calls
+
+
+def xref_calls(document: dict) -> list[tuple[str, Counter]]:
+    calls = []
+    for window in document.get("windows", []):
+        counts = Counter(event["symbol"] for event in window["events"]
+                         if event["kind"] == "entry" and event.get("depth", 0) > 0)
+        loss = window.get("possible_loss") or window.get("lost_events")
+        calls.append((window["status"] + (" (events lost)" if loss else ""), counts))
+    return calls
+
+
+def between_markers(calls: list, counts_of) -> list:
+    """The calls from the ECHO before the workload to the ECHO after it."""
+    echoes = [index for index, call in enumerate(calls) if counts_of(call)["echoCommand"] > 0]
+    if len(echoes) < 2:
+        raise AssertionError(f"found {len(echoes)} of the two ECHO commands")
+    return calls[echoes[0]:echoes[-1] + 1]
+
+
+def missing_facility(xref: str, server: str) -> str | None:
+    for program, package in ((server, "redis-server"), ("redis-cli", "redis-tools"),
+                             ("redis-benchmark", "redis-tools"), ("bpftrace", "bpftrace")):
+        if shutil.which(program) is None:
+            return f"{program} (Debian package {package})"
+    if not os.access(xref, os.X_OK):
+        return f"the xref helper ({xref})"
+    if os.geteuid() != 0:
+        return "BPF (run as root)"
+    return None
+
+
+def run(xref: str, server_path: str, requests: int) -> int:
+    port = free_port()
+    work = tempfile.mkdtemp(prefix="xref-realcode-redis-")
+    processes = []
+    try:
+        server = subprocess.Popen([server_path, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                                   "--appendonly", "no", "--dir", work, "--daemonize", "no"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=die_with_parent)
+        processes.append(server)
+        wait_for_redis(port, server)
+        binary = os.path.realpath(f"/proc/{server.pid}/exe")
+
+        # bpftrace first, proven live by a PING it counts; then xref.
+        bpftrace = subprocess.Popen(["bpftrace", "-B", "line", "-e", bpftrace_program(binary, server.pid)],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=die_with_parent)
+        processes.append(bpftrace)
+        bpftrace_output = LineReader(bpftrace.stdout.fileno())
+        while "E" not in bpftrace_output.lines:
+            if bpftrace.poll() is not None:
+                raise AssertionError("bpftrace ended: " + bpftrace.stderr.read().decode())
+            redis_cli(port, "ping")
+            bpftrace_output.read_available(0.1)
+
+        trace_path = os.path.join(work, "trace.json")
+        with open(trace_path, "w") as trace_output:
+            tracer = subprocess.Popen([xref, "trace", "--pid", str(server.pid), "--start", "processCommand",
+                                       "--functions", ",".join(COUNTED), "--json"],
+                                      stdout=trace_output, stderr=subprocess.PIPE, text=True)
+        processes.append(tracer)
+        while True:
+            line = tracer.stderr.readline()
+            if not line:
+                print("xref did not attach:", open(trace_path).read())
+                return 1
+            if line.startswith("xref: tracing PID"):
+                break
+
+        redis_cli(port, "echo", BEGIN)
+        subprocess.run(["redis-benchmark", "-p", str(port), "-c", "1", "-n", str(requests), "-t",
+                        "set,get,incr,lpush,lpop", "-q"], check=True, stdout=subprocess.DEVNULL)
+        redis_cli(port, "echo", END)
+
+        # Both stop on SIGINT after writing out everything they recorded.
+        tracer.send_signal(signal.SIGINT)
+        tracer.wait()
+        bpftrace.send_signal(signal.SIGINT)
+        bpftrace_output.read_to_end()
+        bpftrace.wait()
+        bpftrace_lines = bpftrace_output.lines
+        with open(trace_path) as trace_output:
+            document = json.load(trace_output)
+
+        seen = between_markers(bpftrace_calls(bpftrace_lines), lambda counts: counts)
+        traced = between_markers(xref_calls(document), lambda call: call[1])
+        problems = []
+        if len(seen) != len(traced):
+            problems.append(f"bpftrace saw {len(seen)} processCommand calls, xref {len(traced)} windows")
+        for index, (counts, (status, window_counts)) in enumerate(zip(seen, traced)):
+            if status != "complete":
+                problems.append(f"window {index}: status {status}")
+            if counts != window_counts:
+                problems.append(f"window {index}: xref counted {dict(window_counts)}, bpftrace {dict(counts)}")
+        total = sum(seen, Counter())
+        print(f"redis-server {binary}: {len(seen)} processCommand calls between the markers; "
+              f"bpftrace counted {dict(total)}")
+        if not total["lookupKeyReadOrReply"] or not total["setKey"]:
+            problems.append("the workload did not reach lookupKeyReadOrReply and setKey")
+        for problem in problems[:20]:
+            print("wrong:", problem)
+        print("equal" if not problems else f"{len(problems)} differences")
+        return 0 if not problems else 1
+    finally:
+        for process in reversed(processes):
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--xref", required=True)
+    parser.add_argument("--redis-server", default="/usr/bin/redis-server")
+    parser.add_argument("--requests", type=int, default=20, help="redis-benchmark requests per test")
+    options = parser.parse_args()
+    missing = missing_facility(options.xref, options.redis_server)
+    if missing:
+        if os.environ.get("XREF_REQUIRE_BPF") == "1":
+            print(f"required facility missing (XREF_REQUIRE_BPF=1): {missing}")
+            return 1
+        print(f"facility missing, skipped (set XREF_REQUIRE_BPF=1 to fail): {missing}")
+        return SKIP
+    return run(options.xref, options.redis_server, options.requests)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
