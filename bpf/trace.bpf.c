@@ -144,6 +144,10 @@ static __always_inline void read_fetches(struct pt_regs *ctx, const struct xref_
     const struct xref_fetch *fetch = &probe->fetches[i];
     __u32 word = fetch->regs_offset / 8;
     __u64 value = word < PT_REGS_WORDS ? regs->words[word & 31] : 0;
+    if (fetch->index_word_plus_one) {
+      __u32 index_word = fetch->index_word_plus_one - 1;
+      value += (index_word < PT_REGS_WORDS ? regs->words[index_word & 31] : 0) * fetch->index_scale;
+    }
     __s16 error = 0;
     for (int d = 0; d < XREF_FETCH_MAX_DEREFS; d++) {
       if (d >= fetch->deref_count) break;
@@ -501,7 +505,7 @@ static __always_inline int handle_return(struct pt_regs *ctx, struct xref_thread
   if (kind == XREF_PROBE_TAIL_EXIT) {
     /* The frame is not over: the jump's target runs in it. */
     top->function_id = probe->tail_target_id;
-    top->flags = XREF_FRAME_F_TAILED;
+    top->flags = XREF_FRAME_F_TAILED | XREF_FRAME_F_TAIL_CHANGED;
     if (continuation) return 0;
     run_fetches(ctx, index);
     struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_TAIL_EXIT);
@@ -517,6 +521,18 @@ static __always_inline int handle_return(struct pt_regs *ctx, struct xref_thread
   }
   window->depth = depth - 1;
   if (continuation) {
+    /* A frame whose current function's entry was shown ([tail] at a
+     * tail-call site) shows its return too. */
+    if (top->flags & XREF_FRAME_F_NAMED) {
+      struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_RETURN);
+      if (event) {
+        event->depth = (__u16)(depth - 1);
+        event->probe_index = index;
+        event->function_id = top->function_id;
+        event->sp = sp;
+        submit(event);
+      }
+    }
     /* The start frame's real end; inner continued frames end silently. */
     if (depth - 1 == 0) {
       close_window(window, tid, XREF_WINDOW_COMPLETE, probe->function_id, 0);
@@ -546,11 +562,14 @@ static __always_inline int handle_return(struct pt_regs *ctx, struct xref_thread
  * entry sp. The frame is named by the function running in it now (the
  * callee, or what it tail-jumped to). Returns 1 when the window closed. */
 static __always_inline int handle_return_site(struct pt_regs *ctx, struct xref_thread_window *window, __u32 tid,
-                                              __u32 index, const struct xref_probe *probe, __u64 sp) {
+                                              __u32 index, const struct xref_probe *probe, __u32 callee, __u64 sp) {
   sp -= 8;
   if (pop_unwound(window, tid, sp, 0)) return 1;
   struct xref_frame *top = top_frame(window);
+  /* Not the frame of this call: a second return of setjmp after a
+   * longjmp, or a landing pad's path back, at the same sp. */
   if (!top || top->entry_sp != sp) return 0;
+  if (top->function_id != callee && !(top->flags & XREF_FRAME_F_TAIL_CHANGED)) return 0;
   __u32 depth = window->depth;
   window->depth = depth - 1;
   /* A return site's own fetches (--fetch-ret of the callee); not those of
@@ -615,7 +634,9 @@ static __always_inline int handle_tail_site(struct xref_thread_window *window, _
   run_fetches(ctx, index);
   struct xref_frame *top = top_frame(window);
   if (top && top->entry_sp == sp) {
-    top->flags = (top->flags & (XREF_FRAME_F_BY_RET | XREF_FRAME_F_TAILED)) ? XREF_FRAME_F_TAILED | XREF_FRAME_F_NAMED : 0;
+    top->flags = (top->flags & (XREF_FRAME_F_BY_RET | XREF_FRAME_F_TAILED))
+                     ? XREF_FRAME_F_TAILED | XREF_FRAME_F_NAMED | XREF_FRAME_F_TAIL_CHANGED
+                     : XREF_FRAME_F_TAIL_CHANGED;
     emit_tail_entry(window, tid, index, probe, values, top, sp);
     return 0;
   }
@@ -651,7 +672,7 @@ __noinline int run_role(struct pt_regs *ctx, __u32 tid, __u32 index) {
   values->failed = 0;
 
   if (probe->flags & XREF_PROBE_F_RETURN_SITE) {
-    if (handle_return_site(ctx, window, tid, index, probe, sp)) return next;
+    if (handle_return_site(ctx, window, tid, index, probe, probe->return_function_id, sp)) return next;
   }
 
   switch (probe->kind) {
@@ -670,7 +691,7 @@ __noinline int run_role(struct pt_regs *ctx, __u32 tid, __u32 index) {
       handle_return(ctx, window, tid, index, probe, sp);
       return next;
     case XREF_PROBE_RETURN_SITE:
-      handle_return_site(ctx, window, tid, index, probe, sp);
+      handle_return_site(ctx, window, tid, index, probe, probe->function_id, sp);
       return next;
     case XREF_PROBE_UNWIND_CHECK: {
       /* Frames below the handler's call are over. One at the call's own sp

@@ -384,6 +384,27 @@ class Planner {
     return split;
   }
 
+  // A function's code and that of its split-off parts (".cold", or stripped
+  // FDE ranges recognised by is_split_part), reached by direct jumps.
+  std::vector<FunctionCode> code_parts(uint32_t module_index, const FunctionCode& code) {
+    std::vector<FunctionCode> parts{code};
+    const ElfImage& image = image_of(module_index);
+    for (const ExitJump& exit : code.exits) {
+      if (exit.target.indirect() || in_parts(parts, exit.target.va)) continue;
+      if (exit.kind != ExitKind::cold_part && !is_split_part(module_index, code, exit.target.va)) continue;
+      const FunctionSymbol* part = image.function_at(exit.target.va);
+      if (part == nullptr) continue;
+      auto part_code = disassemble(image, *part);
+      if (part_code && part_code->complete()) parts.push_back(std::move(*part_code));
+    }
+    return parts;
+  }
+
+  static bool in_parts(const std::vector<FunctionCode>& parts, uint64_t va) {
+    return std::any_of(parts.begin(), parts.end(),
+                       [&](const FunctionCode& part) { return va >= part.start && va < part.end; });
+  }
+
   Result<void> build_probes() {
     index_functions();
     for (TracedFunction& function : plan_.functions) {
@@ -429,36 +450,45 @@ class Planner {
         }
         continue;
       }
-      for (uint64_t ret : code->rets) {
-        if (auto probe = add_probe(*code, function, ret, XREF_PROBE_RET, flags, false, function.return_fetches);
-            !probe) {
-          return probe;
+      // The function's rets and tail jumps, in its own code and in its
+      // split-off parts (a .cold part's catch block can end in a tail jump).
+      const std::vector<FunctionCode> parts = code_parts(function.module_index, *code);
+      for (const FunctionCode& part : parts) {
+        for (uint64_t ret : part.rets) {
+          if (auto probe = add_probe(part, function, ret, XREF_PROBE_RET, flags, false, function.return_fetches);
+              !probe) {
+            return probe;
+          }
         }
-      }
-      for (const ExitJump& exit : code->exits) {
-        if (exit.kind == ExitKind::cold_part || is_split_part(function.module_index, *code, exit.target.va)) continue;
-        if (exit.conditional) {
-          // A probe on a jcc fires whether or not the jump is taken.
-          plan_.warnings.push_back(function.symbol.demangled + " may tail-jump conditionally at " + to_hex(exit.va) +
-                                   "; that exit is seen at the next event");
-          continue;
+        for (const ExitJump& exit : part.exits) {
+          if (exit.kind == ExitKind::cold_part || in_parts(parts, exit.target.va) ||
+              is_split_part(function.module_index, *code, exit.target.va)) {
+            continue;
+          }
+          if (exit.conditional) {
+            // A probe on a jcc fires whether or not the jump is taken.
+            plan_.warnings.push_back(function.symbol.demangled + " may tail-jump conditionally at " + to_hex(exit.va) +
+                                     "; that exit is seen at the next event");
+            continue;
+          }
+          if (exit.kind == ExitKind::indirect && exit.jump_table) continue;  // a switch: stays in the function
+          if (exit.kind == ExitKind::indirect) {
+            plan_.warnings.push_back(function.symbol.demangled + " may tail-call through a pointer at " +
+                                     to_hex(exit.va) + " (" + exit.target.operand +
+                                     "); such an exit is seen at the next event");
+            continue;
+          }
+          if (exit.kind == ExitKind::outside_jump) {
+            plan_.warnings.push_back(function.symbol.demangled + " jumps out of its code to " +
+                                     to_hex(exit.target.va) + ", which starts no known function, at " +
+                                     to_hex(exit.va) + "; that exit is seen at the next event");
+            continue;
+          }
+          if (auto probe = add_probe(part, function, exit.va, XREF_PROBE_TAIL_EXIT, flags, false, {}); !probe) {
+            return probe;
+          }
+          set_tail_target(function, exit.va, exit.target.va);
         }
-        if (exit.kind == ExitKind::indirect && exit.jump_table) continue;  // a switch: stays in the function
-        if (exit.kind == ExitKind::indirect) {
-          plan_.warnings.push_back(function.symbol.demangled + " may tail-call through a pointer at " + to_hex(exit.va) +
-                                   " (" + exit.target.operand + "); such an exit is seen at the next event");
-          continue;
-        }
-        if (exit.kind == ExitKind::outside_jump) {
-          plan_.warnings.push_back(function.symbol.demangled + " jumps out of its code to " +
-                                   to_hex(exit.target.va) + ", which starts no known function, at " + to_hex(exit.va) +
-                                   "; that exit is seen at the next event");
-          continue;
-        }
-        if (auto probe = add_probe(*code, function, exit.va, XREF_PROBE_TAIL_EXIT, flags, false, {}); !probe) {
-          return probe;
-        }
-        set_tail_target(function, exit.va, exit.target.va);
       }
       if (code->rets.empty() && code->exits.empty()) {
         plan_.warnings.push_back(function.symbol.demangled + " has no ret instruction: its returns cannot be seen");
@@ -598,14 +628,41 @@ class Planner {
       item.deref_offsets = {static_cast<int32_t>(edge.target.va - edge.site_va)};
       return {item};
     }
-    static const std::regex memory(R"(qword ptr \[(\w+)(?: ([+-]) (0x[0-9a-f]+|\d+))?\])");
+    // [base], [base +- disp], [base + index*scale +- disp], [index*scale +- disp]
+    // (a table of pointers). The index is BPF-only (no kernel fetch syntax).
+    static const std::regex memory(
+        R"(qword ptr \[(?:(\w+)(?: \+ (\w+)\*([1248]))?|(\w+)\*([1248]))(?: ([+-]) (0x[0-9a-f]+|\d+))?\])");
     std::smatch match;
     if (std::regex_match(edge.target.operand, match, memory)) {
-      auto reg = register_from_name(match[1].str());
-      if (!reg) return {};
-      item.base = *reg;
-      int64_t offset = match[3].matched ? std::stoll(match[3].str(), nullptr, 0) : 0;
-      if (match[2].str() == "-") offset = -offset;
+      const bool indexed = match[2].matched || match[4].matched;
+      if (indexed && request_.backend == "tracefs") {
+        plan_.warnings.push_back("indirect call at " + to_hex(edge.site_va) + " (" + edge.target.operand +
+                                 "): an indexed target cannot be fetched with --backend tracefs and stays unnamed");
+        return {};
+      }
+      if (match[1].matched) {
+        auto base = register_from_name(match[1].str());
+        if (!base) return {};
+        item.base = *base;
+        if (match[2].matched) {
+          auto index = register_from_name(match[2].str());
+          if (!index) return {};
+          item.index = *index;
+          item.scale = static_cast<uint8_t>(std::stoi(match[3].str()));
+        }
+      } else {
+        // index*scale alone: the index is also the base, so scale - 1 more of it.
+        auto index = register_from_name(match[4].str());
+        if (!index) return {};
+        item.base = *index;
+        const int scale = std::stoi(match[5].str());
+        if (scale > 1) {
+          item.index = *index;
+          item.scale = static_cast<uint8_t>(scale - 1);
+        }
+      }
+      int64_t offset = match[7].matched ? std::stoll(match[7].str(), nullptr, 0) : 0;
+      if (match[6].str() == "-") offset = -offset;
       item.deref_offsets = {static_cast<int32_t>(offset)};
       return {item};
     }
@@ -747,8 +804,13 @@ class Planner {
       if (function.indirect || !is_start_function(function_key(function.module_index, function.symbol.start))) continue;
       auto code = disassemble(image_of(function.module_index), function.symbol);
       if (!code) continue;
-      for (const ExitJump& exit : code->exits) {
-        if (exit.kind == ExitKind::tail_call && !exit.conditional) pending.emplace_back(function.module_index, exit.target.va);
+      const std::vector<FunctionCode> parts = code_parts(function.module_index, *code);
+      for (const FunctionCode& part : parts) {
+        for (const ExitJump& exit : part.exits) {
+          if (exit.kind == ExitKind::tail_call && !exit.conditional && !in_parts(parts, exit.target.va)) {
+            pending.emplace_back(function.module_index, exit.target.va);
+          }
+        }
       }
     }
     std::set<uint64_t> seen;
@@ -799,21 +861,24 @@ class Planner {
         id = function.id;
       }
       const TracedFunction function = plan_.functions[id];
-      for (uint64_t ret : code->rets) {
-        if (auto probe = add_probe(*code, function, ret, XREF_PROBE_RET, XREF_PROBE_F_CONTINUATION, false, {});
-            !probe) {
-          return probe;
+      const std::vector<FunctionCode> parts = code_parts(target.module_index, *code);
+      for (const FunctionCode& part : parts) {
+        for (uint64_t ret : part.rets) {
+          if (auto probe = add_probe(part, function, ret, XREF_PROBE_RET, XREF_PROBE_F_CONTINUATION, false, {});
+              !probe) {
+            return probe;
+          }
         }
-      }
-      for (const ExitJump& exit : code->exits) {
-        if (exit.kind != ExitKind::tail_call || exit.conditional) continue;
-        if (auto probe = add_probe(*code, function, exit.va, XREF_PROBE_TAIL_EXIT, XREF_PROBE_F_CONTINUATION, false,
-                                   {});
-            !probe) {
-          return probe;
+        for (const ExitJump& exit : part.exits) {
+          if (exit.kind != ExitKind::tail_call || exit.conditional || in_parts(parts, exit.target.va)) continue;
+          if (auto probe = add_probe(part, function, exit.va, XREF_PROBE_TAIL_EXIT, XREF_PROBE_F_CONTINUATION,
+                                     false, {});
+              !probe) {
+            return probe;
+          }
+          set_tail_target(function, exit.va, exit.target.va);
+          pending.emplace_back(target.module_index, exit.target.va);
         }
-        set_tail_target(function, exit.va, exit.target.va);
-        pending.emplace_back(target.module_index, exit.target.va);
       }
     }
     return {};

@@ -260,7 +260,7 @@ bool WindowMachine::handle_return(const Current& current, xref_thread_window& wi
   if (continuation && !tailed) return false;
   if (probe.kind == XREF_PROBE_TAIL_EXIT) {
     top.function_id = probe.tail_target_id;
-    top.flags = XREF_FRAME_F_TAILED;
+    top.flags = XREF_FRAME_F_TAILED | XREF_FRAME_F_TAIL_CHANGED;
     if (continuation) return false;
     const Fetched values = fetched(current.hit, probe);
     if (auto event = reserve_event(current, window, XREF_EVENT_TAIL_EXIT)) {
@@ -275,6 +275,16 @@ bool WindowMachine::handle_return(const Current& current, xref_thread_window& wi
   }
   window.depth = depth - 1;
   if (continuation) {
+    // A frame whose current function's entry was shown shows its return.
+    if (top.flags & XREF_FRAME_F_NAMED) {
+      if (auto event = reserve_event(current, window, XREF_EVENT_RETURN)) {
+        event->depth = static_cast<uint16_t>(depth - 1);
+        event->probe_index = current.index;
+        event->function_id = top.function_id;
+        event->sp = sp;
+        current.emit(*event);
+      }
+    }
     if (depth - 1 == 0) {
       close_window(current, window, XREF_WINDOW_COMPLETE, probe.function_id);
       return true;
@@ -300,13 +310,15 @@ bool WindowMachine::handle_return(const Current& current, xref_thread_window& wi
 
 // handle_return_site
 bool WindowMachine::handle_return_site(const Current& current, xref_thread_window& window, const Probe& probe,
-                                       uint64_t sp) {
+                                       uint32_t callee, uint64_t sp) {
   sp -= 8;
   if (pop_unwound(current, window, sp, false)) return true;
   const uint32_t depth = window.depth;
   if (depth == 0 || depth > XREF_TRACE_MAX_DEPTH) return false;
   const xref_frame top = window.frames[depth - 1];
+  // Not the frame of this call: setjmp's second return, a landing pad's path.
   if (top.entry_sp != sp) return false;
+  if (top.function_id != callee && !(top.flags & XREF_FRAME_F_TAIL_CHANGED)) return false;
   window.depth = depth - 1;
   // A return site's own fetches; not those of a role sharing its address.
   const Fetched values = probe.kind == XREF_PROBE_RETURN_SITE ? fetched(current.hit, probe) : Fetched{};
@@ -353,7 +365,9 @@ void WindowMachine::handle_tail_site(const Current& current, xref_thread_window&
   const uint32_t depth = window.depth;
   if (depth > 0 && depth <= XREF_TRACE_MAX_DEPTH && window.frames[depth - 1].entry_sp == sp) {
     xref_frame& top = window.frames[depth - 1];
-    top.flags = (top.flags & (XREF_FRAME_F_BY_RET | XREF_FRAME_F_TAILED)) ? XREF_FRAME_F_TAILED | XREF_FRAME_F_NAMED : 0;
+    top.flags = (top.flags & (XREF_FRAME_F_BY_RET | XREF_FRAME_F_TAILED))
+                    ? XREF_FRAME_F_TAILED | XREF_FRAME_F_NAMED | XREF_FRAME_F_TAIL_CHANGED
+                    : XREF_FRAME_F_TAIL_CHANGED;
     emit_tail_entry(current, window, probe, values, top, sp);
     return;
   }
@@ -375,7 +389,7 @@ void WindowMachine::run_role(const Current& current, const Probe& probe) {
   if (window == nullptr) return;
   const uint64_t sp = current.hit.sp;
   if (probe.flags & XREF_PROBE_F_RETURN_SITE) {
-    if (handle_return_site(current, *window, probe, sp)) return;
+    if (handle_return_site(current, *window, probe, probe.return_function_id, sp)) return;
   }
   switch (probe.kind) {
     case XREF_PROBE_ENTRY:
@@ -393,7 +407,7 @@ void WindowMachine::run_role(const Current& current, const Probe& probe) {
       handle_return(current, *window, probe, sp);
       return;
     case XREF_PROBE_RETURN_SITE:
-      handle_return_site(current, *window, probe, sp);
+      handle_return_site(current, *window, probe, probe.function_id, sp);
       return;
     case XREF_PROBE_UNWIND_CHECK: {
       // Frames below the handler's call are over; one at the call's own sp

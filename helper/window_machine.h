@@ -99,7 +99,8 @@ class WindowMachine {
                        const Fetched& values, xref_frame& frame, uint64_t sp);
   void open_window(const Current& current, const Probe& probe, xref_thread_window* old);
   bool handle_return(const Current& current, xref_thread_window& window, const Probe& probe, uint64_t sp);
-  bool handle_return_site(const Current& current, xref_thread_window& window, const Probe& probe, uint64_t sp);
+  bool handle_return_site(const Current& current, xref_thread_window& window, const Probe& probe, uint32_t callee,
+                          uint64_t sp);
   void handle_entry(const Current& current, xref_thread_window& window, const Probe& probe, uint64_t sp);
   void handle_tail_site(const Current& current, xref_thread_window& window, const Probe& probe, uint64_t sp);
   void run_role(const Current& current, const Probe& probe);

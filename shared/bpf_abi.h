@@ -30,7 +30,12 @@ struct xref_fetch {
   __u8 deref_count;   /* 0..XREF_FETCH_MAX_DEREFS */
   __u8 width;         /* 1, 2, 4 or 8 bytes */
   __u8 is_signed;     /* 1: sign-extend from width; 0: zero-extend */
-  __u8 reserved[3];
+  /* An index register added to the base before the first dereference, as
+   * in `call [rdx + 8*rax]`: its pt_regs offset / 8, plus 1 (0: none), and
+   * its scale (1, 2, 4 or 8). Only the helper's own fetches use it. */
+  __u8 index_word_plus_one;
+  __u8 index_scale;
+  __u8 reserved;
   __s32 deref_offsets[XREF_FETCH_MAX_DEREFS]; /* 32-bit like the kernel's fetch_insn offset */
 };
 

@@ -194,8 +194,10 @@ bool is_split_part(const ElfImage& image, const FunctionCode& caller, uint64_t t
   }
   auto code = disassemble(image, *part);
   if (!code) return false;
+  // A jump to the caller's first instruction is a (mutually recursive) tail
+  // call, not a way back into its body.
   return std::any_of(code->exits.begin(), code->exits.end(), [&](const ExitJump& exit) {
-    return exit.target.va >= caller.start && exit.target.va < caller.end;
+    return exit.target.va > caller.start && exit.target.va < caller.end;
   });
 }
 

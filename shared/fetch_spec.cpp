@@ -317,6 +317,10 @@ xref_fetch compile_fetch(const FetchItem& item) {
   compiled.deref_count = static_cast<__u8>(deref_count);
   compiled.width = item.type.width_bytes;
   compiled.is_signed = item.type.is_signed ? 1 : 0;
+  if (item.index) {
+    compiled.index_word_plus_one = static_cast<__u8>(register_pt_regs_offset(*item.index) / 8 + 1);
+    compiled.index_scale = item.scale;
+  }
   for (size_t i = 0; i < deref_count; ++i) {
     compiled.deref_offsets[i] = item.deref_offsets[i];
   }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <span>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +43,11 @@ struct FetchItem {
   // i.e. read at di+16, then at (that value)+8. Empty for a plain register.
   std::vector<int32_t> deref_offsets;
   FetchType type;
+  // Not in the kernel's syntax: an index register times a scale added to
+  // the base before the first dereference (an indirect call's target,
+  // `call qword ptr [rdx + rax*8]`); only BPF backends read it.
+  std::optional<Register> index;
+  uint8_t scale = 1;
 
   bool operator==(const FetchItem&) const = default;
 };

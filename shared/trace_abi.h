@@ -93,6 +93,9 @@ struct xref_frame {
 /* With TAILED: a tail-call site already showed the entry of the function
  * now running in it, so that function's own entry probe adds nothing. */
 #define XREF_FRAME_F_NAMED 4
+/* A tail jump changed the function running in it: a return site of the
+ * original call ends it whatever the function now is. */
+#define XREF_FRAME_F_TAIL_CHANGED 8
 
 /* Per thread (HASH tid -> state); only threads with an open window have one. */
 struct xref_thread_window {

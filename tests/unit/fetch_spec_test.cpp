@@ -43,28 +43,28 @@ Error parse_error(std::string_view spec) {
 TEST(FetchSpec, RegisterListWithTypes) {
   auto items = parse_ok("amount=%r8:u64,price=%r9:u64,debit=%cx:u64");
   ASSERT_EQ(items.size(), 3u);
-  EXPECT_EQ(items[0], (FetchItem{"amount", Register::r8, {}, u64}));
-  EXPECT_EQ(items[1], (FetchItem{"price", Register::r9, {}, u64}));
-  EXPECT_EQ(items[2], (FetchItem{"debit", Register::cx, {}, u64}));
+  EXPECT_EQ(items[0], (FetchItem{"amount", Register::r8, {}, u64, std::nullopt, 1}));
+  EXPECT_EQ(items[1], (FetchItem{"price", Register::r9, {}, u64, std::nullopt, 1}));
+  EXPECT_EQ(items[2], (FetchItem{"debit", Register::cx, {}, u64, std::nullopt, 1}));
 }
 
 TEST(FetchSpec, SingleDereference) {
-  EXPECT_EQ(parse_one("asset=+16(%dx):u64"), (FetchItem{"asset", Register::dx, {16}, u64}));
-  EXPECT_EQ(parse_one("op=+40(%sp):s32"), (FetchItem{"op", Register::sp, {40}, s32}));
+  EXPECT_EQ(parse_one("asset=+16(%dx):u64"), (FetchItem{"asset", Register::dx, {16}, u64, std::nullopt, 1}));
+  EXPECT_EQ(parse_one("op=+40(%sp):s32"), (FetchItem{"op", Register::sp, {40}, s32, std::nullopt, 1}));
 }
 
 TEST(FetchSpec, NegativeOffsetAndDefaultType) {
-  EXPECT_EQ(parse_one("x=-8(%sp)"), (FetchItem{"x", Register::sp, {-8}, u64}));
+  EXPECT_EQ(parse_one("x=-8(%sp)"), (FetchItem{"x", Register::sp, {-8}, u64, std::nullopt, 1}));
 }
 
 TEST(FetchSpec, NestedDereferencesAreInnermostFirst) {
-  EXPECT_EQ(parse_one("v=+8(+16(%di)):u32"), (FetchItem{"v", Register::di, {16, 8}, u32}));
+  EXPECT_EQ(parse_one("v=+8(+16(%di)):u32"), (FetchItem{"v", Register::di, {16, 8}, u32, std::nullopt, 1}));
   EXPECT_EQ(parse_one("deep=+1(-2(+3(-4(%r15)))):u8"),
-            (FetchItem{"deep", Register::r15, {-4, 3, -2, 1}, u8}));
+            (FetchItem{"deep", Register::r15, {-4, 3, -2, 1}, u8, std::nullopt, 1}));
 }
 
 TEST(FetchSpec, HexOffsetAndAliasRegister) {
-  EXPECT_EQ(parse_one("p=+0x30(%rcx):x64"), (FetchItem{"p", Register::cx, {0x30}, x64}));
+  EXPECT_EQ(parse_one("p=+0x30(%rcx):x64"), (FetchItem{"p", Register::cx, {0x30}, x64, std::nullopt, 1}));
   EXPECT_EQ(parse_one("p=-0X1F(%rbp)").deref_offsets, std::vector<int32_t>{-0x1f});
 }
 
@@ -188,7 +188,7 @@ TEST(FetchSpec, GeneratedItemsRoundTrip) {
   for (Register reg : all_registers()) {
     for (size_t depth = 0; depth <= fetch_max_derefs; ++depth) {
       for (size_t type_index = 0; type_index < std::size(types); ++type_index) {
-        FetchItem item{"v" + std::to_string(checked), reg, {}, types[type_index]};
+        FetchItem item{"v" + std::to_string(checked), reg, {}, types[type_index], std::nullopt, 1};
         for (size_t i = 0; i < depth; ++i) {
           item.deref_offsets.push_back(
               offsets[(static_cast<size_t>(checked) + i * 3) % std::size(offsets)]);
@@ -242,12 +242,12 @@ TEST(FetchSpec, CompilesToTheBpfStruct) {
   EXPECT_EQ(deepest.is_signed, 0);  // x types are unsigned
 
   // The padding is zeroed, so the struct can be compared or hashed as bytes.
-  const unsigned char zeros[sizeof(plain.reserved)] = {};
-  EXPECT_EQ(std::memcmp(plain.reserved, zeros, sizeof(zeros)), 0);
+  EXPECT_EQ(plain.reserved, 0);
+  EXPECT_EQ(plain.index_word_plus_one, 0);  // no index register
 }
 
 TEST(FetchSpec, CompileClampsAHandBuiltItemToTheDerefLimit) {
-  const FetchItem too_deep{"t", Register::ax, {1, 2, 3, 4, 5, 6}, u64};
+  const FetchItem too_deep{"t", Register::ax, {1, 2, 3, 4, 5, 6}, u64, std::nullopt, 1};
   const xref_fetch compiled = compile_fetch(too_deep);
   EXPECT_EQ(compiled.deref_count, fetch_max_derefs);
   EXPECT_EQ(compiled.deref_offsets[3], 4);
