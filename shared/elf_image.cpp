@@ -114,12 +114,20 @@ void read_symbol_table(Elf* elf, Elf_Scn* section, const GElf_Shdr& header, Symb
 }
 
 // GOT slot VA -> dynamic symbol name, from JUMP_SLOT and GLOB_DAT relocations.
-std::map<uint64_t, std::string> got_slot_names(Elf* elf) {
+// `with_dynamic`: also the GLOB_DAT slots of the non-PLT relocations, which
+// only .plt.got stubs jump through; a large library has hundreds of
+// thousands of those (libLLVM: 8 MB), so they are read only when needed.
+std::map<uint64_t, std::string> got_slot_names(Elf* elf, bool with_dynamic) {
   std::map<uint64_t, std::string> names;
   Elf_Scn* section = nullptr;
+  size_t string_section = 0;
+  elf_getshdrstrndx(elf, &string_section);
   while ((section = elf_nextscn(elf, section)) != nullptr) {
     GElf_Shdr header;
     if (gelf_getshdr(section, &header) == nullptr || header.sh_type != SHT_RELA) continue;
+    const char* section_name = elf_strptr(elf, string_section, header.sh_name);
+    const bool plt_relocations = section_name != nullptr && std::string_view(section_name) == ".rela.plt";
+    if (!plt_relocations && !with_dynamic) continue;
     Elf_Data* data = elf_getdata(section, nullptr);
     Elf_Scn* symbols_section = elf_getscn(elf, header.sh_link);
     GElf_Shdr symbols_header;
@@ -288,7 +296,7 @@ Result<ElfImage> ElfImage::open(const std::string& path) {
     }
   }
 
-  const auto slots = got_slot_names(handle.elf);
+  const auto slots = got_slot_names(handle.elf, image.section(".plt.got") != nullptr);
   for (const char* plt_name : {".plt", ".plt.sec", ".plt.got"}) {
     if (const SectionInfo* plt = image.section(plt_name)) {
       const uint64_t entry_size = std::string_view(plt_name) == ".plt.got" ? 8 : 16;
@@ -328,8 +336,11 @@ void ElfImage::add_fde_ranges() {
     symbol.source = SymbolSource::eh_frame_fde;
     added.push_back(std::move(symbol));
   }
-  functions_.insert(functions_.end(), added.begin(), added.end());
-  std::sort(functions_.begin(), functions_.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+  // Both runs are sorted by start (FDEs come sorted): a merge, not a sort.
+  const auto middle = static_cast<std::ptrdiff_t>(functions_.size());
+  functions_.insert(functions_.end(), std::make_move_iterator(added.begin()), std::make_move_iterator(added.end()));
+  std::inplace_merge(functions_.begin(), functions_.begin() + middle, functions_.end(),
+                     [](const auto& a, const auto& b) { return a.start < b.start; });
   index_ends();
 }
 
