@@ -616,8 +616,9 @@ static __always_inline int handle_entry(struct xref_thread_window *window, __u32
   }
   if (pop_unwound(window, tid, sp, 1)) return 1;
   run_fetches(ctx, index);
-  emit_entry(window, tid, index, probe, values, 0, sp,
-             probe->kind == XREF_PROBE_ENTRY ? XREF_FRAME_F_BY_RET : 0);
+  __u32 frame_flags = probe->kind == XREF_PROBE_ENTRY ? XREF_FRAME_F_BY_RET : 0;
+  if (probe->flags & XREF_PROBE_F_UNSEEN_RETURN) frame_flags = XREF_FRAME_F_TAILED | XREF_FRAME_F_NAMED;
+  emit_entry(window, tid, index, probe, values, 0, sp, frame_flags);
   return 0;
 }
 

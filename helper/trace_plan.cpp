@@ -41,6 +41,23 @@ Result<void> check_probe_site(const ElfImage& image, const FunctionCode& code, u
   return {};
 }
 
+// The kernel will not put a uprobe on an instruction with a LOCK prefix or
+// an ES/CS/DS/SS segment override (DS is also CET's `notrack`): it cannot
+// single-step those out of line (arch/x86/kernel/uprobes.c). Legacy prefixes
+// come first, in any order.
+bool kernel_refuses_uprobe(const ElfImage& image, uint64_t va) {
+  auto bytes = image.bytes_at(va, 4);
+  if (!bytes) return false;
+  for (uint8_t byte : *bytes) {
+    switch (byte) {
+      case 0xf0: case 0x26: case 0x2e: case 0x36: case 0x3e: return true;
+      case 0x64: case 0x65: case 0x66: case 0x67: case 0xf2: case 0xf3: continue;  // other prefixes
+      default: return false;
+    }
+  }
+  return false;
+}
+
 // A function and the plan module it lives in.
 struct ModuleFunction : FunctionSymbol {
   uint32_t module_index = 0;
@@ -943,6 +960,39 @@ class Planner {
     return std::nullopt;
   }
 
+  // A role whose instruction the kernel will not probe (a LOCK prefix, a
+  // notrack jump). A return site moves to the next instruction when the
+  // refused one only touches memory (it neither branches nor moves rsp):
+  // the callee's frame is still the innermost there, so the return is seen
+  // exactly, one instruction late. Any other role is left out with a
+  // warning, and a call whose return cannot be seen pushes a frame that
+  // ends silently (trace_abi.h, XREF_PROBE_F_UNSEEN_RETURN).
+  Result<void> place_refused_probe(const FunctionCode& code, const TracedFunction& function, uint64_t va,
+                                   uint8_t kind, uint8_t flags, bool start, const std::vector<FetchItem>& fetches,
+                                   const std::string& what) {
+    const Instruction* instruction = instruction_at(code, va);
+    const std::string text = instruction ? instruction->text : "?";
+    if (kind == XREF_PROBE_RETURN_SITE && instruction != nullptr && instruction->kind == InstructionKind::other &&
+        text.find("sp") == std::string::npos && is_instruction_start(code, instruction->end())) {
+      return add_probe(code, function, instruction->end(), kind, flags, start, fetches);
+    }
+    if (start) {
+      return make_error(ErrorCode::unsupported,
+                        what + " (" + text + "): the kernel does not place uprobes on LOCK- or segment-prefixed "
+                               "instructions, and windows open there",
+                        "start the window at another function");
+    }
+    if (kind == XREF_PROBE_RETURN_SITE && last_role_ < plan_.probes.size() &&
+        plan_.probes[last_role_].kind == XREF_PROBE_CALL_SITE) {
+      plan_.probes[last_role_].flags |= XREF_PROBE_F_UNSEEN_RETURN;
+    }
+    plan_.warnings.push_back(what + " (" + text + ") cannot be probed: the kernel refuses uprobes on LOCK- and "
+                             "segment-prefixed instructions; " +
+                             (kind == XREF_PROBE_RETURN_SITE ? "that call's return is not shown"
+                                                             : "that event is not seen"));
+    return {};
+  }
+
   // Adds one role at `va`. An address can play several roles (a thunk's
   // first instruction is its entry and its tail jump; a tail jump of a
   // start function is also a tail-call site in call-site mode): they are
@@ -952,6 +1002,9 @@ class Planner {
     const std::string what = std::string(kind == XREF_PROBE_STOP ? "--stop" : "probe") + " at " + to_hex(va);
     const uint32_t module_index = kind == XREF_PROBE_STOP ? 0 : function.module_index;
     if (auto site = check_probe_site(image_of(module_index), code, va, what); !site) return site;
+    if (kernel_refuses_uprobe(image_of(module_index), va)) {
+      return place_refused_probe(code, function, va, kind, flags, start, fetches, what);
+    }
     auto offset = image_of(module_index).file_offset_of(va);
     if (!offset) return offset.error();
     PlannedProbe probe;

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "hex.h"
+
 namespace xref {
 namespace {
 
@@ -146,7 +148,7 @@ Result<UprobeLink> attach_perf_uprobes(int program_fd, const std::string& path,
     // A uprobe event for one task filters by its mm, so every thread of the
     // process is covered.
     const long event = syscall(SYS_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-    if (event < 0) return fail("perf uprobe on " + path);
+    if (event < 0) return fail("perf uprobe on " + path + " at file offset " + to_hex(file_offsets[i]));
     fds.push_back(static_cast<int>(event));
     bpf_link_create_opts options;
     std::memset(&options, 0, sizeof options);

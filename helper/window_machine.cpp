@@ -353,8 +353,9 @@ void WindowMachine::handle_entry(const Current& current, xref_thread_window& win
     }
   }
   if (pop_unwound(current, window, sp, true)) return;
-  emit_entry(current, window, probe, fetched(current.hit, probe), 0, sp,
-             probe.kind == XREF_PROBE_ENTRY ? XREF_FRAME_F_BY_RET : 0);
+  uint32_t frame_flags = probe.kind == XREF_PROBE_ENTRY ? XREF_FRAME_F_BY_RET : 0;
+  if (probe.flags & XREF_PROBE_F_UNSEEN_RETURN) frame_flags = XREF_FRAME_F_TAILED | XREF_FRAME_F_NAMED;
+  emit_entry(current, window, probe, fetched(current.hit, probe), 0, sp, frame_flags);
 }
 
 // handle_tail_site

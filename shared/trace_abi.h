@@ -50,6 +50,9 @@
 /* A ret or tail jmp of a function reached by a tail jump from a start
  * function: not traced itself, it tells when the start frame really ends. */
 #define XREF_PROBE_F_CONTINUATION 8
+/* A call site whose return site cannot be probed: its frame ends silently
+ * when a later event is above it (as a tailed frame does). */
+#define XREF_PROBE_F_UNSEEN_RETURN 16
 
 /* xref_probe.frame_base: what a start probe's frame (the entry sp of the
  * function it sits in) is computed from. At a function's first instruction
