@@ -311,6 +311,22 @@ static __always_inline void copy_fetched(struct xref_trace_event *event, const s
   }
 }
 
+/* One event of the probe `index` on the window's thread, with the values it
+ * fetched (none when `values` is null). */
+static __always_inline void emit_event(struct xref_thread_window *window, __u32 tid, __u8 type, __u32 depth,
+                                       __u32 index, __u32 function_id, __u64 sp, __u8 flags,
+                                       const struct fetched *values) {
+  struct xref_trace_event *event = reserve_event(window, tid, type);
+  if (!event) return;
+  event->depth = (__u16)depth;
+  event->probe_index = index;
+  event->function_id = function_id;
+  event->sp = sp;
+  event->flags = flags;
+  if (values) copy_fetched(event, values);
+  submit(event);
+}
+
 static __always_inline void emit_frame_event(struct xref_thread_window *window, __u32 tid, __u8 type,
                                              __u32 depth, __u32 function_id, __u64 sp) {
   struct xref_trace_event *event = reserve_event(window, tid, type);
@@ -508,15 +524,7 @@ static __always_inline int handle_return(struct pt_regs *ctx, struct xref_thread
     top->flags = XREF_FRAME_F_TAILED | XREF_FRAME_F_TAIL_CHANGED;
     if (continuation) return 0;
     run_fetches(ctx, index);
-    struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_TAIL_EXIT);
-    if (event) {
-      event->depth = (__u16)(depth - 1);
-      event->probe_index = index;
-      event->function_id = probe->function_id;
-      event->sp = sp;
-      copy_fetched(event, values);
-      submit(event);
-    }
+    emit_event(window, tid, XREF_EVENT_TAIL_EXIT, depth - 1, index, probe->function_id, sp, 0, values);
     return 0;
   }
   window->depth = depth - 1;
@@ -524,14 +532,7 @@ static __always_inline int handle_return(struct pt_regs *ctx, struct xref_thread
     /* A frame whose current function's entry was shown ([tail] at a
      * tail-call site) shows its return too. */
     if (top->flags & XREF_FRAME_F_NAMED) {
-      struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_RETURN);
-      if (event) {
-        event->depth = (__u16)(depth - 1);
-        event->probe_index = index;
-        event->function_id = top->function_id;
-        event->sp = sp;
-        submit(event);
-      }
+      emit_event(window, tid, XREF_EVENT_RETURN, depth - 1, index, top->function_id, sp, 0, 0);
     }
     /* The start frame's real end; inner continued frames end silently. */
     if (depth - 1 == 0) {
@@ -541,15 +542,7 @@ static __always_inline int handle_return(struct pt_regs *ctx, struct xref_thread
     return 0;
   }
   run_fetches(ctx, index);
-  struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_RETURN);
-  if (event) {
-    event->depth = (__u16)(depth - 1);
-    event->probe_index = index;
-    event->function_id = probe->function_id;
-    event->sp = sp;
-    copy_fetched(event, values);
-    submit(event);
-  }
+  emit_event(window, tid, XREF_EVENT_RETURN, depth - 1, index, probe->function_id, sp, 0, values);
   /* The start call (or the --stop-return frame) came back. */
   if (depth - 1 == 0 || (window->stop_sp == sp && (probe->flags & XREF_PROBE_F_STOP_RETURN))) {
     close_window(window, tid, XREF_WINDOW_COMPLETE, XREF_FUNCTION_NONE, 0);
@@ -580,15 +573,7 @@ static __always_inline int handle_return_site(struct pt_regs *ctx, struct xref_t
   values->count = 0;
   values->failed = 0;
   if (probe->kind == XREF_PROBE_RETURN_SITE) run_fetches(ctx, index);
-  struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_RETURN);
-  if (event) {
-    event->depth = (__u16)(depth - 1);
-    event->probe_index = index;
-    event->function_id = top->function_id;
-    event->sp = sp;
-    copy_fetched(event, values);
-    submit(event);
-  }
+  emit_event(window, tid, XREF_EVENT_RETURN, depth - 1, index, top->function_id, sp, 0, values);
   if (depth - 1 == 0) {
     close_window(window, tid, XREF_WINDOW_COMPLETE, XREF_FUNCTION_NONE, 0);
     return 1;
@@ -707,14 +692,7 @@ __noinline int run_role(struct pt_regs *ctx, __u32 tid, __u32 index) {
     case XREF_PROBE_STOP: {
       if (pop_unwound(window, tid, sp, 0)) return next;
       run_fetches(ctx, index);
-      struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_STOP);
-      if (event) {
-        event->depth = (__u16)window->depth;
-        event->probe_index = index;
-        event->sp = sp;
-        copy_fetched(event, values);
-        submit(event);
-      }
+      emit_event(window, tid, XREF_EVENT_STOP, window->depth, index, 0, sp, 0, values);
       close_window(window, tid, XREF_WINDOW_COMPLETE, XREF_FUNCTION_NONE, 0);
       return next;
     }

@@ -117,6 +117,20 @@ void copy_fetched(xref_trace_event& event, const std::array<uint64_t, XREF_FETCH
 
 }  // namespace
 
+// One event of the role being run, with the values it fetched (none when
+// `values` is null).
+void WindowMachine::emit_event(const Current& current, xref_thread_window& window, uint8_t type, uint32_t depth,
+                               uint32_t function_id, uint64_t sp, const Fetched* values) {
+  auto event = reserve_event(current, window, type);
+  if (!event) return;
+  event->depth = static_cast<uint16_t>(depth);
+  event->probe_index = current.index;
+  event->function_id = function_id;
+  event->sp = sp;
+  if (values != nullptr) copy_fetched(*event, values->values, values->errors, values->failed, values->count);
+  current.emit(*event);
+}
+
 void WindowMachine::emit_frame_event(const Current& current, xref_thread_window& window, uint8_t type,
                                      uint32_t depth, uint32_t function_id, uint64_t sp) {
   auto event = reserve_event(current, window, type);
@@ -263,27 +277,14 @@ bool WindowMachine::handle_return(const Current& current, xref_thread_window& wi
     top.flags = XREF_FRAME_F_TAILED | XREF_FRAME_F_TAIL_CHANGED;
     if (continuation) return false;
     const Fetched values = fetched(current.hit, probe);
-    if (auto event = reserve_event(current, window, XREF_EVENT_TAIL_EXIT)) {
-      event->depth = static_cast<uint16_t>(depth - 1);
-      event->probe_index = current.index;
-      event->function_id = probe.function_id;
-      event->sp = sp;
-      copy_fetched(*event, values.values, values.errors, values.failed, values.count);
-      current.emit(*event);
-    }
+    emit_event(current, window, XREF_EVENT_TAIL_EXIT, depth - 1, probe.function_id, sp, &values);
     return false;
   }
   window.depth = depth - 1;
   if (continuation) {
     // A frame whose current function's entry was shown shows its return.
     if (top.flags & XREF_FRAME_F_NAMED) {
-      if (auto event = reserve_event(current, window, XREF_EVENT_RETURN)) {
-        event->depth = static_cast<uint16_t>(depth - 1);
-        event->probe_index = current.index;
-        event->function_id = top.function_id;
-        event->sp = sp;
-        current.emit(*event);
-      }
+      emit_event(current, window, XREF_EVENT_RETURN, depth - 1, top.function_id, sp, nullptr);
     }
     if (depth - 1 == 0) {
       close_window(current, window, XREF_WINDOW_COMPLETE, probe.function_id);
@@ -292,14 +293,7 @@ bool WindowMachine::handle_return(const Current& current, xref_thread_window& wi
     return false;
   }
   const Fetched values = fetched(current.hit, probe);
-  if (auto event = reserve_event(current, window, XREF_EVENT_RETURN)) {
-    event->depth = static_cast<uint16_t>(depth - 1);
-    event->probe_index = current.index;
-    event->function_id = probe.function_id;
-    event->sp = sp;
-    copy_fetched(*event, values.values, values.errors, values.failed, values.count);
-    current.emit(*event);
-  }
+  emit_event(current, window, XREF_EVENT_RETURN, depth - 1, probe.function_id, sp, &values);
   // The start call (or the --stop-return frame) came back.
   if (depth - 1 == 0 || (window.stop_sp == sp && (probe.flags & XREF_PROBE_F_STOP_RETURN))) {
     close_window(current, window, XREF_WINDOW_COMPLETE);
@@ -322,14 +316,7 @@ bool WindowMachine::handle_return_site(const Current& current, xref_thread_windo
   window.depth = depth - 1;
   // A return site's own fetches; not those of a role sharing its address.
   const Fetched values = probe.kind == XREF_PROBE_RETURN_SITE ? fetched(current.hit, probe) : Fetched{};
-  if (auto event = reserve_event(current, window, XREF_EVENT_RETURN)) {
-    event->depth = static_cast<uint16_t>(depth - 1);
-    event->probe_index = current.index;
-    event->function_id = top.function_id;
-    event->sp = sp;
-    copy_fetched(*event, values.values, values.errors, values.failed, values.count);
-    current.emit(*event);
-  }
+  emit_event(current, window, XREF_EVENT_RETURN, depth - 1, top.function_id, sp, &values);
   if (depth - 1 == 0) {
     close_window(current, window, XREF_WINDOW_COMPLETE);
     return true;
@@ -424,13 +411,7 @@ void WindowMachine::run_role(const Current& current, const Probe& probe) {
     case XREF_PROBE_STOP: {
       if (pop_unwound(current, *window, sp, false)) return;
       const Fetched values = fetched(current.hit, probe);
-      if (auto event = reserve_event(current, *window, XREF_EVENT_STOP)) {
-        event->depth = static_cast<uint16_t>(window->depth);
-        event->probe_index = current.index;
-        event->sp = sp;
-        copy_fetched(*event, values.values, values.errors, values.failed, values.count);
-        current.emit(*event);
-      }
+      emit_event(current, *window, XREF_EVENT_STOP, window->depth, 0, sp, &values);
       close_window(current, *window, XREF_WINDOW_COMPLETE);
       return;
     }

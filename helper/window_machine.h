@@ -88,6 +88,8 @@ class WindowMachine {
   bool filter_accepts(const Fetched& values) const;
   void stop_emitting(uint32_t reason);
   std::optional<xref_trace_event> reserve_event(const Current& current, xref_thread_window& window, uint8_t type);
+  void emit_event(const Current& current, xref_thread_window& window, uint8_t type, uint32_t depth,
+                  uint32_t function_id, uint64_t sp, const Fetched* values);
   void emit_frame_event(const Current& current, xref_thread_window& window, uint8_t type, uint32_t depth,
                         uint32_t function_id, uint64_t sp);
   void close_window(const Current& current, xref_thread_window& window, uint8_t status,
