@@ -1025,6 +1025,13 @@ class Planner {
     return merge_role(*head, std::move(probe), what);
   }
 
+  // `role` becomes `probe` in its place in the chain.
+  static void replace_role(PlannedProbe& role, PlannedProbe probe) {
+    probe.head = role.head;
+    probe.next = role.next;
+    role = std::move(probe);
+  }
+
   Result<void> merge_role(size_t head, PlannedProbe probe, const std::string& what) {
     std::vector<size_t> chain;
     plan_.for_each_role(head, [&](size_t index, const PlannedProbe&) { chain.push_back(index); });
@@ -1042,11 +1049,7 @@ class Planner {
       }
       if (existing.kind == XREF_PROBE_RETURN_SITE && index == head && role_rank(probe.kind) > 0) {
         const uint32_t returning = existing.function_id;
-        const bool head_flag = existing.head;
-        const int32_t next = existing.next;
-        existing = std::move(probe);
-        existing.head = head_flag;
-        existing.next = next;
+        replace_role(existing, std::move(probe));
         existing.flags |= XREF_PROBE_F_RETURN_SITE;
         existing.return_function_id = returning;
         return {};
@@ -1061,13 +1064,9 @@ class Planner {
       if ((existing.kind == XREF_PROBE_TAIL_EXIT && probe.kind == XREF_PROBE_TAIL_SITE) ||
           (existing.kind == XREF_PROBE_TAIL_SITE && probe.kind == XREF_PROBE_TAIL_EXIT)) {
         if (existing.kind == XREF_PROBE_TAIL_EXIT) {
-          const bool head_flag = existing.head;
-          const int32_t next = existing.next;
           const uint8_t return_flags = existing.flags & XREF_PROBE_F_RETURN_SITE;
           const uint32_t returning = existing.return_function_id;
-          existing = std::move(probe);
-          existing.head = head_flag;
-          existing.next = next;
+          replace_role(existing, std::move(probe));
           existing.flags |= return_flags;
           existing.return_function_id = returning;
         }

@@ -19,10 +19,10 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from realcode.check import check_build  # noqa: E402
+from realcode.facility import missing_status  # noqa: E402
 from realcode.programs import MODES, PROGRAMS  # noqa: E402
 from realcode.record import ModelError  # noqa: E402
 
-SKIP = 77  # ctest's SKIP_RETURN_CODE
 
 
 def missing_facility(xref: str) -> str | None:
@@ -45,11 +45,7 @@ def main() -> int:
 
     missing = missing_facility(options.xref)
     if missing:
-        if os.environ.get("XREF_REQUIRE_BPF") == "1":
-            print(f"required facility missing (XREF_REQUIRE_BPF=1): {missing}")
-            return 1
-        print(f"facility missing, skipped (set XREF_REQUIRE_BPF=1 to fail): {missing}")
-        return SKIP
+        return missing_status(missing)
 
     try:
         result = check_build(options.xref, options.binary, options.symbols or options.binary,

@@ -31,7 +31,10 @@ import tempfile
 import time
 from collections import Counter
 
-SKIP = 77
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from realcode.facility import missing_status  # noqa: E402
+
 # Exported functions of Debian's build (nm -D); lookupKeyRead and its
 # siblings are small wrappers that tail-jump into each other.
 COUNTED = ["echoCommand", "call", "lookupKey", "lookupKeyRead", "lookupKeyReadWithFlags", "lookupKeyReadOrReply",
@@ -229,11 +232,7 @@ def main() -> int:
     options = parser.parse_args()
     missing = missing_facility(options.xref, options.redis_server)
     if missing:
-        if os.environ.get("XREF_REQUIRE_BPF") == "1":
-            print(f"required facility missing (XREF_REQUIRE_BPF=1): {missing}")
-            return 1
-        print(f"facility missing, skipped (set XREF_REQUIRE_BPF=1 to fail): {missing}")
-        return SKIP
+        return missing_status(missing)
     return run(options.xref, options.redis_server, options.requests)
 
 
