@@ -13,6 +13,7 @@ int run_process_command(const ProcessCommandOptions& options, Envelope envelope,
   auto target = open_target({options.pid, options.bin});
   if (!target) return report_early_error(options, std::move(envelope), target.error());
   envelope.process = process_json(target->process.identity(), target->binary_match);
+  envelope.warnings.insert(envelope.warnings.end(), target->warnings.begin(), target->warnings.end());
   TextPrinter text = body(*target, envelope);
   // Identity first: data from a process that changed underneath must not
   // be attributed to the image it was read against.

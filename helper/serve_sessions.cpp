@@ -73,13 +73,15 @@ nlohmann::json start_json(const Target& target, const TracePlan& plan) {
 
 nlohmann::json started_json(uint64_t session, const Target& target, const TracePlan& plan,
                             const TraceRequest& request, const TraceAttachInfo& attached) {
+  std::vector<std::string> warnings = target.warnings;
+  warnings.insert(warnings.end(), plan.warnings.begin(), plan.warnings.end());
   nlohmann::json result = {
       {"session", session},
       {"backend", attached.backend},
       {"probes", attached.probes},
       {"functions", plan.functions.size()},
       {"return_mode", plan.return_mode},
-      {"warnings", plan.warnings},
+      {"warnings", warnings},
       {"start", start_json(target, plan)},
       {"process", process_json(target.process.identity(), target.binary_match)},
   };

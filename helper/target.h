@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "address_space.h"
 #include "process_identity.h"
@@ -22,8 +23,10 @@ struct TargetOptions {
 struct Target {
   ProcessHandle process;
   AddressSpace space;
-  // "proc_exe_auto" without --bin; "digest_match" when --bin has the same bytes.
+  // "proc_exe_auto" without --bin; "digest_match" when --bin has the same
+  // bytes; "build_id_match" when it is the same build in other bytes.
   std::string binary_match;
+  std::vector<std::string> warnings;  // about --bin, for the output's warnings
 };
 
 Result<Target> open_target(const TargetOptions& options);

@@ -77,6 +77,12 @@ std::string TraceRenderer::module_prefix(uint32_t function_id) const {
   return module == 0 ? "" : plan_.modules[module].module->name() + ":";
 }
 
+std::vector<std::string> TraceRenderer::warnings() const {
+  std::vector<std::string> all = target_.warnings;
+  all.insert(all.end(), plan_.warnings.begin(), plan_.warnings.end());
+  return all;
+}
+
 uint64_t TraceRenderer::function_start(uint32_t function_id) const {
   return function_id < plan_.functions.size() ? plan_.functions[function_id].symbol.start : 0;
 }
@@ -224,6 +230,10 @@ nlohmann::json TraceRenderer::window_json(const TraceWindow& window, const Trace
     if (const std::string prefix = module_prefix(event.function_id); !prefix.empty()) {
       json["module"] = prefix.substr(0, prefix.size() - 1);
     }
+    if (event.type != XREF_EVENT_STOP && event.function_id < plan_.functions.size() &&
+        !plan_.functions[event.function_id].implementation.empty()) {
+      json["implementation"] = plan_.functions[event.function_id].implementation;
+    }
     if (event.type == XREF_EVENT_ENTRY) {
       const CallSiteInfo site = entry_call_site(event);
       json["call_site_va"] = site.known ? nlohmann::json(to_hex(site.call_site_va)) : nlohmann::json(nullptr);
@@ -292,7 +302,7 @@ void add_mark_json(nlohmann::json& window, const MarkStamp& stamp) {
 void TraceRenderer::print_header(std::ostream& out, const std::string& backend) const {
   out << "pid " << target_.process.pid() << "  match " << target_.binary_match << "  slide +" << to_hex(slide())
       << "  backend " << backend << "  return_mode " << plan_.return_mode << "\n";
-  for (const std::string& warning : plan_.warnings) out << "warning: " << warning << "\n";
+  for (const std::string& warning : warnings()) out << "warning: " << warning << "\n";
   out << "probes " << plan_.probes.size() << "  on 5-byte nops " << plan_.entry_nop_probes.size() << "\n";
   if (marks_ != nullptr) {
     out << "mark_file " << marks_->path() << "  clock " << marks_->clock_name();
@@ -383,7 +393,7 @@ nlohmann::json TraceRenderer::process_json_after(const TraceRun& run) const {
   process["pid_alive_after"] = still.ok();
   process["process_changed"] = !still.ok() && still.error().code == ErrorCode::process_changed;
   process["pie_slide"] = to_hex(slide());
-  process["warnings"] = plan_.warnings;
+  process["warnings"] = warnings();
   (void)run;
   return process;
 }
@@ -401,7 +411,7 @@ nlohmann::json TraceRenderer::document(const TraceRun& run) {
       {"summary", summary_json(run)},
       {"windows", windows},
       {"error", nullptr},
-      {"warnings", plan_.warnings},
+      {"warnings", warnings()},
       {"limits", nlohmann::json::object()},
       {"stops", nlohmann::json::array({run.stop_reason})},
   };

@@ -60,6 +60,8 @@ class TraceRenderer {
   // "libc.so.6:" for a function outside the executable, "" inside it.
   std::string module_prefix(uint32_t function_id) const;
   uint64_t function_start(uint32_t function_id) const;
+  // The warnings of --bin (target) and of the plan, for the header and the JSON.
+  std::vector<std::string> warnings() const;
   // A static VA of plan module `module_index` in the process; nullopt if unmapped.
   std::optional<uint64_t> live_of(uint32_t module_index, uint64_t static_va) const;
   uint64_t slide() const;

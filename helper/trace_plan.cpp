@@ -6,6 +6,8 @@
 #include <set>
 
 #include "callee_tree.h"
+#include "demangle.h"
+#include "ifunc_binding.h"
 #include "cfa_rule.h"
 #include "disassembly.h"
 #include "filter_expr.h"
@@ -61,6 +63,7 @@ bool kernel_refuses_uprobe(const ElfImage& image, uint64_t va) {
 // A function and the plan module it lives in.
 struct ModuleFunction : FunctionSymbol {
   uint32_t module_index = 0;
+  std::string implementation;  // a GNU IFUNC's bound implementation (the symbol keeps the name given)
 };
 
 // Where a debugger breakpoint opens windows: its function and address.
@@ -161,18 +164,37 @@ class Planner {
   }
 
  private:
+  // At top-level commas only: "std::_Function_handler<int (int), f(int)::{lambda(int)#1}>::_M_invoke"
+  // is one name.
   static std::vector<std::string> split(const std::string& list) {
     std::vector<std::string> parts;
-    size_t start = 0;
-    while (start <= list.size()) {
-      size_t comma = list.find(',', start);
-      if (comma == std::string::npos) comma = list.size();
-      std::string part = list.substr(start, comma - start);
+    std::string part;
+    int depth = 0;
+    auto finish = [&] {
       part.erase(0, part.find_first_not_of(' '));
       part.erase(part.find_last_not_of(' ') + 1);
       if (!part.empty()) parts.push_back(part);
-      start = comma + 1;
+      part.clear();
+    };
+    for (size_t i = 0; i < list.size(); ++i) {
+      const char c = list[i];
+      if (list.compare(i, 8, "operator") == 0) {
+        // "operator<", "operator->": their brackets open nothing.
+        size_t end = i + 8;
+        while (end < list.size() && std::string_view("<>=-!").find(list[end]) != std::string_view::npos) ++end;
+        part += list.substr(i, end - i);
+        i = end - 1;
+        continue;
+      }
+      if (c == '(' || c == '<' || c == '[' || c == '{') ++depth;
+      if ((c == ')' || c == '>' || c == ']' || c == '}') && depth > 0) --depth;
+      if (c == ',' && depth == 0) {
+        finish();
+        continue;
+      }
+      part += c;
     }
+    finish();
     return parts;
   }
 
@@ -183,8 +205,12 @@ class Planner {
     if (!module_name.empty()) {
       const Module* module = target_.space.find_module(module_name);
       if (module == nullptr) {
+        std::string names;
+        for (const Module& known : target_.space.modules()) {
+          if (names.size() < 200) names += (names.empty() ? "" : ", ") + known.name();
+        }
         return make_error(ErrorCode::invalid_argument, what + ": the process has no module named '" + module_name + "'",
-                          "module names are as `xref maps` lists them, e.g. libc.so.6");
+                          "name a module by its file name, soname or path; it has " + names);
       }
       auto found = std::find_if(plan_.modules.begin(), plan_.modules.end(),
                                 [&](const PlanModule& planned) { return planned.module == module; });
@@ -196,11 +222,24 @@ class Planner {
       }
       module_index = static_cast<uint32_t>(found - plan_.modules.begin());
     }
-    auto symbol = resolve_function(*plan_.modules[module_index].image, rest, what);
+    const PlanModule& planned = plan_.modules[module_index];
+    auto symbol = resolve_function(*planned.image, rest, what);
     if (!symbol) return symbol.error();
     ModuleFunction function;
     static_cast<FunctionSymbol&>(function) = *symbol;
     function.module_index = module_index;
+    if (symbol->ifunc) {
+      // Probe the code the resolver chose, under the name the user gave.
+      auto bound = bound_ifunc(target_.space, target_.process.pid(), *planned.module, *planned.image, *symbol,
+                               what + " " + text);
+      if (!bound) return bound.error();
+      static_cast<FunctionSymbol&>(function) = bound->implementation;
+      function.name = symbol->name;
+      function.demangled = symbol->demangled;
+      function.implementation = bound->implementation.demangled;
+      plan_.warnings.push_back(text + " is a GNU IFUNC: tracing " + function.implementation +
+                               ", the implementation the process bound (" + bound->slot + ")");
+    }
     return function;
   }
 
@@ -350,6 +389,7 @@ class Planner {
     function.id = static_cast<uint32_t>(plan_.functions.size());
     function.symbol = symbol;
     function.module_index = symbol.module_index;
+    function.implementation = symbol.implementation;
     plan_.functions.push_back(function);
     functions_by_start_[function_key(symbol.module_index, symbol.start)] = nullptr;  // pointers fixed by index_functions
     return {};
@@ -1135,8 +1175,12 @@ class Planner {
 }  // namespace
 
 std::pair<std::string, std::string> split_module(const std::string& text) {
+  int depth = 0;
   for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != ':') continue;
+    const char c = text[i];
+    if (c == '(' || c == '<' || c == '[' || c == '{') ++depth;
+    if ((c == ')' || c == '>' || c == ']' || c == '}') && depth > 0) --depth;
+    if (c != ':' || depth > 0) continue;  // "[abi:cxx11]" belongs to the name
     if (i + 1 < text.size() && text[i + 1] == ':') {
       ++i;  // "::" belongs to a C++/Rust name
       continue;
@@ -1162,18 +1206,30 @@ Result<FunctionSymbol> resolve_function(const ElfImage& image, const std::string
                                                        image.path(),
                       "addresses are static VAs as nm/objdump print them; check with `xref resolve`");
   }
-  const auto found = image.find_functions(text);
+  const auto found = image.match_functions(text);
   if (found.empty()) {
     return make_error(ErrorCode::invalid_argument, what + ": no function named '" + text + "'",
-                      "use the name nm -C prints, or a static VA");
+                      "use the name nm -C prints (with or without its parameter list), or a static VA");
   }
   if (found.size() > 1) {
     std::string list;
-    for (const FunctionSymbol* function : found) list += " " + to_hex(function->start);
+    for (size_t i = 0; i < found.size() && i < 8; ++i) {
+      list += std::string(i == 0 ? " " : ", ") + found[i].function->demangled + " at " + to_hex(found[i].function->start);
+    }
+    if (found.size() > 8) list += ", ...";
     return make_error(ErrorCode::invalid_argument, what + ": '" + text + "' names several functions:" + list,
-                      "give the static VA of the one you mean");
+                      "give the full name nm -C prints or the static VA of the one you mean");
   }
-  return *found.front();
+  // The name the user gave, not another alias at that address ("getpid",
+  // not "__getpid"): output prints it.
+  FunctionSymbol function = *found.front().function;
+  if (const std::string& spelled = found.front().spelled; spelled != function.name) {
+    std::erase(function.aliases, spelled);
+    function.aliases.push_back(function.name);
+    function.name = spelled;
+    function.demangled = demangle(spelled);
+  }
+  return function;
 }
 
 Result<TracePlan> plan_trace(const Target& target, const TraceRequest& request) {

@@ -36,6 +36,8 @@ struct TracedFunction {
   // Reached by a tail jump from a start function and not traced itself: only
   // its rets and tail jumps are probed, to see when the start frame ends.
   bool continuation = false;
+  std::string implementation;     // a GNU IFUNC named by the user: the implementation probed (symbol keeps
+                                  // the name given, its start and size are the implementation's)
   std::vector<FetchItem> entry_fetches;
   std::vector<FetchItem> return_fetches;
   bool stop_return = false;
@@ -108,11 +110,13 @@ struct TracePlan {
 Result<TracePlan> plan_trace(const Target& target, const TraceRequest& request);
 
 // Splits "libc.so.6:malloc" into the module named before the first single
-// ':' and the rest; C++ "ns::f" is not split. {"", text} without a module.
+// ':' outside brackets and the rest; C++ "ns::f" and "f[abi:cxx11]()" are not split. {"", text} without a module.
 std::pair<std::string, std::string> split_module(const std::string& text);
 
 // Resolves "symbol" or "0xSTATIC_VA" to a function of `image` (a VA must be
-// a function's first byte).
+// a function's first byte; names as ElfImage::match_functions). The result
+// carries the name the user gave when it is an alias ("getpid", not
+// "__getpid" at the same address).
 Result<FunctionSymbol> resolve_function(const ElfImage& image, const std::string& text, const std::string& what);
 
 }  // namespace xref

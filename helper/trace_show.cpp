@@ -138,9 +138,13 @@ Result<std::shared_ptr<const ElfImage>> open_traced_binary(const nlohmann::json&
     warnings.push_back("the trace records no build identity; " + path + " is used unchecked");
     return std::make_shared<const ElfImage>(std::move(*image));
   }
-  auto difference = build_difference(*image, path, build_id, sha256, "the trace's");
-  if (!difference) return difference.error();
-  if (!difference->empty()) return wrong_build(path, *difference);
+  auto comparison = compare_build(*image, path, build_id, sha256, "the trace's");
+  if (!comparison) return comparison.error();
+  if (!comparison->difference.empty()) return wrong_build(path, comparison->difference);
+  if (comparison->other_bytes) {
+    warnings.push_back(path + ": its SHA-256 differs from the trace's executable, but its build-id " + build_id +
+                       " is the same: the same build in other bytes (e.g. stripped)");
+  }
   return std::make_shared<const ElfImage>(std::move(*image));
 }
 

@@ -1,6 +1,8 @@
 #include "trace_text.h"
 #include "trace_file.h"
 
+#include "demangle.h"
+
 #include <algorithm>
 #include <iomanip>
 #include <map>
@@ -8,11 +10,6 @@
 
 namespace xref {
 namespace {
-
-std::string without_parameters(const std::string& name) {
-  const size_t paren = name.find('(');
-  return paren == std::string::npos ? name : name.substr(0, paren);
-}
 
 std::vector<std::string> symbols_of(const nlohmann::json& events) {
   std::vector<std::string> names;
@@ -37,7 +34,10 @@ std::string event_line(const nlohmann::json& event, const NameLabels& labels) {
   const std::string kind = saved_text(event, "kind");
   const int depth = std::max(event.value("depth", 0), 0);
   const bool indirect = event.value("indirect", false);
-  const std::string name = indirect ? saved_text(event, "symbol") + " [indirect]" : labels(saved_text(event, "symbol"));
+  std::string name = indirect ? saved_text(event, "symbol") + " [indirect]" : labels(saved_text(event, "symbol"));
+  if (const std::string implementation = saved_text(event, "implementation"); !implementation.empty()) {
+    name += " \u2192 " + implementation;  // a GNU IFUNC: the name given, then the code that ran
+  }
   std::ostringstream line;
   line << std::setw(4) << depth << "  " << std::string(2 * static_cast<size_t>(depth), ' ');
   if (kind == "entry") {

@@ -1,5 +1,6 @@
 #include "address_space.h"
 
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 
 #include <algorithm>
@@ -96,8 +97,30 @@ const Module* AddressSpace::main_module() const {
 }
 
 const Module* AddressSpace::find_module(std::string_view name) const {
+  if (name.empty()) return nullptr;
   for (const Module& module : modules_) {
     if (module.path == name || module.name() == name) return &module;
+  }
+  for (const Module& module : modules_) {
+    auto opened = image(module);
+    if (opened && (*opened)->soname() == name) return &module;
+  }
+  // Another name of the same file: a symlink beside it ("libsqlite3.so.0"
+  // for "libsqlite3.so.0.8.6", as ldd prints it) or a path to it, as seen
+  // from the process's root.
+  const std::string root = "/proc/" + std::to_string(pid_) + "/root";
+  for (const Module& module : modules_) {
+    const std::string path = module.mappings.front().unescaped_path();
+    const size_t slash = path.rfind('/');
+    if (path.empty() || path[0] != '/' || slash == std::string::npos) continue;
+    const std::string other = name.find('/') != std::string_view::npos
+                                  ? root + std::string(name)
+                                  : root + path.substr(0, slash + 1) + std::string(name);
+    struct stat file, named;
+    if (::stat((root + path).c_str(), &file) == 0 && ::stat(other.c_str(), &named) == 0 &&
+        file.st_dev == named.st_dev && file.st_ino == named.st_ino) {
+      return &module;
+    }
   }
   return nullptr;
 }

@@ -68,7 +68,9 @@ class AddressSpace {
   const std::vector<MapEntry>& maps() const { return maps_; }
   const std::vector<Module>& modules() const { return modules_; }
   const Module* main_module() const;
-  // By basename ("libc.so.6") or full path.
+  // By the name maps gives it (basename "libc.so.6" or full path), its
+  // DT_SONAME, or another name of the same file (a symlink beside it, as ldd
+  // prints it, or a path to it).
   const Module* find_module(std::string_view name) const;
   const Module* module_of(const MapEntry& mapping) const;
 

@@ -4,17 +4,24 @@
 
 namespace xref {
 
-Result<std::string> build_difference(const ElfImage& image, const std::string& path, const std::string& build_id,
-                                     const std::string& sha256, const std::string& whose) {
+Result<BuildComparison> compare_build(const ElfImage& image, const std::string& path, const std::string& build_id,
+                                      const std::string& sha256, const std::string& whose) {
+  BuildComparison comparison;
   if (!build_id.empty() && image.build_id() != build_id) {
-    return "build-id " + (image.build_id().empty() ? std::string("(none)") : image.build_id()) + " differs from " +
-           whose + " " + build_id;
+    comparison.difference = "build-id " + (image.build_id().empty() ? std::string("(none)") : image.build_id()) +
+                            " differs from " + whose + " " + build_id;
+    return comparison;
   }
-  if (sha256.empty()) return std::string();
+  if (sha256.empty()) return comparison;
   auto digest = sha256_file(path);
   if (!digest) return digest.error();
-  if (*digest != sha256) return "its SHA-256 differs from " + whose + " executable";
-  return std::string();
+  if (*digest == sha256) return comparison;
+  if (build_id.empty()) {
+    comparison.difference = "its SHA-256 differs from " + whose + " executable";
+  } else {
+    comparison.other_bytes = true;
+  }
+  return comparison;
 }
 
 }  // namespace xref

@@ -68,3 +68,86 @@ std::string demangle(std::string_view mangled) {
 }
 
 }  // namespace xref
+
+namespace xref {
+namespace {
+
+bool ends_with_word(std::string_view text, std::string_view word) {
+  if (!text.ends_with(word)) return false;
+  const size_t before = text.size() - word.size();
+  return before == 0 || text[before - 1] == ' ' || text[before - 1] == ')' || text[before - 1] == '&';
+}
+
+// Removes trailing " const", " volatile", " &", " &&" (and "noexcept"),
+// which the demangler prints after a member function's parameters.
+std::string_view without_qualifiers(std::string_view text) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+    for (std::string_view word : {"const", "volatile", "noexcept", "&&", "&"}) {
+      if (ends_with_word(text, word)) {
+        text.remove_suffix(word.size());
+        changed = true;
+        break;
+      }
+    }
+  }
+  return text;
+}
+
+// " [clone .cold]", " [clone .constprop.0]" ... at the end.
+std::string_view without_clone_suffixes(std::string_view text) {
+  for (;;) {
+    while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+    const size_t clone = text.rfind(" [clone ");
+    if (clone == std::string_view::npos || text.back() != ']' ||
+        text.find(']', clone) != text.size() - 1) {
+      return text;
+    }
+    text = text.substr(0, clone);
+  }
+}
+
+}  // namespace
+
+std::string without_parameters(std::string_view demangled) {
+  std::string_view text = without_qualifiers(without_clone_suffixes(demangled));
+  if (text.empty() || text.back() != ')') return std::string(without_clone_suffixes(demangled));
+  // The parameter list is the balanced group that closes the name; parentheses
+  // are balanced in demangled names ("operator()" is its own pair), angle
+  // brackets are not ("operator<"), so only parentheses are counted.
+  int depth = 0;
+  for (size_t i = text.size(); i-- > 0;) {
+    if (text[i] == ')') {
+      ++depth;
+    } else if (text[i] == '(' && --depth == 0) {
+      if (i == 0) break;
+      return std::string(text.substr(0, i));
+    }
+  }
+  return std::string(demangled);
+}
+
+std::string without_return_type(std::string_view name) {
+  // Only function templates carry a return type, and their names end in
+  // their template arguments.
+  if (name.empty() || name.back() != '>') return "";
+  // The name starts after the last space at nesting depth 0 before it; an
+  // operator's own characters ("operator<< <char>", "operator new") neither
+  // nest nor end the return type.
+  int depth = 0;
+  size_t last_space = std::string_view::npos;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (depth == 0 && name.compare(i, 8, "operator") == 0 && (i == 0 || name[i - 1] == ':' || name[i - 1] == ' ')) {
+      break;
+    }
+    const char c = name[i];
+    if (c == '(' || c == '<' || c == '[' || c == '{') ++depth;
+    else if ((c == ')' || c == '>' || c == ']' || c == '}') && depth > 0) --depth;
+    else if (c == ' ' && depth == 0) last_space = i;
+  }
+  if (last_space == std::string_view::npos) return "";
+  return std::string(name.substr(last_space + 1));
+}
+
+}  // namespace xref

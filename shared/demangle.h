@@ -10,4 +10,18 @@ namespace xref {
 // name. Rust legacy names lose their "::h<16 hex>" hash suffix.
 std::string demangle(std::string_view mangled);
 
+// A demangled function name as `nm -C` prints it, without its parameter
+// list: the last balanced "(...)" of the name with the cv- and
+// ref-qualifiers after it, and any " [clone .cold]" suffix, are removed at
+// nesting depth 0 only, so scopes keep theirs:
+//   "lam_f(int)::{lambda(int)#1}::operator()(int) const"
+//     -> "lam_f(int)::{lambda(int)#1}::operator()".
+// A name without a parameter list is returned as it is.
+std::string without_parameters(std::string_view demangled);
+
+// The same name without the return type nm -C prints before a function
+// template's name ("int twice<int>(int)" -> "twice<int>"); "" when the name
+// has none.
+std::string without_return_type(std::string_view name_without_parameters);
+
 }  // namespace xref

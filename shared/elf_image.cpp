@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <optional>
 
 #include "demangle.h"
 #include "eh_frame.h"
@@ -41,6 +42,8 @@ namespace {
 constexpr uint32_t kNoteGnuBuildId = 3;
 constexpr uint64_t kX86_64JumpSlot = 7;
 constexpr uint64_t kX86_64GlobDat = 6;
+constexpr uint64_t kX86_64IRelative = 37;
+constexpr const char* kDebugDirectory = "/usr/lib/debug";
 
 struct ElfHandle {
   Elf* elf = nullptr;
@@ -87,10 +90,52 @@ struct SymbolCandidate {
   int rank = 0;  // lower wins among symbols at one address
 };
 
+// Version names of .gnu.version_d by index, for the symbols of an older,
+// non-default version ("memcpy@GLIBC_2.2.5" beside the default "memcpy").
+std::map<uint16_t, std::string> version_names(Elf* elf) {
+  std::map<uint16_t, std::string> names;
+  Elf_Scn* section = nullptr;
+  while ((section = elf_nextscn(elf, section)) != nullptr) {
+    GElf_Shdr header;
+    if (gelf_getshdr(section, &header) == nullptr || header.sh_type != SHT_GNU_verdef) continue;
+    Elf_Data* data = elf_getdata(section, nullptr);
+    if (data == nullptr) continue;
+    size_t offset = 0;
+    for (size_t count = 0; count < header.sh_info && count < 4096; ++count) {
+      GElf_Verdef definition;
+      GElf_Verdaux auxiliary;
+      if (gelf_getverdef(data, static_cast<int>(offset), &definition) == nullptr) break;
+      if (gelf_getverdaux(data, static_cast<int>(offset + definition.vd_aux), &auxiliary) != nullptr) {
+        if (const char* name = elf_strptr(elf, header.sh_link, auxiliary.vda_name)) {
+          names[definition.vd_ndx] = name;
+        }
+      }
+      if (definition.vd_next == 0) break;
+      offset += definition.vd_next;
+    }
+  }
+  return names;
+}
+
+// The .gnu.version entries of the symbol table at `symbols_index`, or null.
+Elf_Data* version_table(Elf* elf, size_t symbols_index) {
+  Elf_Scn* section = nullptr;
+  while ((section = elf_nextscn(elf, section)) != nullptr) {
+    GElf_Shdr header;
+    if (gelf_getshdr(section, &header) != nullptr && header.sh_type == SHT_GNU_versym &&
+        header.sh_link == symbols_index) {
+      return elf_getdata(section, nullptr);
+    }
+  }
+  return nullptr;
+}
+
 void read_symbol_table(Elf* elf, Elf_Scn* section, const GElf_Shdr& header, SymbolSource source,
                        std::vector<SymbolCandidate>& out) {
   Elf_Data* data = elf_getdata(section, nullptr);
   if (data == nullptr || header.sh_entsize == 0) return;
+  Elf_Data* versions = source == SymbolSource::dynsym ? version_table(elf, elf_ndxscn(section)) : nullptr;
+  const auto version_name = versions != nullptr ? version_names(elf) : std::map<uint16_t, std::string>();
   const size_t count = header.sh_size / header.sh_entsize;
   for (size_t i = 0; i < count; ++i) {
     GElf_Sym symbol;
@@ -102,10 +147,19 @@ void read_symbol_table(Elf* elf, Elf_Scn* section, const GElf_Shdr& header, Symb
     if (name == nullptr || *name == '\0') continue;
     SymbolCandidate candidate;
     candidate.symbol.name = name;
-    candidate.symbol.demangled = demangle(name);
+    GElf_Versym version = 0;
+    if (versions != nullptr && gelf_getversym(versions, static_cast<int>(i), &version) != nullptr &&
+        (version & 0x8000) != 0) {
+      // A hidden, older version: named as nm -D names it, so that the
+      // plain name means the default version.
+      auto found = version_name.find(static_cast<uint16_t>(version & 0x7fff));
+      if (found != version_name.end()) candidate.symbol.name += "@" + found->second;
+    }
+    candidate.symbol.demangled = demangle(candidate.symbol.name);
     candidate.symbol.start = symbol.st_value;
     candidate.symbol.size = symbol.st_size;
     candidate.symbol.source = source;
+    candidate.symbol.ifunc = type == STT_GNU_IFUNC;
     const int binding = GELF_ST_BIND(symbol.st_info);
     candidate.rank = (source == SymbolSource::symtab ? 0 : 4) + (binding == STB_LOCAL ? 2 : 0) +
                      (symbol.st_size == 0 ? 1 : 0);
@@ -113,12 +167,12 @@ void read_symbol_table(Elf* elf, Elf_Scn* section, const GElf_Shdr& header, Symb
   }
 }
 
-// GOT slot VA -> dynamic symbol name, from JUMP_SLOT and GLOB_DAT relocations.
-// `with_dynamic`: also the GLOB_DAT slots of the non-PLT relocations, which
-// only .plt.got stubs jump through; a large library has hundreds of
-// thousands of those (libLLVM: 8 MB), so they are read only when needed.
-std::map<uint64_t, std::string> got_slot_names(Elf* elf, bool with_dynamic) {
-  std::map<uint64_t, std::string> names;
+// The slots of JUMP_SLOT, GLOB_DAT and IRELATIVE relocations.
+// `with_dynamic`: also those of the non-PLT relocations (.rela.dyn); a large
+// library has hundreds of thousands of those (libLLVM: 8 MB), so they are
+// read only when needed: for .plt.got stubs, and for GOT lookups.
+std::vector<GotSlot> read_got_slots(Elf* elf, bool with_dynamic) {
+  std::vector<GotSlot> slots;
   Elf_Scn* section = nullptr;
   size_t string_section = 0;
   elf_getshdrstrndx(elf, &string_section);
@@ -142,16 +196,96 @@ std::map<uint64_t, std::string> got_slot_names(Elf* elf, bool with_dynamic) {
       GElf_Rela relocation;
       if (gelf_getrela(data, static_cast<int>(i), &relocation) == nullptr) continue;
       const uint64_t type = GELF_R_TYPE(relocation.r_info);
+      if (type == kX86_64IRelative) {
+        GotSlot slot;
+        slot.kind = GotSlot::Kind::irelative;
+        slot.va = relocation.r_offset;
+        slot.resolver = static_cast<uint64_t>(relocation.r_addend);
+        slots.push_back(std::move(slot));
+        continue;
+      }
       if (type != kX86_64JumpSlot && type != kX86_64GlobDat) continue;
       GElf_Sym symbol;
       if (gelf_getsym(symbols, static_cast<int>(GELF_R_SYM(relocation.r_info)), &symbol) == nullptr) {
         continue;
       }
       const char* name = elf_strptr(elf, symbols_header.sh_link, symbol.st_name);
-      if (name != nullptr && *name != '\0') names[relocation.r_offset] = name;
+      if (name == nullptr || *name == '\0') continue;
+      GotSlot slot;
+      slot.kind = type == kX86_64JumpSlot ? GotSlot::Kind::jump_slot : GotSlot::Kind::glob_dat;
+      slot.va = relocation.r_offset;
+      slot.symbol = name;
+      slots.push_back(std::move(slot));
     }
   }
+  return slots;
+}
+
+std::map<uint64_t, std::string> got_slot_names(const std::vector<GotSlot>& slots) {
+  std::map<uint64_t, std::string> names;
+  for (const GotSlot& slot : slots) {
+    if (slot.kind != GotSlot::Kind::irelative) names[slot.va] = slot.symbol;
+  }
   return names;
+}
+
+std::string read_soname(Elf* elf) {
+  Elf_Scn* section = nullptr;
+  while ((section = elf_nextscn(elf, section)) != nullptr) {
+    GElf_Shdr header;
+    if (gelf_getshdr(section, &header) == nullptr || header.sh_type != SHT_DYNAMIC || header.sh_entsize == 0) {
+      continue;
+    }
+    Elf_Data* data = elf_getdata(section, nullptr);
+    if (data == nullptr) continue;
+    for (size_t i = 0; i < header.sh_size / header.sh_entsize; ++i) {
+      GElf_Dyn entry;
+      if (gelf_getdyn(data, static_cast<int>(i), &entry) == nullptr || entry.d_tag == DT_NULL) break;
+      if (entry.d_tag == DT_SONAME) {
+        const char* name = elf_strptr(elf, header.sh_link, entry.d_un.d_val);
+        return name != nullptr ? name : "";
+      }
+    }
+  }
+  return {};
+}
+
+// The .symtab of the separate debug file of `build_id` (Debian's
+// libc6-dbg and every -dbgsym package install them there), when its
+// build-id is the same; the path read, or "" when there is none.
+std::string read_debug_symbols(const std::string& build_id, std::vector<SymbolCandidate>& out) {
+  if (build_id.size() < 4) return {};
+  const std::string path =
+      std::string(kDebugDirectory) + "/.build-id/" + build_id.substr(0, 2) + "/" + build_id.substr(2) + ".debug";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  ElfHandle handle;
+  handle.elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  std::string read;
+  if (handle.elf != nullptr && elf_kind(handle.elf) == ELF_K_ELF) {
+    std::string debug_build_id;
+    std::vector<std::pair<Elf_Scn*, GElf_Shdr>> symbol_tables;
+    Elf_Scn* section = nullptr;
+    while ((section = elf_nextscn(handle.elf, section)) != nullptr) {
+      GElf_Shdr header;
+      if (gelf_getshdr(section, &header) == nullptr) continue;
+      if (header.sh_type == SHT_NOTE && debug_build_id.empty()) {
+        if (Elf_Data* data = elf_getdata(section, nullptr); data != nullptr && data->d_buf != nullptr) {
+          debug_build_id = find_build_id({static_cast<const uint8_t*>(data->d_buf), data->d_size}, 0, data->d_size);
+        }
+      } else if (header.sh_type == SHT_SYMTAB) {
+        symbol_tables.emplace_back(section, header);
+      }
+    }
+    if (debug_build_id == build_id && !symbol_tables.empty()) {
+      for (const auto& [table, header] : symbol_tables) {
+        read_symbol_table(handle.elf, table, header, SymbolSource::symtab, out);
+      }
+      read = path;
+    }
+  }
+  ::close(fd);
+  return read;
 }
 
 // PLT stubs jump through a GOT slot with `jmp *disp32(%rip)` (ff 25), possibly
@@ -193,6 +327,7 @@ std::vector<FunctionSymbol> fold_aliases(std::vector<SymbolCandidate> candidates
       // An alias: keep the best-ranked name, but learn a size it lacked.
       FunctionSymbol& kept = functions.back();
       if (kept.size == 0) kept.size = candidate.symbol.size;
+      kept.ifunc = kept.ifunc || candidate.symbol.ifunc;
       if (candidate.symbol.name != kept.name &&
           std::find(kept.aliases.begin(), kept.aliases.end(), candidate.symbol.name) == kept.aliases.end()) {
         kept.aliases.push_back(candidate.symbol.name);
@@ -202,11 +337,6 @@ std::vector<FunctionSymbol> fold_aliases(std::vector<SymbolCandidate> candidates
     functions.push_back(std::move(candidate.symbol));
   }
   return functions;
-}
-
-std::string strip_parameters(const std::string& demangled) {
-  const size_t paren = demangled.find('(');
-  return paren == std::string::npos ? demangled : demangled.substr(0, paren);
 }
 
 }  // namespace
@@ -296,7 +426,16 @@ Result<ElfImage> ElfImage::open(const std::string& path) {
     }
   }
 
-  const auto slots = got_slot_names(handle.elf, image.section(".plt.got") != nullptr);
+  image.soname_ = read_soname(handle.elf);
+  image.symbols_path_ = path;
+  if (!image.has_symtab_) {
+    const std::string debug_file = read_debug_symbols(image.build_id_, candidates);
+    if (!debug_file.empty()) {
+      image.has_symtab_ = true;
+      image.symbols_path_ = debug_file;
+    }
+  }
+  const auto slots = got_slot_names(read_got_slots(handle.elf, image.section(".plt.got") != nullptr));
   for (const char* plt_name : {".plt", ".plt.sec", ".plt.got"}) {
     if (const SectionInfo* plt = image.section(plt_name)) {
       const uint64_t entry_size = std::string_view(plt_name) == ".plt.got" ? 8 : 16;
@@ -396,25 +535,92 @@ const FunctionSymbol* ElfImage::function_at(uint64_t start) const {
   return it != functions_.end() && it->start == start ? &*it : nullptr;
 }
 
-std::vector<const FunctionSymbol*> ElfImage::find_functions(std::string_view name) const {
-  std::vector<const FunctionSymbol*> found;
+namespace {
+
+// "svc::settle" ends in the scope "settle"; "lam_f(int)::{lambda(int)#1}::operator()"
+// in "{lambda(int)#1}::operator()", but not in "int)::{lambda(int)#1}::operator()".
+bool ends_in_scope(std::string_view name, std::string_view query) {
+  if (query.empty() || name.size() < query.size() + 2 || !name.ends_with(query)) return false;
+  const size_t separator = name.size() - query.size() - 2;
+  if (name.substr(separator, 2) != "::") return false;
+  int depth = 0;
+  for (size_t i = 0; i < separator; ++i) {
+    const char c = name[i];
+    if (c == '(' || c == '<' || c == '[' || c == '{') ++depth;
+    else if (c == ')' || c == '>' || c == ']' || c == '}') --depth;
+  }
+  return depth == 0;
+}
+
+std::optional<NameMatch> match_name(std::string_view stored, const std::string& demangled, std::string_view query) {
+  if (stored == query || demangled == query) return NameMatch::exact;
+  const std::string bare = without_parameters(demangled);
+  const std::string untyped = without_return_type(bare);
+  if (bare == query || (!untyped.empty() && untyped == query)) return NameMatch::exact;
+  if (ends_in_scope(bare, query) || ends_in_scope(untyped, query)) return NameMatch::scope_suffix;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<FunctionMatch> ElfImage::match_functions(std::string_view name) const {
+  std::vector<FunctionMatch> found;
   for (const auto& function : functions_) {
-    const bool alias = std::find(function.aliases.begin(), function.aliases.end(), name) != function.aliases.end();
-    if (alias || function.name == name || function.demangled == name || strip_parameters(function.demangled) == name) {
-      found.push_back(&function);
-    }
+    std::optional<FunctionMatch> best;
+    auto consider = [&](const std::string& stored, const std::string& demangled) {
+      const auto match = match_name(stored, demangled, name);
+      if (match && (!best || (*match == NameMatch::exact && best->match != NameMatch::exact))) {
+        best = FunctionMatch{&function, stored, *match};
+      }
+    };
+    consider(function.name, function.demangled);
+    for (const std::string& alias : function.aliases) consider(alias, demangle(alias));
+    if (best) found.push_back(std::move(*best));
+  }
+  // An exact name wins over a nested one: "lam_f" is lam_f(int), not some
+  // "ns::lam_f".
+  if (std::any_of(found.begin(), found.end(), [](const auto& m) { return m.match == NameMatch::exact; })) {
+    std::erase_if(found, [](const auto& m) { return m.match != NameMatch::exact; });
   }
   // "f" means f itself, not the compiler's split-off parts of it
   // ("f [clone .cold]", "f.cold"), unless only those match.
-  auto is_clone = [](const FunctionSymbol* function) {
-    return function->demangled.find(" [clone ") != std::string::npos ||
-           function->name.find(".cold") != std::string::npos;
+  auto is_clone = [](const FunctionMatch& match) {
+    return match.function->demangled.find(" [clone ") != std::string::npos ||
+           match.function->name.find(".cold") != std::string::npos;
   };
-  const bool any_original = std::any_of(found.begin(), found.end(), [&](auto* f) { return !is_clone(f); });
-  if (any_original && found.size() > 1) {
-    found.erase(std::remove_if(found.begin(), found.end(), is_clone), found.end());
-  }
+  const bool any_original = std::any_of(found.begin(), found.end(), [&](const auto& m) { return !is_clone(m); });
+  if (any_original && found.size() > 1) std::erase_if(found, is_clone);
   return found;
+}
+
+std::vector<const FunctionSymbol*> ElfImage::find_functions(std::string_view name) const {
+  std::vector<const FunctionSymbol*> found;
+  for (const FunctionMatch& match : match_functions(name)) found.push_back(match.function);
+  return found;
+}
+
+std::vector<GotSlot> ElfImage::got_slots() const {
+  elf_version(EV_CURRENT);
+  ElfHandle handle;
+  handle.elf = elf_memory(const_cast<char*>(reinterpret_cast<const char*>(mapping_->data)), mapping_->size);
+  if (handle.elf == nullptr) return {};
+  return read_got_slots(handle.elf, true);
+}
+
+ElfImage ElfImage::with_symbols_of(const ElfImage& twin) const {
+  ElfImage image = *this;
+  if (!twin.has_symtab()) return image;
+  image.functions_.clear();
+  for (const FunctionSymbol& function : twin.functions()) {
+    if (!function.is_fde_range()) image.functions_.push_back(function);
+  }
+  image.has_symtab_ = true;
+  image.symbols_path_ = twin.symbols_path();
+  image.index_ends();  // the twin's functions, before add_fde_ranges looks through them
+  image.fde_error_.clear();
+  image.eh_frame_.reset();
+  image.add_fde_ranges();
+  return image;
 }
 
 const LoadSegment* ElfImage::segment_for_va(uint64_t va) const {

@@ -52,10 +52,34 @@ struct FunctionSymbol {
   uint64_t size = 0;      // 0 when the symbol gives none
   SymbolSource source = SymbolSource::symtab;
   std::vector<std::string> aliases;  // other names at the same start ("__getpid" for "getpid")
+  bool ifunc = false;     // STT_GNU_IFUNC: start is the resolver, not the code that runs
 
   uint64_t end() const { return start + size; }
   bool contains(uint64_t va) const { return va == start || (va > start && va - start < size); }
   bool is_fde_range() const { return source == SymbolSource::eh_frame_fde; }
+};
+
+// How a query matched a function's name (ElfImage::match_functions).
+enum class NameMatch {
+  exact,         // the stored name, the demangled name, or it without parameters (or return type)
+  scope_suffix,  // the trailing scopes of the name without parameters: "settle" for "svc::settle"
+};
+
+struct FunctionMatch {
+  const FunctionSymbol* function = nullptr;
+  std::string spelled;  // the stored name (the function's own or an alias) that matched
+  NameMatch match = NameMatch::exact;
+};
+
+// A GOT slot the dynamic linker fills in the running process: with the
+// address a symbol was bound to (JUMP_SLOT, GLOB_DAT), or with what an IFUNC
+// resolver returned (IRELATIVE).
+struct GotSlot {
+  enum class Kind { jump_slot, glob_dat, irelative };
+  Kind kind = Kind::jump_slot;
+  uint64_t va = 0;        // static VA of the slot
+  std::string symbol;     // JUMP_SLOT, GLOB_DAT: the symbol's name
+  uint64_t resolver = 0;  // IRELATIVE: the resolver's static VA (the addend)
 };
 
 struct SectionInfo {
@@ -86,12 +110,32 @@ class ElfImage {
   // The file bytes of a section; empty for SHT_NOBITS or a section that runs past the file.
   std::span<const uint8_t> section_bytes(const SectionInfo& section) const;
 
+  // DT_SONAME, empty when the image has none.
+  const std::string& soname() const { return soname_; }
+  // The file the function names come from: this one, the separate debug
+  // file of its build-id (/usr/lib/debug/.build-id/xx/yyyy.debug) when this
+  // one has no .symtab, or the twin of with_symbols_of.
+  const std::string& symbols_path() const { return symbols_path_; }
+  // This image (its bytes, segments, FDEs) with the function names of
+  // `twin`, another file of the same build (e.g. the unstripped copy of a
+  // stripped executable); kept as it is when the twin has no .symtab.
+  ElfImage with_symbols_of(const ElfImage& twin) const;
+  // JUMP_SLOT, GLOB_DAT and IRELATIVE relocations, read from the file on
+  // each call (a large library has hundreds of thousands; only IFUNC
+  // binding needs them).
+  std::vector<GotSlot> got_slots() const;
+
   // Sorted by start; one entry per start address (aliases folded, symtab preferred).
   const std::vector<FunctionSymbol>& functions() const { return functions_; }
   const FunctionSymbol* function_containing(uint64_t va) const;
   const FunctionSymbol* function_at(uint64_t start) const;
-  // Exact match on the stored name, an alias, or the demangled name (and the demangled name
-  // without its parameter list, so "ns::f" finds "ns::f(int)").
+  // The functions a name given by a user means, exact matches only when
+  // there are some: the stored name or an alias, the demangled name as nm -C
+  // prints it, or that without its parameter list (demangle.h,
+  // without_parameters) or a template's return type; else the functions whose
+  // name without parameters ends in "::" + name at nesting depth 0. The
+  // compiler's split-off parts ("f [clone .cold]") only when nothing else.
+  std::vector<FunctionMatch> match_functions(std::string_view name) const;
   std::vector<const FunctionSymbol*> find_functions(std::string_view name) const;
 
   // The segment whose file-backed extent holds va, or nullptr.
@@ -119,6 +163,8 @@ class ElfImage {
   uint16_t elf_type_ = 0;
   uint64_t entry_ = 0;
   std::string build_id_;
+  std::string soname_;
+  std::string symbols_path_;
   bool has_symtab_ = false;
   std::vector<LoadSegment> segments_;
   std::vector<SectionInfo> sections_;

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <sstream>
 #include <fstream>
 #include <random>
 #include <regex>
@@ -172,6 +174,56 @@ TEST(Demangle, SurvivesRandomInput) {
     if (round % 7 == 0) name += "17h0123456789abcdefE";
     (void)demangle(name);
   }
+}
+
+// Without the parameter list: what c++filt -p prints (-i: std::string as
+// nm -C and __cxa_demangle spell it), for every C++ function of libstdc++'s
+// .dynsym and of names_target (a lambda inside a function, std::function's
+// handler, templates with return types, operators). c++filt -p keeps the
+// parameters of thunks and transaction clones; those are left out.
+TEST(Demangle, WithoutParametersEqualsCxxfiltNoParams) {
+  std::vector<std::string> mangled;
+  for (const std::string& path : {std::string(XREF_NAMES_TARGET), std::string("/lib/x86_64-linux-gnu/libstdc++.so.6")}) {
+    auto lines = try_command_lines("nm --defined-only -D '" + path + "' 2>/dev/null; nm --defined-only '" + path +
+                                   "' 2>/dev/null; true");
+    ASSERT_TRUE(lines);
+    for (const auto& line : *lines) {
+      std::istringstream fields(line);
+      std::string address, type, name;
+      if (!(fields >> address >> type >> name) || !name.starts_with("_Z")) continue;
+      if (type != "T" && type != "t" && type != "W" && type != "w" && type != "i") continue;
+      mangled.push_back(name.substr(0, name.find('@')));
+    }
+  }
+  std::sort(mangled.begin(), mangled.end());
+  mangled.erase(std::unique(mangled.begin(), mangled.end()), mangled.end());
+  ASSERT_GT(mangled.size(), 1000u);
+  const std::string path = ::testing::TempDir() + "xref_no_params_" + std::to_string(getpid()) + ".txt";
+  {
+    std::ofstream out(path);
+    for (const auto& name : mangled) out << name << '\n';
+  }
+  auto plain = try_command_lines("c++filt -i -p < '" + path + "'");
+  auto full = try_command_lines("c++filt -i < '" + path + "'");
+  std::remove(path.c_str());
+  ASSERT_TRUE(plain && full);
+  ASSERT_EQ(plain->size(), mangled.size());
+  size_t compared = 0;
+  bool lambda_seen = false;
+  for (size_t i = 0; i < mangled.size(); ++i) {
+    const std::string& whole = (*full)[i];
+    if (whole.find("thunk to ") != std::string::npos || whole.starts_with("transaction clone for ")) continue;
+    const std::string bare = without_parameters(demangle(mangled[i]));
+    const std::string untyped = without_return_type(bare);
+    EXPECT_EQ(untyped.empty() ? bare : untyped, (*plain)[i]) << whole;
+    lambda_seen |= (*plain)[i] == "lam_f(int)::{lambda(int)#1}::operator()";
+    ++compared;
+  }
+  EXPECT_GT(compared, 1000u);
+  EXPECT_TRUE(lambda_seen);
+  EXPECT_EQ(without_parameters("lam_f(int) [clone .cold]"), "lam_f");
+  EXPECT_EQ(without_parameters("main"), "main");
+  EXPECT_EQ(without_return_type("names::twice<int>"), "");
 }
 
 }  // namespace
