@@ -189,8 +189,11 @@ void add_trace_options(CLI::App& command_app, TraceCommandOptions& options_ref) 
   command->add_option("--stop", request.stop, "static VA (or function) that closes the window when hit");
   command->add_option("--stop-return", request.stop_return,
                       "function whose return closes the window (default: the --start function)");
-  command->add_option("--functions", request.functions, "functions to trace: names or static VAs, comma-separated")
-      ->delimiter(',');
+  // Not split here: a comma inside a C++ name ("std::map<int, int>::find")
+  // is part of it; the planner splits at top-level commas only.
+  command->add_option("--functions", request.functions,
+                      "functions to trace: names or static VAs, comma-separated (commas inside <>, (), [], {} belong "
+                      "to the name); may repeat");
   command->add_option("--callees-of", request.callees_of,
                       "trace the static callee tree of this function, at call and return sites");
   command->add_option("--depth", request.depth, "levels of the --callees-of tree (default 1; 2 with --here)")

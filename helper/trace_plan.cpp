@@ -237,8 +237,11 @@ class Planner {
       function.name = symbol->name;
       function.demangled = symbol->demangled;
       function.implementation = bound->implementation.demangled;
-      plan_.warnings.push_back(text + " is a GNU IFUNC: tracing " + function.implementation +
-                               ", the implementation the process bound (" + bound->slot + ")");
+      std::string note = text + " is a GNU IFUNC: tracing " + function.implementation +
+                         ", the implementation the process bound (" + bound->slot + ")";
+      if (std::find(plan_.warnings.begin(), plan_.warnings.end(), note) == plan_.warnings.end()) {
+        plan_.warnings.push_back(std::move(note));
+      }
     }
     return function;
   }

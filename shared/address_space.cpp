@@ -240,9 +240,18 @@ Result<uint64_t> AddressSpace::live_from_static(const Module& module, uint64_t s
   auto file_offset = elf.file_offset_of(static_va);
   if (!file_offset) return file_offset.error();
   const LoadSegment* segment = elf.segment_for_va(static_va);
+  // Two segments can share a file page (.rodata's last page is also the
+  // first of the RELRO part of the data segment, both r-- once RELRO is
+  // applied), so the file offset alone can name two mappings: the one that
+  // keeps the module's load bias is the one at this VA.
+  const std::optional<uint64_t> bias = load_bias(module);
   const MapEntry* best = nullptr;
   for (const MapEntry& mapping : module.mappings) {
     if (*file_offset < mapping.offset || *file_offset - mapping.offset >= mapping.size()) continue;
+    if (bias && mapping.start + (*file_offset - mapping.offset) - static_va == *bias) {
+      best = &mapping;
+      break;
+    }
     if (best == nullptr || (segment != nullptr && permission_flags(mapping) == segment->flags)) best = &mapping;
   }
   if (best == nullptr) {

@@ -37,7 +37,10 @@ extern "C" int helper_add(int a, int b);
 
 namespace {
 char g_words[4][32] = {"alpha", "beta-gamma", "delta epsilon", "zeta"};
-char g_buffers[3][64];
+char g_buffers[3][4096];
+// Opaque, so memset stays a call (with a size the compiler can bound, g++
+// -O2 expands it inline).
+volatile size_t g_fill = 16;
 wchar_t g_wide[] = L"a/b/c";
 bool g_call_lazy = false;
 }  // namespace
@@ -82,7 +85,7 @@ __attribute__((noipa)) uint64_t measure(uint64_t round, Calls* calls) {
     ++calls->strlen_calls;
   }
   for (uint64_t i = 0; i < 1 + round % 3; ++i) {
-    std::memset(g_buffers[i], static_cast<int>(round & 0x7f), 16 + i * 8 + round % 16);
+    std::memset(g_buffers[i], static_cast<int>(round & 0x7f), g_fill + i * 8 + round % 16);
     ++calls->memset_calls;
   }
   if (g_call_lazy) {

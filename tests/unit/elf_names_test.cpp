@@ -78,7 +78,7 @@ TEST(ElfNames, CppNamesWithAndWithoutParametersAsNmPrintsThem) {
 }
 
 TEST(ElfNames, GotSlotsEqualReadelfRelocations) {
-  for (const std::string path : {std::string(XREF_NAMES_TARGET), std::string(kLibc)}) {
+  for (const std::string& path : {std::string(XREF_NAMES_TARGET), std::string(kLibc)}) {
     auto image = ElfImage::open(path);
     ASSERT_TRUE(image) << path;
     std::set<std::string> expected;
