@@ -1,6 +1,7 @@
 #include "trace_plan.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <regex>
 #include <set>
@@ -178,10 +179,11 @@ class Planner {
     };
     for (size_t i = 0; i < list.size(); ++i) {
       const char c = list[i];
-      if (list.compare(i, 8, "operator") == 0) {
-        // "operator<", "operator->": their brackets open nothing.
+      const bool word_start = i == 0 || !(std::isalnum(static_cast<unsigned char>(list[i - 1])) || list[i - 1] == '_');
+      if (word_start && list.compare(i, 8, "operator") == 0) {
+        // "operator<", "operator->", "operator,": their characters open nothing and split nothing.
         size_t end = i + 8;
-        while (end < list.size() && std::string_view("<>=-!").find(list[end]) != std::string_view::npos) ++end;
+        while (end < list.size() && std::string_view("<>=-!,").find(list[end]) != std::string_view::npos) ++end;
         part += list.substr(i, end - i);
         i = end - 1;
         continue;
