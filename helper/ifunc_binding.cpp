@@ -123,7 +123,7 @@ Result<IfuncBinding> bound_ifunc(const AddressSpace& space, pid_t pid, const Mod
                     what + " is a GNU IFUNC (its address is a resolver, not the code that runs) and no GOT slot of "
                            "the process is bound to it yet (lazy binding: not called so far); its implementations "
                            "in " + module + ": " + list,
-                    "pass the one this CPU uses, e.g. " + module + ":" + candidates.front() +
+                    "pass one of them, e.g. " + module + ":" + candidates.front() +
                         ", or trace once the process has called " + base);
 }
 

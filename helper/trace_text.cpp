@@ -77,7 +77,7 @@ std::string fetch_text(const nlohmann::json& fetch) {
 NameLabels::NameLabels(const std::vector<std::string>& names) {
   std::map<std::string, std::string> first_full_name;
   for (const std::string& name : names) {
-    const std::string short_name = without_parameters(name);
+    const std::string short_name = short_function_name(name);
     auto [slot, inserted] = first_full_name.emplace(short_name, name);
     if (!inserted && slot->second != name &&
         std::find(ambiguous_.begin(), ambiguous_.end(), short_name) == ambiguous_.end()) {
@@ -87,7 +87,7 @@ NameLabels::NameLabels(const std::vector<std::string>& names) {
 }
 
 std::string NameLabels::operator()(const std::string& name) const {
-  const std::string short_name = without_parameters(name);
+  const std::string short_name = short_function_name(name);
   return std::find(ambiguous_.begin(), ambiguous_.end(), short_name) == ambiguous_.end() ? short_name : name;
 }
 

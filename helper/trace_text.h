@@ -15,8 +15,9 @@ namespace xref {
 // "p=<unreadable: EFAULT>", from one fetched value of the window schema.
 std::string fetch_text(const nlohmann::json& fetch);
 
-// Function names for text lines: without the parameter list, unless two of
-// the names given would then look the same.
+// Function names for text lines: as c++filt -p prints them (without the
+// parameter list and a template's return type; demangle.h,
+// short_function_name), unless two of the names given would then look the same.
 class NameLabels {
  public:
   explicit NameLabels(const std::vector<std::string>& names);

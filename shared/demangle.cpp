@@ -150,4 +150,10 @@ std::string without_return_type(std::string_view name) {
   return std::string(name.substr(last_space + 1));
 }
 
+std::string short_function_name(std::string_view demangled) {
+  std::string bare = without_parameters(demangled);
+  std::string untyped = without_return_type(bare);
+  return untyped.empty() ? bare : untyped;
+}
+
 }  // namespace xref

@@ -24,4 +24,8 @@ std::string without_parameters(std::string_view demangled);
 // has none.
 std::string without_return_type(std::string_view name_without_parameters);
 
+// Both: what `c++filt -p` prints ("names::twice<int>",
+// "lam_f(int)::{lambda(int)#1}::operator()"); the short label of a function.
+std::string short_function_name(std::string_view demangled);
+
 }  // namespace xref
