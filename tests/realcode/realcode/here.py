@@ -3,21 +3,24 @@ real-code build, against the program's own record.
 
 The program runs one worker thread, so its requests run one after another
 and the breakpoints are hit in the order the requests call the functions
-(the plan below names each hit's request). The debugger attaches to the
-program before it starts its requests, sets the breakpoints (by name in an
-unstripped build, after the prologue where the debugger puts them; by live
-address at the function's first instruction in a stripped build, and always
-for `checked`, the function with a `.cold` part), releases the program, and
-at every hit types `xref trace --here` (`--stop-at-end` at some) and
-`continue`. A last breakpoint (serve's entry, conditional on the request id)
-is the stop after the last window; there `xref show --all --json` prints
-every window, and the debugger detaches.
+(the plan below names each hit's request; conditions on the registers at a
+function's first instruction pick the variant). The debugger attaches to the
+program before it starts its requests, sets the breakpoints, releases the
+program, and at every hit types `xref trace --here` (`--stop-at-end` at
+some) and `continue`. A breakpoint is by name where the debugger places it
+(after the prologue), or by live address at the function's first
+instruction: in a stripped build, where the plan says so, and in LLDB for a
+GCC function with a .cold part (see below). A last breakpoint (serve's
+entry, conditional on the request id) is the stop after the last window;
+there `xref show --all --json` prints every window, and the debugger
+detaches; the program then runs to its end and its record is read.
 
 Each window is compared, with the suite's own model (record.py,
-expected.py), with the window the program's record says a correct xref
-shows for `--callees-of F --depth 2` opened on that call of F: the calls made
-from the stopped frame on. The stop lies before the function's first call
-(checked below), so those are all of the frame's calls.
+expected.py), with the window the record says a correct xref shows for
+`--callees-of F --depth 2` opened on that call of F: the calls made from the
+stopped frame on. The stop lies before the function's first call (checked),
+so those are all of the frame's calls. Each window must also have printed
+by itself at the stop right after its `continue`.
 """
 from __future__ import annotations
 
