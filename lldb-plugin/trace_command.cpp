@@ -33,22 +33,50 @@ std::optional<lldb::break_id_t> start_breakpoint(const std::vector<std::string>&
 // helper's collision check sees it: a debugger int3 over a probe's int3
 // would outlive the probe.
 lldb::SBBreakpoint set_stop_at_end(CommandScope& scope, std::string& description, std::string& error) {
-  lldb::SBThread thread = scope.target().GetProcess().GetSelectedThread();
+  lldb::SBProcess process = scope.target().GetProcess();
+  lldb::SBThread thread = process.GetSelectedThread();
   lldb::SBFrame frame = thread.GetSelectedFrame();
-  const uint64_t cfa = frame.GetCFA();
-  lldb::SBFrame parent;
+  uint64_t cfa = frame.GetCFA();
+  uint64_t return_address = LLDB_INVALID_ADDRESS;
   for (uint32_t index = frame.GetFrameID() + 1; index < thread.GetNumFrames(); ++index) {
     lldb::SBFrame candidate = thread.GetFrameAtIndex(index);
     if (candidate.GetCFA() != cfa) {  // skip the frames inlined into the selected one
-      parent = candidate;
+      return_address = candidate.GetPC();
       break;
     }
   }
-  if (!parent.IsValid()) {
+  lldb::SBError read_error;
+  std::string note;
+  // At a function's first instruction the return address is at sp and the
+  // CFA is sp + 8, whatever LLDB's unwinder says: LLDB 19 takes a GCC
+  // function with a .cold part to begin at that part, and its CFA (and so
+  // the caller) at the real first instruction is wrong.
+  const uint64_t sp = frame.GetSP();
+  const uint64_t symbol_start = frame.GetSymbol().GetStartAddress().GetLoadAddress(scope.target());
+  if (frame.GetFrameID() == 0 && sp != LLDB_INVALID_ADDRESS && symbol_start == frame.GetPC()) {
+    const uint64_t stored = process.ReadPointerFromMemory(sp, read_error);
+    if (read_error.Success()) {
+      if (cfa != sp + 8 || stored != return_address) {
+        note = " (LLDB's CFA " + to_hex(cfa) + " is not the entry's: the return address is taken at sp)";
+      }
+      cfa = sp + 8;
+      return_address = stored;
+    }
+  }
+  if (return_address == LLDB_INVALID_ADDRESS) {
     error = "--stop-at-end: the selected frame has no caller to return to";
     return {};
   }
-  const uint64_t return_address = parent.GetPC();
+  // The return address is stored just below the CFA; when it is not, LLDB's
+  // unwinding of this frame is wrong, and so would be the breakpoint.
+  const uint64_t stored = process.ReadPointerFromMemory(cfa - 8, read_error);
+  if (!read_error.Success() || stored != return_address) {
+    error = "--stop-at-end: LLDB's unwinding of the selected frame is inconsistent (the return address " +
+            to_hex(return_address) + " is not stored below its CFA " + to_hex(cfa) +
+            "), so the frame's return cannot be caught; trace without --stop-at-end, or stop at the function's "
+            "first instruction (breakpoint set -a ADDRESS)";
+    return {};
+  }
   lldb::SBBreakpoint breakpoint = scope.target().BreakpointCreateByAddress(return_address);
   if (!breakpoint.IsValid()) {
     error = "--stop-at-end: LLDB could not set a breakpoint at " + to_hex(return_address);
@@ -57,10 +85,10 @@ lldb::SBBreakpoint set_stop_at_end(CommandScope& scope, std::string& description
   breakpoint.SetOneShot(true);
   breakpoint.SetThreadID(thread.GetThreadID());
   breakpoint.SetCondition(("$rsp == " + to_hex(cfa)).c_str());
-  const std::string where = describe_address(scope.target(), parent.GetPCAddress());
+  const std::string where = describe_address(scope.target(), scope.target().ResolveLoadAddress(return_address));
   description = "xref: breakpoint " + std::to_string(breakpoint.GetID()) + " (one-shot, thread " +
                 std::to_string(thread.GetThreadID()) + ") at the return address " + to_hex(return_address) +
-                (where.empty() ? "" : " (" + where + ")") + " stops the process when the window closes";
+                (where.empty() ? "" : " (" + where + ")") + " stops the process when the window closes" + note;
   return breakpoint;
 }
 

@@ -7,7 +7,8 @@ For every unstripped build: the recorded functions call nothing but each
 other and the library functions the source calls (recording adds no call).
 For the -O2 builds: the idioms came out as real code has them: `jmp g` at
 the end of f, a thunk that is one `jmp`, mutual tail jumps, a jump table, a
-catch handler that leaves by `jmp __cxa_end_catch`, a C++ thunk, an
+catch handler that leaves by `jmp __cxa_end_catch`, a function with a
+try/catch that leaves by a tail `jmp` (rc::guard), a C++ thunk, an
 indirect virtual call (no speculative direct call), GCC's .cold parts.
 Prints each fact, and whether first_call's first instruction is the call.
 Exit status 0 when every fact holds.
@@ -106,6 +107,12 @@ def check_cpp(facts: Facts, compiler: str) -> None:
     invoker = facts.binary.find(re.compile(r"std::_Function_handler<int \(int\), rc::.*>::_M_invoke"))
     facts.check("the std::function invoker jumps to the lambda",
                 len(invoker) == 1 and facts.binary.jumps_to(invoker[0].va, facts.va("rc::lambda")))
+    guard = facts.binary.functions[facts.va("rc::guard")]
+    facts.check("rc::guard has a catch (its handler calls __cxa_begin_catch@plt)",
+                any(i.is_call and i.target is not None and
+                    facts.binary.owner(i.target) == facts.plt("__cxa_begin_catch@plt") for i in guard.instructions))
+    facts.check("rc::guard leaves by `jmp rc::twice` (a tail call after the try/catch)",
+                facts.jumps("rc::guard", "rc::twice"))
     if compiler == "gcc":
         facts.check("rc::checked2's .cold part calls bail2", facts.has_cold_part_calling("rc::checked2", "rc::bail2"))
         facts.check("rc::catcher's handler is in its .cold part", len(facts.binary.functions[catcher].ranges) > 1)

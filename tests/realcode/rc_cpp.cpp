@@ -8,7 +8,9 @@
 //   1 throw_out      throw_start(id) -> mid2 -> thrower2 throws (odd variants),
 //                    caught in serve, the start's caller (a start too)
 //   2 noreturn_throw guard: try { checked2 } catch (...); checked2 calls the
-//                    [[noreturn]] cold bail2, which throws, on odd variants
+//                    [[noreturn]] cold bail2, which throws, on odd variants;
+//                    then guard leaves by `return twice(result)`, a tail
+//                    jump: one function with a try/catch and a tail call
 //   3 virtual        virt_user: shapes[i]->area(x) through the vtable
 //   4 mi_thunk       mi_user: a call through Second* of a Both or a Pair,
 //                    which enters "non-virtual thunk to rc::Both::second"
@@ -111,6 +113,15 @@ RC_FUNCTION int checked2(int x) {
   return result;
 }
 
+RC_FUNCTION int twice(int x) {
+  RC_ENTER("rc::twice");
+  sink = x;
+  RC_RETURN("rc::twice");
+  return x * 2;
+}
+
+// A try/catch and, after it, a call in tail position: outside the try
+// block nothing is left to unwind, so -O2 makes it `jmp twice`.
 RC_FUNCTION int guard(int x) {
   RC_ENTER("rc::guard");
   const int own_depth = rc_depth;
@@ -126,8 +137,8 @@ RC_FUNCTION int guard(int x) {
     RC_CALLED("__cxa_end_catch@plt");
   }
   sink = result;
-  RC_RETURN("rc::guard");
-  return result;
+  RC_TAIL("rc::guard", "rc::twice");
+  return twice(result);
 }
 
 // --- 3, 4: virtual calls -----------------------------------------------------

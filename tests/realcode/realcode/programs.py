@@ -59,7 +59,7 @@ RC_CPP = Program(
         "mi_thunk2": r"non-virtual thunk to rc::Pair::second",
     },
     traced=["rc::serve", "rc::catcher", "rc::mid", "rc::thrower", "rc::throw_start", "rc::mid2", "rc::thrower2",
-            "rc::guard", "rc::checked2", "rc::bail2", "rc::virt_user", "rc::Square::area", "rc::Circle::area",
+            "rc::guard", "rc::checked2", "rc::bail2", "rc::twice", "rc::virt_user", "rc::Square::area", "rc::Circle::area",
             "rc::Triangle::area", "rc::mi_user", "mi_thunk", "rc::Both::second", "mi_thunk2", "rc::Pair::second",
             "rc::lam_user", "rc::lambda", "rc::len_user", "rc::walk"],
     idioms=["catch_end", "throw_out", "noreturn_throw", "virtual", "mi_thunk", "lambda", "plt", "recursion"],
