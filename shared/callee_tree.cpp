@@ -128,7 +128,11 @@ class TreeBuilder {
                             "the callee tree exceeds " + std::to_string(max_nodes_) + " nodes",
                             "ask for a smaller depth");
         }
-        slot->second = add_child(index, edge.target.va);
+        // A split-off part (.cold) is the function itself, at its depth:
+        // what it calls is as deep as what the function calls.
+        const bool part = (edge.kind == EdgeKind::jump || edge.kind == EdgeKind::tail_jump) &&
+                          is_split_part(image_, *code, edge.target.va);
+        slot->second = add_child(index, edge.target.va, part);
       }
       edge.child = slot->second;
     }
@@ -136,10 +140,10 @@ class TreeBuilder {
     return {};
   }
 
-  int add_child(size_t parent, uint64_t va) {
+  int add_child(size_t parent, uint64_t va, bool split_part) {
     CalleeNode node;
     node.va = va;
-    node.depth = tree_.nodes[parent].depth + 1;
+    node.depth = tree_.nodes[parent].depth + (split_part ? 0 : 1);
     node.parent = static_cast<int>(parent);
     if (const FunctionSymbol* function = image_.function_at(va)) {
       node.function = *function;
