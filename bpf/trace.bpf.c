@@ -328,12 +328,13 @@ static __always_inline void emit_event(struct xref_thread_window *window, __u32 
 }
 
 static __always_inline void emit_frame_event(struct xref_thread_window *window, __u32 tid, __u8 type,
-                                             __u32 depth, __u32 function_id, __u64 sp) {
+                                             __u32 depth, __u32 function_id, __u64 sp, __u8 flags) {
   struct xref_trace_event *event = reserve_event(window, tid, type);
   if (!event) return;
   event->depth = (__u16)depth;
   event->function_id = function_id;
   event->sp = sp;
+  event->flags = flags;
   submit(event);
 }
 
@@ -373,13 +374,18 @@ __noinline int pop_frames(__u32 tid, __u64 sp, int inclusive) {
     if (inclusive ? top->entry_sp > sp : top->entry_sp >= sp) return 0;
     window->depth = depth - 1;
     if (top->flags & XREF_FRAME_F_TAILED) {
+      /* Its function's entry was shown: so is its end, as inferred. */
+      if (top->flags & XREF_FRAME_F_NAMED) {
+        emit_frame_event(window, tid, XREF_EVENT_RETURN, depth - 1, top->function_id, top->entry_sp,
+                         XREF_EVENT_F_INFERRED);
+      }
       if (depth - 1 == 0) {
         close_window(window, tid, XREF_WINDOW_COMPLETE, top->function_id, XREF_EVENT_F_INFERRED);
         return 1;
       }
       continue;
     }
-    emit_frame_event(window, tid, XREF_EVENT_UNWOUND, depth - 1, top->function_id, top->entry_sp);
+    emit_frame_event(window, tid, XREF_EVENT_UNWOUND, depth - 1, top->function_id, top->entry_sp, 0);
     if (depth - 1 == 0) {
       close_window(window, tid, XREF_WINDOW_UNWOUND, XREF_FUNCTION_NONE, 0);
       return 1;
@@ -473,6 +479,9 @@ static __always_inline void open_window(struct pt_regs *ctx, __u32 tid, __u32 in
   if (old) {
     struct xref_frame *start = &old->frames[0];
     if (old->depth > 0 && (start->flags & XREF_FRAME_F_TAILED)) {
+      if (start->flags & XREF_FRAME_F_NAMED) {
+        emit_frame_event(old, tid, XREF_EVENT_RETURN, 0, start->function_id, start->entry_sp, XREF_EVENT_F_INFERRED);
+      }
       close_window(old, tid, XREF_WINDOW_COMPLETE, start->function_id, XREF_EVENT_F_INFERRED);
     } else {
       close_window(old, tid, XREF_WINDOW_TRUNCATED, XREF_FUNCTION_NONE, 0);
@@ -519,10 +528,14 @@ static __always_inline int handle_return(struct pt_regs *ctx, struct xref_thread
   int continuation = (probe->flags & XREF_PROBE_F_CONTINUATION) != 0;
   if (continuation && !tailed) return 0;
   if (kind == XREF_PROBE_TAIL_EXIT) {
-    /* The frame is not over: the jump's target runs in it. */
+    /* The frame is not over: the jump's target runs in it. Through
+     * continuation code it keeps the name it was last shown under. */
+    if (continuation) {
+      top->flags |= XREF_FRAME_F_TAILED | XREF_FRAME_F_TAIL_CHANGED;
+      return 0;
+    }
     top->function_id = probe->tail_target_id;
     top->flags = XREF_FRAME_F_TAILED | XREF_FRAME_F_TAIL_CHANGED;
-    if (continuation) return 0;
     run_fetches(ctx, index);
     emit_event(window, tid, XREF_EVENT_TAIL_EXIT, depth - 1, index, probe->function_id, sp, 0, values);
     return 0;

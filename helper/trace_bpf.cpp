@@ -229,3 +229,42 @@ Result<uint64_t> TraceBpf::open_window(uint32_t tid, uint64_t entry_sp, uint32_t
 }
 
 }  // namespace xref
+
+namespace xref {
+
+std::vector<std::pair<uint32_t, xref_thread_window>> TraceBpf::thread_windows() const {
+  std::vector<std::pair<uint32_t, xref_thread_window>> windows;
+  const int fd = bpf_map__fd(skeleton_->maps.threads);
+  uint32_t key = 0, next = 0;
+  const uint32_t* previous = nullptr;
+  while (bpf_map_get_next_key(fd, previous, &next) == 0) {
+    auto state = std::make_unique<xref_thread_window>();
+    if (bpf_map_lookup_elem(fd, &next, state.get()) == 0) windows.emplace_back(next, *state);
+    key = next;
+    previous = &key;
+  }
+  return windows;
+}
+
+void TraceBpf::put_thread_window(uint32_t tid, const xref_thread_window& window) {
+  bpf_map_update_elem(bpf_map__fd(skeleton_->maps.threads), &tid, &window, BPF_EXIST);
+}
+
+void TraceBpf::end_thread_window(uint32_t tid, uint64_t window_id, uint8_t status) {
+  bpf_map_delete_elem(bpf_map__fd(skeleton_->maps.threads), &tid);
+  const int results = bpf_map__fd(skeleton_->maps.window_results);
+  xref_window_result result;
+  if (bpf_map_lookup_elem(results, &window_id, &result) == 0) {
+    result.status = status;
+    bpf_map_update_elem(results, &window_id, &result, BPF_EXIST);
+  }
+  const uint64_t closed = __atomic_add_fetch(&skeleton_->bss->windows_closed, 1, __ATOMIC_SEQ_CST);
+  // The bound the BPF program's close_window checks.
+  const uint64_t max_windows = skeleton_->rodata->max_windows;
+  if (max_windows != 0 && closed >= max_windows && __atomic_load_n(&skeleton_->bss->stopped, __ATOMIC_SEQ_CST) == 0) {
+    __atomic_store_n(&skeleton_->bss->stop_reason, XREF_STOP_MAX_WINDOWS, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&skeleton_->bss->stopped, 1, __ATOMIC_SEQ_CST);
+  }
+}
+
+}  // namespace xref

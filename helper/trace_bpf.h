@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "result.h"
@@ -50,6 +51,13 @@ class TraceBpf {
   // (the thread is stopped by a debugger, so nothing races): window id,
   // sequence 1 next (0 is the opening entry user space makes), the frame.
   Result<uint64_t> open_window(uint32_t tid, uint64_t entry_sp, uint32_t function_id, uint64_t start_ns);
+  // The thread map: every open window's state, by thread.
+  std::vector<std::pair<uint32_t, xref_thread_window>> thread_windows() const;
+  // Writes a stopped thread's window state back (nothing races a stopped
+  // thread), or ends its window with `status` (the map entry goes, the
+  // result records the status, the closed count goes up).
+  void put_thread_window(uint32_t tid, const xref_thread_window& window);
+  void end_thread_window(uint32_t tid, uint64_t window_id, uint8_t status);
 
  private:
   TraceBpf() = default;

@@ -1,5 +1,6 @@
 #include "trace_bpf_engine.h"
 #include "monotonic_clock.h"
+#include "stopped_threads.h"
 
 #include <bpf/libbpf.h>
 
@@ -37,6 +38,21 @@ class BpfEngine : public TraceEngine {
   TraceCounters counters() const override { return bpf_->counters(); }
   void detach() override { bpf_->detach(); }
   std::map<uint64_t, xref_window_result> window_results() const override { return bpf_->window_results(); }
+
+  void settle_stopped_threads() override {
+    for (auto& [tid, window] : bpf_->thread_windows()) {
+      const auto sp = stopped_thread_sp(pid_, tid);
+      if (!sp) continue;
+      const SettledFrames settled = settle_frames(window, tid, *sp, monotonic_ns());
+      if (settled.records.empty()) continue;
+      if (settled.closed) {
+        bpf_->end_thread_window(tid, window.window_id, settled.records.back().status);
+      } else {
+        bpf_->put_thread_window(tid, window);
+      }
+      for (const xref_trace_event& record : settled.records) sink_.add(record);
+    }
+  }
 
   Result<uint64_t> open_here(const HereWindow& here) override {
     const uint64_t start_ns = monotonic_ns();

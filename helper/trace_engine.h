@@ -57,6 +57,10 @@ class TraceEngine {
   virtual Result<uint64_t> open_here(const HereWindow&) {
     return make_error(ErrorCode::unsupported, "--here needs a BPF backend");
   }
+  // At a debugger's stop (a drain request): ends the frames of every window
+  // whose thread is stopped with its stack pointer above them
+  // (stopped_threads.h). Call after drain(), so their records come last.
+  virtual void settle_stopped_threads() {}
 };
 
 }  // namespace xref

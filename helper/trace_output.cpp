@@ -244,6 +244,7 @@ nlohmann::json TraceRenderer::window_json(const TraceWindow& window, const Trace
       json["call_site_live"] = site.call_site_live ? nlohmann::json(to_hex(site.call_site_live)) : nlohmann::json(nullptr);
     }
     if (event.depth_overflow) json["depth_overflow"] = true;
+    if (event.inferred) json["inferred"] = true;
     if (auto indirect = indirect_frames.target(event, indirect_target(event))) {
       json["indirect"] = true;
       json["target_va"] = to_hex(indirect->first);

@@ -113,6 +113,9 @@ Result<TraceRun> run_trace(const Target& target, const TracePlan& plan, const Tr
     if (ready > 0 && (watched[2].revents & POLLIN)) {
       uint64_t requests = 0;
       (void)!read(callbacks.drain_fd, &requests, sizeof requests);
+      // A drain comes at a debugger's stop: frames the stop shows to be over
+      // (left by longjmp, or by a jump no probe follows) end now.
+      (*engine)->settle_stopped_threads();
       if (callbacks.drained) callbacks.drained((*engine)->counters().stopped);
     }
     // A bound reached by the engine came first if it is already set.

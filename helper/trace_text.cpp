@@ -47,6 +47,7 @@ std::string event_line(const nlohmann::json& event, const NameLabels& labels) {
     line << "< " << target_text(event) << " (" << name << ")";
     if (kind == "tail_exit") line << " [tail]";
     if (kind == "unwound") line << " [unwound]";
+    if (event.value("inferred", false)) line << " [inferred]";  // no probe saw it: a later event showed it
   } else if (kind == "stop") {
     const std::string stop = saved_text(event, "target_va");
     line << "* " << (stop.empty() ? "?" : stop) << " (stop)";

@@ -65,6 +65,7 @@ std::optional<uint64_t> WindowCollector::add(const xref_trace_event& record) {
   event.window_begin = record.flags & XREF_EVENT_F_WINDOW_BEGIN;
   event.depth_overflow = record.flags & XREF_EVENT_F_DEPTH_OVERFLOW;
   event.tail = record.flags & XREF_EVENT_F_TAIL;
+  event.inferred = record.flags & XREF_EVENT_F_INFERRED;
   if (record.probe_index < plan_.probes.size()) {
     const auto& items = plan_.probes[record.probe_index].fetches;
     for (size_t i = 0; i < items.size() && i < record.fetch_count && i < XREF_FETCH_MAX_ITEMS; ++i) {

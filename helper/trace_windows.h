@@ -35,6 +35,7 @@ struct TraceEvent {
   bool window_begin = false;
   bool depth_overflow = false;
   bool tail = false;            // entered through a tail jump (call-site mode)
+  bool inferred = false;        // a return no probe saw: a later event (or a stop) showed the frame was over
   std::vector<FetchedValue> fetches;
 };
 

@@ -132,12 +132,13 @@ void WindowMachine::emit_event(const Current& current, xref_thread_window& windo
 }
 
 void WindowMachine::emit_frame_event(const Current& current, xref_thread_window& window, uint8_t type,
-                                     uint32_t depth, uint32_t function_id, uint64_t sp) {
+                                     uint32_t depth, uint32_t function_id, uint64_t sp, uint8_t flags) {
   auto event = reserve_event(current, window, type);
   if (!event) return;
   event->depth = static_cast<uint16_t>(depth);
   event->function_id = function_id;
   event->sp = sp;
+  event->flags = flags;
   current.emit(*event);
 }
 
@@ -169,13 +170,17 @@ bool WindowMachine::pop_unwound(const Current& current, xref_thread_window& wind
     if (inclusive ? top.entry_sp > sp : top.entry_sp >= sp) return false;
     window.depth = depth - 1;
     if (top.flags & XREF_FRAME_F_TAILED) {
+      if (top.flags & XREF_FRAME_F_NAMED) {
+        emit_frame_event(current, window, XREF_EVENT_RETURN, depth - 1, top.function_id, top.entry_sp,
+                         XREF_EVENT_F_INFERRED);
+      }
       if (depth - 1 == 0) {
         close_window(current, window, XREF_WINDOW_COMPLETE, top.function_id, XREF_EVENT_F_INFERRED);
         return true;
       }
       continue;
     }
-    emit_frame_event(current, window, XREF_EVENT_UNWOUND, depth - 1, top.function_id, top.entry_sp);
+    emit_frame_event(current, window, XREF_EVENT_UNWOUND, depth - 1, top.function_id, top.entry_sp, 0);
     if (depth - 1 == 0) {
       close_window(current, window, XREF_WINDOW_UNWOUND);
       return true;
@@ -231,6 +236,10 @@ void WindowMachine::open_window(const Current& current, const Probe& probe, xref
   if (old != nullptr) {
     const xref_frame& start = old->frames[0];
     if (old->depth > 0 && (start.flags & XREF_FRAME_F_TAILED)) {
+      if (start.flags & XREF_FRAME_F_NAMED) {
+        emit_frame_event(current, *old, XREF_EVENT_RETURN, 0, start.function_id, start.entry_sp,
+                         XREF_EVENT_F_INFERRED);
+      }
       close_window(current, *old, XREF_WINDOW_COMPLETE, start.function_id, XREF_EVENT_F_INFERRED);
     } else {
       close_window(current, *old, XREF_WINDOW_TRUNCATED);
@@ -273,9 +282,13 @@ bool WindowMachine::handle_return(const Current& current, xref_thread_window& wi
   const bool continuation = (probe.flags & XREF_PROBE_F_CONTINUATION) != 0;
   if (continuation && !tailed) return false;
   if (probe.kind == XREF_PROBE_TAIL_EXIT) {
+    // Through continuation code the frame keeps the name it was last shown under.
+    if (continuation) {
+      top.flags |= XREF_FRAME_F_TAILED | XREF_FRAME_F_TAIL_CHANGED;
+      return false;
+    }
     top.function_id = probe.tail_target_id;
     top.flags = XREF_FRAME_F_TAILED | XREF_FRAME_F_TAIL_CHANGED;
-    if (continuation) return false;
     const Fetched values = fetched(current.hit, probe);
     emit_event(current, window, XREF_EVENT_TAIL_EXIT, depth - 1, probe.function_id, sp, &values);
     return false;

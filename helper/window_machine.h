@@ -91,7 +91,7 @@ class WindowMachine {
   void emit_event(const Current& current, xref_thread_window& window, uint8_t type, uint32_t depth,
                   uint32_t function_id, uint64_t sp, const Fetched* values);
   void emit_frame_event(const Current& current, xref_thread_window& window, uint8_t type, uint32_t depth,
-                        uint32_t function_id, uint64_t sp);
+                        uint32_t function_id, uint64_t sp, uint8_t flags);
   void close_window(const Current& current, xref_thread_window& window, uint8_t status,
                     uint32_t function_id = XREF_FUNCTION_NONE, uint8_t flags = 0);
   bool pop_unwound(const Current& current, xref_thread_window& window, uint64_t sp, bool inclusive);

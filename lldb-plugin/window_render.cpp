@@ -105,6 +105,7 @@ std::string event_line(const nlohmann::json& event, AddressSymbols& symbols) {
     add_breakpoints(symbols, call_site, breakpoints);
   } else if (kind == "return" || kind == "tail_exit") {
     line += "< " + name + (kind == "tail_exit" ? " [tail]" : "");
+    if (event.value("inferred", false)) line += " [inferred]";
     add_breakpoints(symbols, probe, breakpoints);
   } else if (kind == "unwound") {
     line += "~ " + name + " [unwound]";

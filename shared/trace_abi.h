@@ -124,8 +124,9 @@ struct xref_thread_window {
 #define XREF_EVENT_F_WINDOW_BEGIN 1 /* the entry that opened the window */
 #define XREF_EVENT_F_DEPTH_OVERFLOW 2
 #define XREF_EVENT_F_TAIL 4 /* an entry through a tail jump: no return of its own follows */
-/* WINDOW_END: the start frame's end was not observed at a probe; a later
- * event above it (or the thread's next start) showed it was over. */
+/* WINDOW_END, and the RETURN of a frame whose entry was shown: its end was
+ * not observed at a probe; a later event above it (or the thread's next
+ * start, or a debugger's stop) showed it was over. */
 #define XREF_EVENT_F_INFERRED 8
 
 /* xref_trace_event.status of WINDOW_END */

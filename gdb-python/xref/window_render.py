@@ -130,6 +130,8 @@ def event_line(event, symbols):
         _add_breakpoints(symbols, call_site, breakpoints)
     elif kind in ("return", "tail_exit"):
         line += "< " + name + (" [tail]" if kind == "tail_exit" else "")
+        if event.get("inferred"):
+            line += " [inferred]"
         _add_breakpoints(symbols, probe, breakpoints)
     elif kind == "unwound":
         line += "~ " + name + " [unwound]"

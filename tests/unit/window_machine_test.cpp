@@ -92,6 +92,7 @@ class Machine {
     if (record.type != XREF_EVENT_STOP) line += " f" + std::to_string(record.function_id);
     if (record.flags & XREF_EVENT_F_WINDOW_BEGIN) line += " begin";
     if (record.flags & XREF_EVENT_F_TAIL) line += " tail";
+    if (record.flags & XREF_EVENT_F_INFERRED) line += " inferred";
     return line;
   }
   WindowMachine machine_;
@@ -193,9 +194,10 @@ TEST(WindowMachine, TailSiteTakesOverTheFrame) {
   const TracePlan plan = test_plan();
   Machine m(plan);
   m.hit(kStartEntry, 0x1000).hit(kInnerEntry, 0x0f00).hit(kTailSite, 0x0f00).hit(kStartRet, 0x1000);
-  // f2's ret is not probed: its frame ends unobserved, not unwound.
-  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f1", "1 2 entry 1 f2 tail", "1 3 return 0 f0",
-                                "1 4 end 0 status=1"}));
+  // f2's ret is not probed: its frame ends unobserved (its return
+  // inferred), not unwound.
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f1", "1 2 entry 1 f2 tail",
+                                "1 3 return 1 f2 inferred", "1 4 return 0 f0", "1 5 end 0 status=1"}));
 }
 
 TEST(WindowMachine, StartFilterOverTheStartFetches) {
@@ -344,8 +346,9 @@ TEST(WindowMachineTail, ATailJumpFromAnUnseenFrameGetsAFrameOfItsOwn) {
       .hit(tail_t, 0x0e00)     // addReply's frame (0x0e00) was never seen
       .hit(x_returns, 0x0f08)
       .hit(start_ret, 0x1000);
-  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f1", "1 2 entry 2 f2 tail", "1 3 return 1 f1",
-                                "1 4 return 0 f0", "1 5 end 0 status=1"}));
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f1", "1 2 entry 2 f2 tail",
+                                "1 3 return 2 f2 inferred", "1 4 return 1 f1", "1 5 return 0 f0",
+                                "1 6 end 0 status=1"}));
 }
 
 // A return site names the frame's function as it is now: the callee, or
