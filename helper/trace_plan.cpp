@@ -844,6 +844,12 @@ class Planner {
         if (found->source == SymbolSource::plt || found->name != name) continue;
         ModuleFunction function;
         static_cast<FunctionSymbol&>(function) = *found;
+        // A GNU IFUNC: what the process bound, never the resolver.
+        if (found->ifunc) {
+          auto bound = bound_ifunc(target_.space, target_.process.pid(), module, **image, *found, stub.name);
+          if (!bound) return std::nullopt;
+          static_cast<FunctionSymbol&>(function) = bound->implementation;
+        }
         function.module_index = module_index_of(&module, *image);
         return function;
       }
