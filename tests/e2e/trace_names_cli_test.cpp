@@ -483,3 +483,64 @@ TEST(TraceNamesCli, StrippedProcessIsNamedThroughItsUnstrippedTwin) {
 
 }  // namespace
 }  // namespace xref::test
+
+namespace xref::test {
+namespace {
+
+// --callees-of and --all-calls-in work in a library, not only the
+// executable: helper_tree(n) in libnames_helper calls helper_leaf n times
+// (a direct call inside the library) and tail-jumps to helper_add through
+// the library's PLT. Each window must hold exactly n calls of helper_leaf,
+// at helper_tree's call site, and one [tail] entry of helper_add, for an n
+// the target recorded.
+TEST(TraceNamesCli, CallSiteModesWorkInALibrary) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  const RecordFile record("library-tree");
+  TargetProcess target(names_target_command(record, {}));
+  record.release();
+  const MappedFile helper = mapped_file(target.pid(), "libnames_helper.so");
+  const std::string module = helper.path.substr(helper.path.rfind('/') + 1);
+  const auto symbols = nm_symbols("", helper.path);
+  const std::string tree_va = hex_string(nm_va(symbols, "helper_tree"));
+  for (const char* mode : {"--callees-of", "--all-calls-in"}) {
+    const XrefRun run =
+        run_xref({"trace", "--pid", pid_of(target), "--start", "libnames_helper.so.1:helper_tree", mode,
+                  "libnames_helper.so.1:helper_tree", "--fetch", "n=%di:u32", "--max-windows", "8", "--duration-ms",
+                  "20000", "--json"});
+    ASSERT_EQ(run.exit_status, 0) << mode << ": " << run.err;
+    const auto document = run.json();
+    ASSERT_EQ(document["windows"].size(), 8u) << mode;
+    std::set<uint64_t> seen_n;
+    for (const auto& window : document["windows"]) {
+      EXPECT_EQ(window["status"], "complete") << mode;
+      EXPECT_EQ(window["start_module"], module) << mode;
+      EXPECT_EQ(window["start_va"], tree_va) << mode;
+      const uint64_t n = std::stoull(window["start_fetches"][0]["value"].get<std::string>(), nullptr, 16);
+      seen_n.insert(n);
+      uint64_t leaves = 0, tails = 0;
+      for (const auto& event : window["events"]) {
+        if (event["kind"] != "entry" || event.value("window_begin", false) || event["seq"] == 0) continue;
+        const std::string symbol = event["symbol"];
+        // Calls are one level down; the tail jump hands the start frame
+        // (depth 0) itself to helper_add.
+        EXPECT_EQ(event["depth"], event["tail_call"] == true ? 0 : 1) << mode << " " << symbol;
+        EXPECT_EQ(event["module"], module) << mode << " " << symbol;
+        EXPECT_EQ(event["call_site_module"], module) << mode << " " << symbol;
+        EXPECT_EQ(event["caller"], "helper_tree") << mode << " " << symbol;
+        if (symbol == "helper_leaf") ++leaves;
+        if (symbol.rfind("helper_add", 0) == 0 && event["tail_call"] == true) ++tails;
+      }
+      EXPECT_EQ(leaves, n) << mode << ": window " << window["window_id"];
+      EXPECT_EQ(tails, 1u) << mode << ": window " << window["window_id"];
+    }
+    // The target's own record says which n it called helper_tree with.
+    const auto rounds = read_calls(record.path, 3);
+    std::set<uint64_t> recorded_n;
+    for (const auto& [round, calls] : rounds) recorded_n.insert(calls.at("tree"));
+    for (uint64_t n : seen_n) EXPECT_TRUE(recorded_n.count(n)) << mode << ": n " << n << " never recorded";
+    EXPECT_GE(seen_n.size(), 2u) << mode;
+  }
+}
+
+}  // namespace
+}  // namespace xref::test

@@ -17,8 +17,9 @@
 // holds), "pid N", "ready".
 //
 // --record PATH (O_APPEND): after each round, one line
-//   "ROUND strlen=K memset=M wcsrchr=W strstr=S"
-// with the calls measure(ROUND) made. --go-file PATH: wait for PATH before
+//   "ROUND strlen=K memset=M wcsrchr=W strstr=S tree=N"
+// with the calls measure(ROUND) made, and N = ROUND % 4, the helper_tree(N) call
+// of that round (libnames_helper). --go-file PATH: wait for PATH before
 // round 0. --requests N (default 1000), --interval-us U (default 2000).
 // Wide-character and strstr imports stay unbound (lazy binding) unless
 // --call-lazy calls them.
@@ -34,6 +35,7 @@
 #include <string>
 
 extern "C" int helper_add(int a, int b);
+extern "C" int helper_tree(int n);
 
 namespace {
 char g_words[4][32] = {"alpha", "beta-gamma", "delta epsilon", "zeta"};
@@ -129,14 +131,16 @@ int main(int argc, char** argv) {
     Calls calls;
     measure(round, &calls);
     lam_f(static_cast<int>(round));
+    const int tree = static_cast<int>(round % 4);
+    helper_tree(tree);
     if (record_fd >= 0) {
       char line[160];
-      const int length = std::snprintf(line, sizeof line, "%llu strlen=%llu memset=%llu wcsrchr=%llu strstr=%llu\n",
-                                       static_cast<unsigned long long>(round),
-                                       static_cast<unsigned long long>(calls.strlen_calls),
-                                       static_cast<unsigned long long>(calls.memset_calls),
-                                       static_cast<unsigned long long>(calls.wcsrchr_calls),
-                                       static_cast<unsigned long long>(calls.strstr_calls));
+      const int length =
+          std::snprintf(line, sizeof line, "%llu strlen=%llu memset=%llu wcsrchr=%llu strstr=%llu tree=%d\n",
+                        static_cast<unsigned long long>(round), static_cast<unsigned long long>(calls.strlen_calls),
+                        static_cast<unsigned long long>(calls.memset_calls),
+                        static_cast<unsigned long long>(calls.wcsrchr_calls),
+                        static_cast<unsigned long long>(calls.strstr_calls), tree);
       if (write(record_fd, line, static_cast<size_t>(length)) != length) return 1;
     }
     usleep(static_cast<useconds_t>(interval_us));
