@@ -10,7 +10,7 @@ packages=(
   libcapstone-dev libcli11-dev nlohmann-json3-dev libgtest-dev libssl-dev
   liblldb-19-dev lldb-19 python3-lldb-19 gdb
   bpftrace binutils libiberty-dev rustc
-  redis-server redis-tools
+  redis-server redis-tools libc6-dbg
 )
 
 missing=()
