@@ -90,6 +90,12 @@ def check_c(facts: Facts, compiler: str) -> None:
                 any(i.is_call and i.is_indirect for i in facts.binary.functions[facts.va("via_pointer")].instructions))
     if compiler == "gcc":
         facts.check("checked.cold calls bail", facts.has_cold_part_calling("checked", "bail"))
+    # The return site of pid_user's getpid call is the `lock add` of its
+    # counter: an instruction the kernel will not probe.
+    code = facts.binary.functions[facts.va("pid_user")].instructions
+    after = [code[i + 1] for i in range(len(code) - 1) if code[i].is_call and code[i].target is not None and
+             facts.binary.owner(code[i].target) == facts.plt("getpid@plt")]
+    facts.check("pid_user's getpid call returns to a `lock` instruction", len(after) == 1 and "lock" in after[0].prefixes)
     first = facts.first_instruction("first_call")
     print(f"  info first_call's first instruction: {first.mnemonic} {first.operands}"
           f"{'  (a call: the idiom holds)' if first.is_call else ''}")

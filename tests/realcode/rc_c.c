@@ -10,7 +10,8 @@
      4 noreturn_cold guarded: setjmp; checked: unlikely bail() in checked.cold;
                      bail: longjmp back to guarded (two frames left)
      5 jump_table    dispatch(op, x): a switch over six cases
-     6 plt           pid_user(x) calls getpid through the PLT
+     6 plt           pid_user(x) calls getpid through the PLT; a `lock add`
+                     right after the call (its return site)
      7 recursion     sum_to(n) = n + sum_to(n - 1)
      8 first_call    first_call() { g0(); h0(); }: gcc -O2 makes its first
                      instruction the call (g0 needs no stack alignment)
@@ -155,11 +156,17 @@ RC_FUNCTION int dispatch(int op, int x) {
   return result;
 }
 
-/* 6: a call through the PLT into libc. */
+/* 6: a call through the PLT into libc, followed at once by an atomic
+   counter (`lock add`, as redis's zmalloc does after malloc_usable_size):
+   the kernel cannot put a uprobe on a LOCK-prefixed instruction, so xref
+   sees this call's return one instruction later. */
+static unsigned long pid_calls;
+
 RC_FUNCTION int pid_user(int x) {
   RC_ENTER("pid_user");
   RC_CALL("getpid@plt", 0);
   const int pid = (int)getpid();
+  __atomic_add_fetch(&pid_calls, 1, __ATOMIC_RELAXED);
   RC_CALLED("getpid@plt");
   sink = pid;
   RC_RETURN("pid_user");

@@ -25,6 +25,7 @@ class Instruction:
     mnemonic: str  # without prefixes: call, jmp, jne, ret, mov, ...
     operands: str
     target: int | None  # direct branch target
+    prefixes: tuple[str, ...] = ()  # as objdump prints them: lock, rep, notrack, bnd, ...
 
     @property
     def is_call(self) -> bool:
@@ -135,14 +136,16 @@ class BinaryFacts:
             if not insn:
                 continue
             words = insn.group(2).split()
+            prefixes = []
             while words and words[0] in _PREFIXES:
-                words.pop(0)
+                prefixes.append(words.pop(0))
             if not words:
                 continue
             operands = " ".join(words[1:])
             direct = _DIRECT.match(operands)
             instructions.append(Instruction(va=int(insn.group(1), 16), mnemonic=words[0], operands=operands,
-                                            target=int(direct.group(1), 16) if direct else None))
+                                            target=int(direct.group(1), 16) if direct else None,
+                                            prefixes=tuple(prefixes)))
         for va, name in plt_labels:
             self.functions.setdefault(va, Function(va=va, name=name, ranges=[(va, va + 16)], plt=True))
         for function in self.functions.values():
