@@ -311,8 +311,9 @@ static __always_inline void copy_fetched(struct xref_trace_event *event, const s
   }
 }
 
-/* One event of the probe `index` on the window's thread, with the values it
- * fetched (none when `values` is null). */
+/* One event on the window's thread: of probe `index` (0xffffffff for a
+ * frame's end no probe saw), with the values it fetched (none when `values`
+ * is null). */
 static __always_inline void emit_event(struct xref_thread_window *window, __u32 tid, __u8 type, __u32 depth,
                                        __u32 index, __u32 function_id, __u64 sp, __u8 flags,
                                        const struct fetched *values) {
@@ -324,17 +325,6 @@ static __always_inline void emit_event(struct xref_thread_window *window, __u32 
   event->sp = sp;
   event->flags = flags;
   if (values) copy_fetched(event, values);
-  submit(event);
-}
-
-static __always_inline void emit_frame_event(struct xref_thread_window *window, __u32 tid, __u8 type,
-                                             __u32 depth, __u32 function_id, __u64 sp, __u8 flags) {
-  struct xref_trace_event *event = reserve_event(window, tid, type);
-  if (!event) return;
-  event->depth = (__u16)depth;
-  event->function_id = function_id;
-  event->sp = sp;
-  event->flags = flags;
   submit(event);
 }
 
@@ -376,8 +366,8 @@ __noinline int pop_frames(__u32 tid, __u64 sp, int inclusive) {
     if (top->flags & XREF_FRAME_F_TAILED) {
       /* Its function's entry was shown: so is its end, as inferred. */
       if (top->flags & XREF_FRAME_F_NAMED) {
-        emit_frame_event(window, tid, XREF_EVENT_RETURN, depth - 1, top->function_id, top->entry_sp,
-                         XREF_EVENT_F_INFERRED);
+        emit_event(window, tid, XREF_EVENT_RETURN, depth - 1, 0xffffffff, top->function_id, top->entry_sp,
+                   XREF_EVENT_F_INFERRED, 0);
       }
       if (depth - 1 == 0) {
         close_window(window, tid, XREF_WINDOW_COMPLETE, top->function_id, XREF_EVENT_F_INFERRED);
@@ -385,7 +375,7 @@ __noinline int pop_frames(__u32 tid, __u64 sp, int inclusive) {
       }
       continue;
     }
-    emit_frame_event(window, tid, XREF_EVENT_UNWOUND, depth - 1, top->function_id, top->entry_sp, 0);
+    emit_event(window, tid, XREF_EVENT_UNWOUND, depth - 1, 0xffffffff, top->function_id, top->entry_sp, 0, 0);
     if (depth - 1 == 0) {
       close_window(window, tid, XREF_WINDOW_UNWOUND, XREF_FUNCTION_NONE, 0);
       return 1;
@@ -394,10 +384,6 @@ __noinline int pop_frames(__u32 tid, __u64 sp, int inclusive) {
   return 0;
 }
 
-static __always_inline int pop_unwound(struct xref_thread_window *window, __u32 tid, __u64 sp, int inclusive) {
-  (void)window; /* the same map element: pop_frames looks it up itself */
-  return pop_frames(tid, sp, inclusive);
-}
 
 static __always_inline struct xref_frame *top_frame(struct xref_thread_window *window) {
   __u32 depth = window->depth;
@@ -480,7 +466,8 @@ static __always_inline void open_window(struct pt_regs *ctx, __u32 tid, __u32 in
     struct xref_frame *start = &old->frames[0];
     if (old->depth > 0 && (start->flags & XREF_FRAME_F_TAILED)) {
       if (start->flags & XREF_FRAME_F_NAMED) {
-        emit_frame_event(old, tid, XREF_EVENT_RETURN, 0, start->function_id, start->entry_sp, XREF_EVENT_F_INFERRED);
+        emit_event(old, tid, XREF_EVENT_RETURN, 0, 0xffffffff, start->function_id, start->entry_sp,
+                   XREF_EVENT_F_INFERRED, 0);
       }
       close_window(old, tid, XREF_WINDOW_COMPLETE, start->function_id, XREF_EVENT_F_INFERRED);
     } else {
@@ -517,7 +504,7 @@ static __always_inline int handle_return(struct pt_regs *ctx, struct xref_thread
   if (!values) return 0;
   __u8 kind = probe->kind;
   if (kind == XREF_PROBE_URETPROBE) sp -= 8;
-  if (pop_unwound(window, tid, sp, 0)) return 1;
+  if (pop_frames(tid, sp, 0)) return 1;
   struct xref_frame *top = top_frame(window);
   if (!top) return 0;
   __u32 depth = window->depth;
@@ -570,7 +557,7 @@ static __always_inline int handle_return(struct pt_regs *ctx, struct xref_thread
 static __always_inline int handle_return_site(struct pt_regs *ctx, struct xref_thread_window *window, __u32 tid,
                                               __u32 index, const struct xref_probe *probe, __u32 callee, __u64 sp) {
   sp -= 8;
-  if (pop_unwound(window, tid, sp, 0)) return 1;
+  if (pop_frames(tid, sp, 0)) return 1;
   struct xref_frame *top = top_frame(window);
   /* Not the frame of this call: a second return of setjmp after a
    * longjmp, or a landing pad's path back, at the same sp. */
@@ -600,7 +587,7 @@ static __always_inline int handle_return_site(struct pt_regs *ctx, struct xref_t
 static __always_inline int handle_entry(struct xref_thread_window *window, __u32 tid, __u32 index,
                                         const struct xref_probe *probe, struct fetched *values, __u64 sp,
                                         struct pt_regs *ctx) {
-  if (pop_unwound(window, tid, sp, 0)) return 1;
+  if (pop_frames(tid, sp, 0)) return 1;
   struct xref_frame *top = top_frame(window);
   if (top && top->entry_sp == sp && (top->flags & XREF_FRAME_F_TAILED) && probe->kind == XREF_PROBE_ENTRY) {
     /* Its returns are probed from here on. A tail-call site already named
@@ -612,7 +599,7 @@ static __always_inline int handle_entry(struct xref_thread_window *window, __u32
     emit_tail_entry(window, tid, index, probe, values, top, sp);
     return 0;
   }
-  if (pop_unwound(window, tid, sp, 1)) return 1;
+  if (pop_frames(tid, sp, 1)) return 1;
   run_fetches(ctx, index);
   __u32 frame_flags = probe->kind == XREF_PROBE_ENTRY ? XREF_FRAME_F_BY_RET : 0;
   if (probe->flags & XREF_PROBE_F_UNSEEN_RETURN) frame_flags = XREF_FRAME_F_TAILED | XREF_FRAME_F_NAMED;
@@ -629,7 +616,7 @@ static __always_inline int handle_entry(struct xref_thread_window *window, __u32
 static __always_inline int handle_tail_site(struct xref_thread_window *window, __u32 tid, __u32 index,
                                             const struct xref_probe *probe, struct fetched *values, __u64 sp,
                                             struct pt_regs *ctx) {
-  if (pop_unwound(window, tid, sp, 0)) return 1;
+  if (pop_frames(tid, sp, 0)) return 1;
   run_fetches(ctx, index);
   struct xref_frame *top = top_frame(window);
   if (top && top->entry_sp == sp) {
@@ -695,15 +682,15 @@ __noinline int run_role(struct pt_regs *ctx, __u32 tid, __u32 index) {
     case XREF_PROBE_UNWIND_CHECK: {
       /* Frames below the handler's call are over. One at the call's own sp
        * is too, unless a call-site probe just pushed it for this very call. */
-      if (pop_unwound(window, tid, sp, 0)) return next;
+      if (pop_frames(tid, sp, 0)) return next;
       struct xref_frame *top = top_frame(window);
       if (top && top->entry_sp == sp && (top->flags & (XREF_FRAME_F_BY_RET | XREF_FRAME_F_TAILED))) {
-        pop_unwound(window, tid, sp, 1);
+        pop_frames(tid, sp, 1);
       }
       return next;
     }
     case XREF_PROBE_STOP: {
-      if (pop_unwound(window, tid, sp, 0)) return next;
+      if (pop_frames(tid, sp, 0)) return next;
       run_fetches(ctx, index);
       emit_event(window, tid, XREF_EVENT_STOP, window->depth, index, 0, sp, 0, values);
       close_window(window, tid, XREF_WINDOW_COMPLETE, XREF_FUNCTION_NONE, 0);

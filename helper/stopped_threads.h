@@ -28,7 +28,7 @@ struct SettledFrames {
 };
 
 // Pops the frames of `window` whose entry sp is below `sp`, as the BPF
-// program's pop_unwound does at an event: a frame handed to unprobed code by
+// program's pop_frames does at an event: a frame handed to unprobed code by
 // a tail jump ends without an observed return (an inferred return when its
 // function's entry was shown; the start frame: complete, its end inferred),
 // any other is [unwound]. `window` is updated (depth, seq).

@@ -613,7 +613,8 @@ class Planner {
         // the function's too.
         if ((edge.kind == EdgeKind::jump || edge.kind == EdgeKind::tail_jump) && edge.child >= 0) {
           const CalleeNode& part = tree->nodes[static_cast<size_t>(edge.child)];
-          if (!part.function || !is_split_part(tree_module_, *code, part.va) || !probed_callers.insert(part.va).second) {
+          if (!part.function || !is_split_part(tree_module_, *code, part.va) ||
+              !probed_callers.insert(part.va).second) {
             continue;
           }
           auto cold_tree = callee_tree(image, part.va, 1, 1000);
@@ -809,13 +810,14 @@ class Planner {
     return add_probe(*code, none, stop_va, XREF_PROBE_STOP, 0, false, {});
   }
 
-  // The TAIL_EXIT role of `function` at `va` jumps to `target_va`.
+  // The TAIL_EXIT role add_probe just placed for `function` at `va` jumps to
+  // `target_va` (a role merged into a tail-call site, or left out because
+  // the kernel refuses the instruction, has no tail target to keep).
   void set_tail_target(const TracedFunction& function, uint64_t va, uint64_t target_va) {
-    for (PlannedProbe& probe : plan_.probes) {
-      if (probe.static_va == va && probe.module_index == function.module_index &&
-          probe.kind == XREF_PROBE_TAIL_EXIT && probe.function_id == function.id) {
-        probe.tail_target_va = target_va;
-      }
+    PlannedProbe& role = plan_.probes[last_role_];
+    if (role.static_va == va && role.module_index == function.module_index && role.kind == XREF_PROBE_TAIL_EXIT &&
+        role.function_id == function.id) {
+      role.tail_target_va = target_va;
     }
   }
 

@@ -117,28 +117,19 @@ void copy_fetched(xref_trace_event& event, const std::array<uint64_t, XREF_FETCH
 
 }  // namespace
 
-// One event of the role being run, with the values it fetched (none when
-// `values` is null).
+// emit_event: of the role being run, or (`of_probe` false) a frame's end
+// no probe saw; with the values it fetched (none when `values` is null).
 void WindowMachine::emit_event(const Current& current, xref_thread_window& window, uint8_t type, uint32_t depth,
-                               uint32_t function_id, uint64_t sp, const Fetched* values) {
+                               bool of_probe, uint32_t function_id, uint64_t sp, uint8_t flags,
+                               const Fetched* values) {
   auto event = reserve_event(current, window, type);
   if (!event) return;
   event->depth = static_cast<uint16_t>(depth);
-  event->probe_index = current.index;
-  event->function_id = function_id;
-  event->sp = sp;
-  if (values != nullptr) copy_fetched(*event, values->values, values->errors, values->failed, values->count);
-  current.emit(*event);
-}
-
-void WindowMachine::emit_frame_event(const Current& current, xref_thread_window& window, uint8_t type,
-                                     uint32_t depth, uint32_t function_id, uint64_t sp, uint8_t flags) {
-  auto event = reserve_event(current, window, type);
-  if (!event) return;
-  event->depth = static_cast<uint16_t>(depth);
+  if (of_probe) event->probe_index = current.index;
   event->function_id = function_id;
   event->sp = sp;
   event->flags = flags;
+  if (values != nullptr) copy_fetched(*event, values->values, values->errors, values->failed, values->count);
   current.emit(*event);
 }
 
@@ -159,10 +150,10 @@ void WindowMachine::close_window(const Current& current, xref_thread_window& win
   if (options_.max_windows && closed >= options_.max_windows) stop_emitting(XREF_STOP_MAX_WINDOWS);
 }
 
-// pop_unwound: frames whose entry sp is below `sp` (at or below when
+// pop_frames: frames whose entry sp is below `sp` (at or below when
 // `inclusive`); a tailed frame goes silently (the start frame: complete,
 // inferred). True when the start frame was popped and the window closed.
-bool WindowMachine::pop_unwound(const Current& current, xref_thread_window& window, uint64_t sp, bool inclusive) {
+bool WindowMachine::pop_frames(const Current& current, xref_thread_window& window, uint64_t sp, bool inclusive) {
   for (int i = 0; i < XREF_TRACE_MAX_DEPTH; ++i) {
     const uint32_t depth = window.depth;
     if (depth == 0 || depth > XREF_TRACE_MAX_DEPTH) return false;
@@ -171,8 +162,8 @@ bool WindowMachine::pop_unwound(const Current& current, xref_thread_window& wind
     window.depth = depth - 1;
     if (top.flags & XREF_FRAME_F_TAILED) {
       if (top.flags & XREF_FRAME_F_NAMED) {
-        emit_frame_event(current, window, XREF_EVENT_RETURN, depth - 1, top.function_id, top.entry_sp,
-                         XREF_EVENT_F_INFERRED);
+        emit_event(current, window, XREF_EVENT_RETURN, depth - 1, false, top.function_id, top.entry_sp,
+                   XREF_EVENT_F_INFERRED, nullptr);
       }
       if (depth - 1 == 0) {
         close_window(current, window, XREF_WINDOW_COMPLETE, top.function_id, XREF_EVENT_F_INFERRED);
@@ -180,7 +171,7 @@ bool WindowMachine::pop_unwound(const Current& current, xref_thread_window& wind
       }
       continue;
     }
-    emit_frame_event(current, window, XREF_EVENT_UNWOUND, depth - 1, top.function_id, top.entry_sp, 0);
+    emit_event(current, window, XREF_EVENT_UNWOUND, depth - 1, false, top.function_id, top.entry_sp, 0, nullptr);
     if (depth - 1 == 0) {
       close_window(current, window, XREF_WINDOW_UNWOUND);
       return true;
@@ -237,8 +228,8 @@ void WindowMachine::open_window(const Current& current, const Probe& probe, xref
     const xref_frame& start = old->frames[0];
     if (old->depth > 0 && (start.flags & XREF_FRAME_F_TAILED)) {
       if (start.flags & XREF_FRAME_F_NAMED) {
-        emit_frame_event(current, *old, XREF_EVENT_RETURN, 0, start.function_id, start.entry_sp,
-                         XREF_EVENT_F_INFERRED);
+        emit_event(current, *old, XREF_EVENT_RETURN, 0, false, start.function_id, start.entry_sp,
+                   XREF_EVENT_F_INFERRED, nullptr);
       }
       close_window(current, *old, XREF_WINDOW_COMPLETE, start.function_id, XREF_EVENT_F_INFERRED);
     } else {
@@ -273,7 +264,7 @@ void WindowMachine::open_window(const Current& current, const Probe& probe, xref
 bool WindowMachine::handle_return(const Current& current, xref_thread_window& window, const Probe& probe,
                                   uint64_t sp) {
   if (probe.kind == XREF_PROBE_URETPROBE) sp -= 8;
-  if (pop_unwound(current, window, sp, false)) return true;
+  if (pop_frames(current, window, sp, false)) return true;
   const uint32_t depth = window.depth;
   if (depth == 0 || depth > XREF_TRACE_MAX_DEPTH) return false;
   xref_frame& top = window.frames[depth - 1];
@@ -290,14 +281,14 @@ bool WindowMachine::handle_return(const Current& current, xref_thread_window& wi
     top.function_id = probe.tail_target_id;
     top.flags = XREF_FRAME_F_TAILED | XREF_FRAME_F_TAIL_CHANGED;
     const Fetched values = fetched(current.hit, probe);
-    emit_event(current, window, XREF_EVENT_TAIL_EXIT, depth - 1, probe.function_id, sp, &values);
+    emit_event(current, window, XREF_EVENT_TAIL_EXIT, depth - 1, true, probe.function_id, sp, 0, &values);
     return false;
   }
   window.depth = depth - 1;
   if (continuation) {
     // A frame whose current function's entry was shown shows its return.
     if (top.flags & XREF_FRAME_F_NAMED) {
-      emit_event(current, window, XREF_EVENT_RETURN, depth - 1, top.function_id, sp, nullptr);
+      emit_event(current, window, XREF_EVENT_RETURN, depth - 1, true, top.function_id, sp, 0, nullptr);
     }
     if (depth - 1 == 0) {
       close_window(current, window, XREF_WINDOW_COMPLETE, probe.function_id);
@@ -306,7 +297,7 @@ bool WindowMachine::handle_return(const Current& current, xref_thread_window& wi
     return false;
   }
   const Fetched values = fetched(current.hit, probe);
-  emit_event(current, window, XREF_EVENT_RETURN, depth - 1, probe.function_id, sp, &values);
+  emit_event(current, window, XREF_EVENT_RETURN, depth - 1, true, probe.function_id, sp, 0, &values);
   // The start call (or the --stop-return frame) came back.
   if (depth - 1 == 0 || (window.stop_sp == sp && (probe.flags & XREF_PROBE_F_STOP_RETURN))) {
     close_window(current, window, XREF_WINDOW_COMPLETE);
@@ -319,7 +310,7 @@ bool WindowMachine::handle_return(const Current& current, xref_thread_window& wi
 bool WindowMachine::handle_return_site(const Current& current, xref_thread_window& window, const Probe& probe,
                                        uint32_t callee, uint64_t sp) {
   sp -= 8;
-  if (pop_unwound(current, window, sp, false)) return true;
+  if (pop_frames(current, window, sp, false)) return true;
   const uint32_t depth = window.depth;
   if (depth == 0 || depth > XREF_TRACE_MAX_DEPTH) return false;
   const xref_frame top = window.frames[depth - 1];
@@ -329,7 +320,7 @@ bool WindowMachine::handle_return_site(const Current& current, xref_thread_windo
   window.depth = depth - 1;
   // A return site's own fetches; not those of a role sharing its address.
   const Fetched values = probe.kind == XREF_PROBE_RETURN_SITE ? fetched(current.hit, probe) : Fetched{};
-  emit_event(current, window, XREF_EVENT_RETURN, depth - 1, top.function_id, sp, &values);
+  emit_event(current, window, XREF_EVENT_RETURN, depth - 1, true, top.function_id, sp, 0, &values);
   if (depth - 1 == 0) {
     close_window(current, window, XREF_WINDOW_COMPLETE);
     return true;
@@ -340,7 +331,7 @@ bool WindowMachine::handle_return_site(const Current& current, xref_thread_windo
 // handle_entry
 void WindowMachine::handle_entry(const Current& current, xref_thread_window& window, const Probe& probe,
                                  uint64_t sp) {
-  if (pop_unwound(current, window, sp, false)) return;
+  if (pop_frames(current, window, sp, false)) return;
   const uint32_t depth = window.depth;
   if (depth > 0 && depth <= XREF_TRACE_MAX_DEPTH && probe.kind == XREF_PROBE_ENTRY) {
     xref_frame& top = window.frames[depth - 1];
@@ -352,7 +343,7 @@ void WindowMachine::handle_entry(const Current& current, xref_thread_window& win
       return;
     }
   }
-  if (pop_unwound(current, window, sp, true)) return;
+  if (pop_frames(current, window, sp, true)) return;
   uint32_t frame_flags = probe.kind == XREF_PROBE_ENTRY ? XREF_FRAME_F_BY_RET : 0;
   if (probe.flags & XREF_PROBE_F_UNSEEN_RETURN) frame_flags = XREF_FRAME_F_TAILED | XREF_FRAME_F_NAMED;
   emit_entry(current, window, probe, fetched(current.hit, probe), 0, sp, frame_flags);
@@ -361,7 +352,7 @@ void WindowMachine::handle_entry(const Current& current, xref_thread_window& win
 // handle_tail_site
 void WindowMachine::handle_tail_site(const Current& current, xref_thread_window& window, const Probe& probe,
                                      uint64_t sp) {
-  if (pop_unwound(current, window, sp, false)) return;
+  if (pop_frames(current, window, sp, false)) return;
   const Fetched values = fetched(current.hit, probe);
   const uint32_t depth = window.depth;
   if (depth > 0 && depth <= XREF_TRACE_MAX_DEPTH && window.frames[depth - 1].entry_sp == sp) {
@@ -413,18 +404,18 @@ void WindowMachine::run_role(const Current& current, const Probe& probe) {
     case XREF_PROBE_UNWIND_CHECK: {
       // Frames below the handler's call are over; one at the call's own sp
       // too, unless a call-site probe just pushed it for this very call.
-      if (pop_unwound(current, *window, sp, false)) return;
+      if (pop_frames(current, *window, sp, false)) return;
       const uint32_t depth = window->depth;
       if (depth > 0 && depth <= XREF_TRACE_MAX_DEPTH && window->frames[depth - 1].entry_sp == sp &&
           (window->frames[depth - 1].flags & (XREF_FRAME_F_BY_RET | XREF_FRAME_F_TAILED))) {
-        pop_unwound(current, *window, sp, true);
+        pop_frames(current, *window, sp, true);
       }
       return;
     }
     case XREF_PROBE_STOP: {
-      if (pop_unwound(current, *window, sp, false)) return;
+      if (pop_frames(current, *window, sp, false)) return;
       const Fetched values = fetched(current.hit, probe);
-      emit_event(current, *window, XREF_EVENT_STOP, window->depth, 0, sp, &values);
+      emit_event(current, *window, XREF_EVENT_STOP, window->depth, true, 0, sp, 0, &values);
       close_window(current, *window, XREF_WINDOW_COMPLETE);
       return;
     }

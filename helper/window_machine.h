@@ -88,13 +88,11 @@ class WindowMachine {
   bool filter_accepts(const Fetched& values) const;
   void stop_emitting(uint32_t reason);
   std::optional<xref_trace_event> reserve_event(const Current& current, xref_thread_window& window, uint8_t type);
-  void emit_event(const Current& current, xref_thread_window& window, uint8_t type, uint32_t depth,
-                  uint32_t function_id, uint64_t sp, const Fetched* values);
-  void emit_frame_event(const Current& current, xref_thread_window& window, uint8_t type, uint32_t depth,
-                        uint32_t function_id, uint64_t sp, uint8_t flags);
+  void emit_event(const Current& current, xref_thread_window& window, uint8_t type, uint32_t depth, bool of_probe,
+                  uint32_t function_id, uint64_t sp, uint8_t flags, const Fetched* values);
   void close_window(const Current& current, xref_thread_window& window, uint8_t status,
                     uint32_t function_id = XREF_FUNCTION_NONE, uint8_t flags = 0);
-  bool pop_unwound(const Current& current, xref_thread_window& window, uint64_t sp, bool inclusive);
+  bool pop_frames(const Current& current, xref_thread_window& window, uint64_t sp, bool inclusive);
   void emit_entry(const Current& current, xref_thread_window& window, const Probe& probe, const Fetched& values,
                   uint8_t flags, uint64_t sp, uint32_t frame_flags);
   void emit_tail_entry(const Current& current, xref_thread_window& window, const Probe& probe,

@@ -86,7 +86,9 @@ inline std::vector<std::string> expected_events(const std::vector<RecordedEvent>
     tail_pending = event.kind == '~';
     switch (event.kind) {
       // The tail jump's target takes over the jumping function's frame.
-      case '>': events.push_back(std::to_string(depth++) + " entry " + event.function + (tail_entry ? " [tail]" : "")); break;
+      case '>':
+        events.push_back(std::to_string(depth++) + " entry " + event.function + (tail_entry ? " [tail]" : ""));
+        break;
       case '<': events.push_back(std::to_string(--depth) + " return " + event.function); break;
       case '!': events.push_back(std::to_string(--depth) + " unwound " + event.function); break;
       case '~': events.push_back(std::to_string(--depth) + " tail_exit " + event.function); break;
