@@ -95,7 +95,8 @@ int main(int argc, char** argv) {
   // A few more than asked for: the kernel may refuse some.
   const size_t wanted = *std::max_element(counts.begin(), counts.end()) * 11 / 10;
   std::vector<uint64_t> offsets;
-  for (const auto& function : (*image)->functions()) {
+  for (const xref::FunctionSymbol* symbol : (*image)->all_functions()) {
+    const xref::FunctionSymbol& function = *symbol;
     if (offsets.size() >= wanted) break;
     if (function.source == xref::SymbolSource::plt || function.size == 0) continue;
     auto code = xref::disassemble(**image, function);

@@ -40,7 +40,9 @@ std::vector<std::string> implementation_candidates(const ElfImage& image, const 
                                                    uint64_t resolver) {
   const std::string prefix = "__" + base + "_";
   std::vector<std::string> names;
-  for (const FunctionSymbol& function : image.functions()) {
+  for (const FunctionSymbol* symbol : image.functions_named_if(
+           [&](std::string_view name) { return name.starts_with(prefix); })) {
+    const FunctionSymbol& function = *symbol;
     if (function.start == resolver || function.ifunc || !function.name.starts_with(prefix)) continue;
     if (base.find("chk") == std::string::npos && function.name.starts_with(prefix + "chk")) continue;
     if (function.name.ends_with("_ifunc")) continue;

@@ -110,15 +110,10 @@ std::string to_string(const CfaRule& rule) {
   return text + std::to_string(rule.offset);
 }
 
-Result<CfaRule> cfa_rule_at(std::span<const uint8_t> section, const EhFrame& frame, uint64_t static_va) {
-  const EhFrameFde* fde = fde_covering(frame, static_va);
-  if (fde == nullptr) {
-    return make_error(ErrorCode::address_unmapped, "no .eh_frame FDE covers static VA " + to_hex(static_va),
-                      "the address is outside every function with unwind information");
-  }
-  if (fde->cie_index >= frame.cies.size()) return damaged("FDE at " + to_hex(fde->offset) + " has no CIE");
-  const EhFrameCie& cie = frame.cies[fde->cie_index];
+namespace {
 
+Result<CfaRule> run_cfa_program(std::span<const uint8_t> section, const EhFrame& frame, const EhFrameCie& cie,
+                                const EhFrameFde* fde, uint64_t static_va) {
   // The CIE's initial instructions run first, as if they opened the FDE's
   // own program, so one location and one state carry across both.
   CfaInterpreter interpreter(static_va, fde->range.start);
@@ -152,19 +147,35 @@ Result<CfaRule> cfa_rule_at(std::span<const uint8_t> section, const EhFrame& fra
   return rule;
 }
 
+}  // namespace
+
+Result<CfaRule> cfa_rule_at(std::span<const uint8_t> section, const EhFrame& frame, uint64_t static_va) {
+  const EhFrameFde* fde = fde_covering(frame, static_va);
+  if (fde == nullptr) {
+    return make_error(ErrorCode::address_unmapped, "no .eh_frame FDE covers static VA " + to_hex(static_va),
+                      "the address is outside every function with unwind information");
+  }
+  if (fde->cie_index >= frame.cies.size()) return damaged("FDE at " + to_hex(fde->offset) + " has no CIE");
+  return run_cfa_program(section, frame, frame.cies[fde->cie_index], fde, static_va);
+}
+
 Result<CfaRule> cfa_rule_at(const ElfImage& image, uint64_t static_va) {
   const SectionInfo* section = image.section(".eh_frame");
   if (section == nullptr) {
     return make_error(ErrorCode::elf_error, image.path() + " has no .eh_frame section",
                       "the image carries no unwind information");
   }
-  const EhFrame* frame = image.eh_frame();
-  if (frame == nullptr) {
-    const std::string why = image.fde_error().empty() ? "it is empty or not in the file" : image.fde_error();
-    return make_error(ErrorCode::elf_error, image.path() + ": cannot read .eh_frame: " + why,
-                      "the image's unwind tables are damaged or use an unsupported layout");
+  auto record = image.fde_record(static_va);
+  if (!record) {
+    Error error = record.error();
+    if (!error.message.starts_with(image.path())) {
+      error.message = image.path() + ": " + error.message;
+    }
+    return error;
   }
-  auto rule = cfa_rule_at(image.section_bytes(*section), *frame, static_va);
+  EhFrame frame;  // only its section VA: the record carries the CIE
+  frame.section_va = section->addr;
+  auto rule = run_cfa_program(image.section_bytes(*section), frame, record->cie, &record->fde, static_va);
   if (!rule) {
     Error error = rule.error();
     error.message = image.path() + ": " + error.message;

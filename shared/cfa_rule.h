@@ -37,7 +37,8 @@ std::string to_string(const CfaRule& rule);
 // Fails with address_unmapped when no FDE covers va, unsupported when the CFA
 // there is a DWARF expression (DW_CFA_def_cfa_expression, as in PLT stubs),
 // and elf_error when .eh_frame is missing or damaged, or its instructions
-// are. The walk over .eh_frame is ElfImage's, made once at open.
+// are. The FDE is ElfImage::fde_record's: found through .eh_frame_hdr when
+// the image has one, without walking all of .eh_frame.
 Result<CfaRule> cfa_rule_at(const ElfImage& image, uint64_t static_va);
 
 // The same for a walked .eh_frame whose bytes are `section`.

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace xref {
 namespace {
@@ -154,6 +155,57 @@ std::string short_function_name(std::string_view demangled) {
   std::string bare = without_parameters(demangled);
   std::string untyped = without_return_type(bare);
   return untyped.empty() ? bare : untyped;
+}
+
+namespace {
+
+bool is_identifier_start(char c) { return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool is_identifier_char(char c) { return is_identifier_start(c) || (c >= '0' && c <= '9'); }
+
+// Words a query may end in that are not the function's own identifier.
+bool is_qualifier(std::string_view word) {
+  return word == "const" || word == "volatile" || word == "noexcept";
+}
+
+// Identifiers whose mangled spelling is not the identifier: the Itanium
+// ABI's std abbreviations (St, Sa, Sb, Ss, Si, So, Sd) and built-in types.
+bool is_encoded_word(std::string_view word) {
+  static constexpr std::string_view kWords[] = {
+      "std",          "allocator", "basic_string", "string", "char_traits", "basic_istream", "basic_ostream",
+      "basic_iostream", "istream", "ostream",      "iostream", "void",      "bool",          "char",
+      "wchar_t",      "char8_t",   "char16_t",     "char32_t", "short",     "int",           "long",
+      "float",        "double",    "unsigned",     "signed",   "auto",      "decltype",      "operator"};
+  for (std::string_view known : kWords) {
+    if (word == known) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string literal_identifier(std::string_view name) {
+  std::vector<std::string_view> words;
+  int depth = 0;
+  for (size_t i = 0; i < name.size();) {
+    const char c = name[i];
+    if (static_cast<unsigned char>(c) >= 0x80) return "";
+    if (c == '(' || c == '<' || c == '[' || c == '{') {
+      ++depth;
+    } else if ((c == ')' || c == '>' || c == ']' || c == '}') && depth > 0) {
+      --depth;
+    } else if (depth == 0 && is_identifier_start(c)) {
+      size_t end = i;
+      while (end < name.size() && is_identifier_char(name[end])) ++end;
+      words.push_back(name.substr(i, end - i));
+      i = end;
+      continue;
+    }
+    ++i;
+  }
+  while (!words.empty() && is_qualifier(words.back())) words.pop_back();
+  if (words.empty() || is_encoded_word(words.back())) return "";
+  if (words.size() >= 2 && words[words.size() - 2] == "operator") return "";  // "operator new", "operator bool"
+  return std::string(words.back());
 }
 
 }  // namespace xref

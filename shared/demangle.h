@@ -28,4 +28,14 @@ std::string without_return_type(std::string_view name_without_parameters);
 // "lam_f(int)::{lambda(int)#1}::operator()"); the short label of a function.
 std::string short_function_name(std::string_view demangled);
 
+// The identifier that every stored (mangled or plain) spelling of a function
+// a user names by `name` contains literally, so a search can skip the names
+// that lack it without demangling them: the last identifier at nesting depth
+// 0 ("settle" for "svc::settle(int) const", "_M_invoke" for
+// "std::_Function_handler<int (int), F>::_M_invoke"). "" when there is no
+// such identifier: operators ("operator()", "operator new"), names the
+// Itanium ABI abbreviates ("std::allocator<char>::allocator"), built-in
+// types, and non-ASCII names (Rust v0 punycode).
+std::string literal_identifier(std::string_view name);
+
 }  // namespace xref

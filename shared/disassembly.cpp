@@ -283,11 +283,7 @@ constexpr uint32_t kShtNobits = 8;      // SHT_NOBITS
 // executable section, whichever is first. Padding before the next function
 // may be included; it decodes as nops and is harmless to list.
 Result<uint64_t> inferred_end(const ElfImage& image, const FunctionSymbol& function) {
-  std::optional<uint64_t> end;
-  const auto& functions = image.functions();
-  auto next = std::upper_bound(functions.begin(), functions.end(), function.start,
-                               [](uint64_t va, const FunctionSymbol& f) { return va < f.start; });
-  if (next != functions.end()) end = next->start;
+  std::optional<uint64_t> end = image.next_function_start(function.start);
   for (const auto& section : image.sections()) {
     if ((section.flags & kShfExecinstr) == 0 || section.type == kShtNobits) continue;
     if (function.start >= section.addr && function.start - section.addr < section.size) {

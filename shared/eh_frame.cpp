@@ -613,6 +613,27 @@ Result<EhFrame> read_eh_frame(std::span<const uint8_t> section, uint64_t section
   return frame;
 }
 
+Result<EhFrameRecord> read_fde_at(std::span<const uint8_t> section, uint64_t section_va, size_t fde_offset) {
+  auto header = read_header(section, fde_offset);
+  if (!header) return header.error();
+  if (header->terminator || header->id == 0) return malformed(fde_offset, "no FDE starts here");
+  if (header->id > header->id_pos) {
+    return malformed(header->id_pos, "FDE CIE pointer " + hex(header->id) + " points before the section");
+  }
+  const size_t cie_offset = header->id_pos - static_cast<size_t>(header->id);
+  auto cie_header = read_header(section, cie_offset);
+  if (!cie_header) return cie_header.error();
+  if (cie_header->terminator || cie_header->id != 0) {
+    return malformed(header->id_pos, "FDE CIE pointer " + hex(header->id) + " leads to offset " + hex(cie_offset) +
+                                         ", which is not a CIE");
+  }
+  auto cie = parse_cie(section, *cie_header);
+  if (!cie) return cie.error();
+  auto fde = parse_fde(section, section_va, *header, *cie);
+  if (!fde) return fde.error();
+  return EhFrameRecord{*cie, *fde};
+}
+
 Result<std::vector<FdeRange>> parse_eh_frame(std::span<const uint8_t> section,
                                              uint64_t section_va) {
   auto frame = read_eh_frame(section, section_va);

@@ -58,6 +58,16 @@ struct EhFrame {
 // located, not decoded: see decode_call_frame_instructions.
 Result<EhFrame> read_eh_frame(std::span<const uint8_t> section, uint64_t section_va);
 
+// One FDE and the CIE it points to, read at byte offset `fde_offset` of the
+// section without walking the rest (what a lookup through .eh_frame_hdr
+// needs). The FDE's cie_index is 0: `cie` is its CIE. Fails like
+// read_eh_frame, and when the record at the offset is not an FDE.
+struct EhFrameRecord {
+  EhFrameCie cie;
+  EhFrameFde fde;
+};
+Result<EhFrameRecord> read_fde_at(std::span<const uint8_t> section, uint64_t section_va, size_t fde_offset);
+
 // The non-empty FDE ranges of read_eh_frame, sorted by start (then size).
 Result<std::vector<FdeRange>> parse_eh_frame(std::span<const uint8_t> section, uint64_t section_va);
 

@@ -1,49 +1,38 @@
 #include "elf_image.h"
 
-#include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <optional>
 
 #include "demangle.h"
-#include "eh_frame.h"
+#include "eh_frame_hdr.h"
+#include "elf_notes.h"
 #include "hex.h"
 
 namespace xref {
 
-struct ElfImage::Mapping {
-  const uint8_t* data = nullptr;
-  size_t size = 0;
-  ~Mapping() {
-    if (data != nullptr && size > 0) munmap(const_cast<uint8_t*>(data), size);
-  }
+// What an image learns on demand. Shared by the copies of one image, so a
+// FunctionSymbol pointer stays valid while any copy lives.
+struct ElfImage::Lazy {
+  std::mutex mutex;
+  std::shared_ptr<const SymbolTable> symbols;
+  std::map<uint64_t, std::unique_ptr<FunctionSymbol>> functions;  // made so far, by start
+  bool hdr_read = false;
+  std::optional<EhFrameHdr> hdr;
+  bool walked = false;
+  std::shared_ptr<const EhFrame> eh_frame;
+  std::string fde_error;
 };
-
-const char* symbol_source_name(SymbolSource source) {
-  switch (source) {
-    case SymbolSource::symtab: return "symtab";
-    case SymbolSource::dynsym: return "dynsym";
-    case SymbolSource::plt: return "plt";
-    case SymbolSource::eh_frame_fde: return "eh_frame_fde";
-  }
-  return "unknown";
-}
 
 namespace {
 
-constexpr uint32_t kNoteGnuBuildId = 3;
-constexpr uint64_t kX86_64JumpSlot = 7;
-constexpr uint64_t kX86_64GlobDat = 6;
-constexpr uint64_t kX86_64IRelative = 37;
-constexpr const char* kDebugDirectory = "/usr/lib/debug";
+constexpr size_t kEmptyFdesSkipped = 8;     // empty FDEs sharing a start with a real one
+constexpr size_t kFdesScannedForNext = 64;  // FDEs looked at for the next function start
 
 struct ElfHandle {
   Elf* elf = nullptr;
@@ -55,178 +44,6 @@ struct ElfHandle {
 Error elf_failure(const std::string& path, const std::string& what) {
   return make_error(ErrorCode::elf_error, path + ": " + what + ": " + elf_errmsg(-1),
                     "check that the file is a complete x86-64 ELF executable or shared object");
-}
-
-uint32_t read_u32(const uint8_t* p) {
-  uint32_t value;
-  std::memcpy(&value, p, sizeof value);
-  return value;
-}
-
-// Walks ELF notes in [begin, begin+size) of the file for NT_GNU_BUILD_ID.
-std::string find_build_id(std::span<const uint8_t> file, uint64_t begin, uint64_t size) {
-  if (begin > file.size() || size > file.size() - begin) return {};
-  uint64_t position = begin;
-  const uint64_t end = begin + size;
-  while (end - position >= 12) {
-    const uint32_t name_size = read_u32(file.data() + position);
-    const uint32_t desc_size = read_u32(file.data() + position + 4);
-    const uint32_t type = read_u32(file.data() + position + 8);
-    const uint64_t name_at = position + 12;
-    const uint64_t desc_at = name_at + ((name_size + 3u) & ~3u);
-    const uint64_t next = desc_at + ((desc_size + 3u) & ~3u);
-    if (next > end) break;
-    if (type == kNoteGnuBuildId && name_size == 4 &&
-        std::memcmp(file.data() + name_at, "GNU", 4) == 0) {
-      return to_hex_bytes(file.subspan(desc_at, desc_size));
-    }
-    position = next;
-  }
-  return {};
-}
-
-struct SymbolCandidate {
-  FunctionSymbol symbol;
-  int rank = 0;  // lower wins among symbols at one address
-};
-
-// Version names of .gnu.version_d by index, for the symbols of an older,
-// non-default version ("memcpy@GLIBC_2.2.5" beside the default "memcpy").
-std::map<uint16_t, std::string> version_names(Elf* elf) {
-  std::map<uint16_t, std::string> names;
-  Elf_Scn* section = nullptr;
-  while ((section = elf_nextscn(elf, section)) != nullptr) {
-    GElf_Shdr header;
-    if (gelf_getshdr(section, &header) == nullptr || header.sh_type != SHT_GNU_verdef) continue;
-    Elf_Data* data = elf_getdata(section, nullptr);
-    if (data == nullptr) continue;
-    size_t offset = 0;
-    for (size_t count = 0; count < header.sh_info && count < 4096; ++count) {
-      GElf_Verdef definition;
-      GElf_Verdaux auxiliary;
-      if (gelf_getverdef(data, static_cast<int>(offset), &definition) == nullptr) break;
-      if (gelf_getverdaux(data, static_cast<int>(offset + definition.vd_aux), &auxiliary) != nullptr) {
-        if (const char* name = elf_strptr(elf, header.sh_link, auxiliary.vda_name)) {
-          names[definition.vd_ndx] = name;
-        }
-      }
-      if (definition.vd_next == 0) break;
-      offset += definition.vd_next;
-    }
-  }
-  return names;
-}
-
-// The .gnu.version entries of the symbol table at `symbols_index`, or null.
-Elf_Data* version_table(Elf* elf, size_t symbols_index) {
-  Elf_Scn* section = nullptr;
-  while ((section = elf_nextscn(elf, section)) != nullptr) {
-    GElf_Shdr header;
-    if (gelf_getshdr(section, &header) != nullptr && header.sh_type == SHT_GNU_versym &&
-        header.sh_link == symbols_index) {
-      return elf_getdata(section, nullptr);
-    }
-  }
-  return nullptr;
-}
-
-void read_symbol_table(Elf* elf, Elf_Scn* section, const GElf_Shdr& header, SymbolSource source,
-                       std::vector<SymbolCandidate>& out) {
-  Elf_Data* data = elf_getdata(section, nullptr);
-  if (data == nullptr || header.sh_entsize == 0) return;
-  Elf_Data* versions = source == SymbolSource::dynsym ? version_table(elf, elf_ndxscn(section)) : nullptr;
-  const auto version_name = versions != nullptr ? version_names(elf) : std::map<uint16_t, std::string>();
-  const size_t count = header.sh_size / header.sh_entsize;
-  for (size_t i = 0; i < count; ++i) {
-    GElf_Sym symbol;
-    if (gelf_getsym(data, static_cast<int>(i), &symbol) == nullptr) continue;
-    const int type = GELF_ST_TYPE(symbol.st_info);
-    if (type != STT_FUNC && type != STT_GNU_IFUNC) continue;
-    if (symbol.st_shndx == SHN_UNDEF || symbol.st_value == 0) continue;
-    const char* name = elf_strptr(elf, header.sh_link, symbol.st_name);
-    if (name == nullptr || *name == '\0') continue;
-    SymbolCandidate candidate;
-    candidate.symbol.name = name;
-    GElf_Versym version = 0;
-    if (versions != nullptr && gelf_getversym(versions, static_cast<int>(i), &version) != nullptr &&
-        (version & 0x8000) != 0) {
-      // A hidden, older version: named as nm -D names it, so that the
-      // plain name means the default version.
-      auto found = version_name.find(static_cast<uint16_t>(version & 0x7fff));
-      if (found != version_name.end()) candidate.symbol.name += "@" + found->second;
-    }
-    candidate.symbol.demangled = demangle(candidate.symbol.name);
-    candidate.symbol.start = symbol.st_value;
-    candidate.symbol.size = symbol.st_size;
-    candidate.symbol.source = source;
-    candidate.symbol.ifunc = type == STT_GNU_IFUNC;
-    const int binding = GELF_ST_BIND(symbol.st_info);
-    candidate.rank = (source == SymbolSource::symtab ? 0 : 4) + (binding == STB_LOCAL ? 2 : 0) +
-                     (symbol.st_size == 0 ? 1 : 0);
-    out.push_back(std::move(candidate));
-  }
-}
-
-// The slots of JUMP_SLOT, GLOB_DAT and IRELATIVE relocations.
-// `with_dynamic`: also those of the non-PLT relocations (.rela.dyn); a large
-// library has hundreds of thousands of those (libLLVM: 8 MB), so they are
-// read only when needed: for .plt.got stubs, and for GOT lookups.
-std::vector<GotSlot> read_got_slots(Elf* elf, bool with_dynamic) {
-  std::vector<GotSlot> slots;
-  Elf_Scn* section = nullptr;
-  size_t string_section = 0;
-  elf_getshdrstrndx(elf, &string_section);
-  while ((section = elf_nextscn(elf, section)) != nullptr) {
-    GElf_Shdr header;
-    if (gelf_getshdr(section, &header) == nullptr || header.sh_type != SHT_RELA) continue;
-    const char* section_name = elf_strptr(elf, string_section, header.sh_name);
-    const bool plt_relocations = section_name != nullptr && std::string_view(section_name) == ".rela.plt";
-    if (!plt_relocations && !with_dynamic) continue;
-    Elf_Data* data = elf_getdata(section, nullptr);
-    Elf_Scn* symbols_section = elf_getscn(elf, header.sh_link);
-    GElf_Shdr symbols_header;
-    if (data == nullptr || symbols_section == nullptr ||
-        gelf_getshdr(symbols_section, &symbols_header) == nullptr || header.sh_entsize == 0) {
-      continue;
-    }
-    Elf_Data* symbols = elf_getdata(symbols_section, nullptr);
-    if (symbols == nullptr) continue;
-    const size_t count = header.sh_size / header.sh_entsize;
-    for (size_t i = 0; i < count; ++i) {
-      GElf_Rela relocation;
-      if (gelf_getrela(data, static_cast<int>(i), &relocation) == nullptr) continue;
-      const uint64_t type = GELF_R_TYPE(relocation.r_info);
-      if (type == kX86_64IRelative) {
-        GotSlot slot;
-        slot.kind = GotSlot::Kind::irelative;
-        slot.va = relocation.r_offset;
-        slot.resolver = static_cast<uint64_t>(relocation.r_addend);
-        slots.push_back(std::move(slot));
-        continue;
-      }
-      if (type != kX86_64JumpSlot && type != kX86_64GlobDat) continue;
-      GElf_Sym symbol;
-      if (gelf_getsym(symbols, static_cast<int>(GELF_R_SYM(relocation.r_info)), &symbol) == nullptr) {
-        continue;
-      }
-      const char* name = elf_strptr(elf, symbols_header.sh_link, symbol.st_name);
-      if (name == nullptr || *name == '\0') continue;
-      GotSlot slot;
-      slot.kind = type == kX86_64JumpSlot ? GotSlot::Kind::jump_slot : GotSlot::Kind::glob_dat;
-      slot.va = relocation.r_offset;
-      slot.symbol = name;
-      slots.push_back(std::move(slot));
-    }
-  }
-  return slots;
-}
-
-std::map<uint64_t, std::string> got_slot_names(const std::vector<GotSlot>& slots) {
-  std::map<uint64_t, std::string> names;
-  for (const GotSlot& slot : slots) {
-    if (slot.kind != GotSlot::Kind::irelative) names[slot.va] = slot.symbol;
-  }
-  return names;
 }
 
 std::string read_soname(Elf* elf) {
@@ -250,292 +67,44 @@ std::string read_soname(Elf* elf) {
   return {};
 }
 
-// The .symtab of the separate debug file of `build_id` (Debian's
-// libc6-dbg and every -dbgsym package install them there), when its
-// build-id is the same; the path read, or "" when there is none.
-std::string read_debug_symbols(const std::string& build_id, std::vector<SymbolCandidate>& out) {
-  if (build_id.size() < 4) return {};
-  const std::string path =
-      std::string(kDebugDirectory) + "/.build-id/" + build_id.substr(0, 2) + "/" + build_id.substr(2) + ".debug";
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {};
-  ElfHandle handle;
-  handle.elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
-  std::string read;
-  if (handle.elf != nullptr && elf_kind(handle.elf) == ELF_K_ELF) {
-    std::string debug_build_id;
-    std::vector<std::pair<Elf_Scn*, GElf_Shdr>> symbol_tables;
-    Elf_Scn* section = nullptr;
-    while ((section = elf_nextscn(handle.elf, section)) != nullptr) {
-      GElf_Shdr header;
-      if (gelf_getshdr(section, &header) == nullptr) continue;
-      if (header.sh_type == SHT_NOTE && debug_build_id.empty()) {
-        if (Elf_Data* data = elf_getdata(section, nullptr); data != nullptr && data->d_buf != nullptr) {
-          debug_build_id = find_build_id({static_cast<const uint8_t*>(data->d_buf), data->d_size}, 0, data->d_size);
-        }
-      } else if (header.sh_type == SHT_SYMTAB) {
-        symbol_tables.emplace_back(section, header);
-      }
-    }
-    if (debug_build_id == build_id && !symbol_tables.empty()) {
-      for (const auto& [table, header] : symbol_tables) {
-        read_symbol_table(handle.elf, table, header, SymbolSource::symtab, out);
-      }
-      read = path;
-    }
+std::string fde_name(uint64_t start) { return "fde_" + to_hex(start).substr(2); }
+
+// The start VA of an FDE range's name ("fde_4160"), if `name` is one.
+std::optional<uint64_t> fde_name_start(std::string_view name) {
+  if (!name.starts_with("fde_") || name.size() == 4 || name.size() > 20) return std::nullopt;
+  uint64_t value = 0;
+  for (char c : name.substr(4)) {
+    const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (digit < 0) return std::nullopt;
+    value = value * 16 + static_cast<uint64_t>(digit);
   }
-  ::close(fd);
-  return read;
+  return value;
 }
 
-// PLT stubs jump through a GOT slot with `jmp *disp32(%rip)` (ff 25), possibly
-// after endbr64 or a bnd prefix; the slot's relocation names the target.
-void read_plt_stubs(std::span<const uint8_t> file, const SectionInfo& plt,
-                    const std::map<uint64_t, std::string>& slots, uint64_t entry_size,
-                    std::vector<SymbolCandidate>& out) {
-  if (plt.offset > file.size() || plt.size > file.size() - plt.offset || entry_size == 0) return;
-  const uint8_t* bytes = file.data() + plt.offset;
-  for (uint64_t entry = 0; entry + entry_size <= plt.size; entry += entry_size) {
-    for (uint64_t i = entry; i + 6 <= entry + entry_size; ++i) {
-      if (bytes[i] != 0xff || bytes[i + 1] != 0x25) continue;
-      int32_t displacement;
-      std::memcpy(&displacement, bytes + i + 2, sizeof displacement);
-      const uint64_t slot = plt.addr + i + 6 + static_cast<uint64_t>(static_cast<int64_t>(displacement));
-      auto found = slots.find(slot);
-      if (found == slots.end()) break;
-      SymbolCandidate candidate;
-      candidate.symbol.name = found->second + "@plt";
-      candidate.symbol.demangled = demangle(found->second) + "@plt";
-      candidate.symbol.start = plt.addr + entry;
-      candidate.symbol.size = entry_size;
-      candidate.symbol.source = SymbolSource::plt;
-      candidate.rank = 8;
-      out.push_back(std::move(candidate));
-      break;
+// The FunctionSymbol of one symbol group: its best-ranked name, demangled,
+// and the other names at that start as aliases.
+FunctionSymbol make_function(const SymbolTable& table, const SymbolGroup& group) {
+  const auto names = table.names_of(group);
+  FunctionSymbol function;
+  function.name = table.name_of(names.front());
+  function.source = names.front().source;
+  function.start = group.start;
+  function.size = group.size;
+  function.ifunc = group.ifunc;
+  if (function.source == SymbolSource::plt && function.name.ends_with("@plt")) {
+    function.demangled = demangle(std::string_view(function.name).substr(0, function.name.size() - 4)) + "@plt";
+  } else {
+    function.demangled = demangle(function.name);
+  }
+  for (const SymbolEntry& entry : names.subspan(1)) {
+    const std::string_view alias = table.name_of(entry);
+    if (alias != function.name &&
+        std::find(function.aliases.begin(), function.aliases.end(), alias) == function.aliases.end()) {
+      function.aliases.emplace_back(alias);
     }
   }
+  return function;
 }
-
-std::vector<FunctionSymbol> fold_aliases(std::vector<SymbolCandidate> candidates) {
-  std::stable_sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) {
-    if (a.symbol.start != b.symbol.start) return a.symbol.start < b.symbol.start;
-    return a.rank < b.rank;
-  });
-  std::vector<FunctionSymbol> functions;
-  for (auto& candidate : candidates) {
-    if (!functions.empty() && functions.back().start == candidate.symbol.start) {
-      // An alias: keep the best-ranked name, but learn a size it lacked.
-      FunctionSymbol& kept = functions.back();
-      if (kept.size == 0) kept.size = candidate.symbol.size;
-      kept.ifunc = kept.ifunc || candidate.symbol.ifunc;
-      if (candidate.symbol.name != kept.name &&
-          std::find(kept.aliases.begin(), kept.aliases.end(), candidate.symbol.name) == kept.aliases.end()) {
-        kept.aliases.push_back(candidate.symbol.name);
-      }
-      continue;
-    }
-    functions.push_back(std::move(candidate.symbol));
-  }
-  return functions;
-}
-
-}  // namespace
-
-Result<ElfImage> ElfImage::open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int saved = errno;
-    return make_error(saved == EACCES ? ErrorCode::permission_denied : ErrorCode::file_error,
-                      path + ": " + std::strerror(saved), "check the path and its permissions");
-  }
-  struct stat status;
-  if (fstat(fd, &status) != 0 || !S_ISREG(status.st_mode) || status.st_size < 64) {
-    ::close(fd);
-    return make_error(ErrorCode::elf_error, path + ": not a regular ELF file",
-                      "pass an ELF executable or shared object");
-  }
-  auto mapping = std::make_shared<Mapping>();
-  // Shared, not private: the kernel installs the int3 of every uprobe
-  // registered on this file into each private mapping of it (uprobe_mmap),
-  // so with tracefs uprobe events (or any tracer's system-wide uprobes) a
-  // private mapping would show breakpoints instead of the file's bytes.
-  // Shared mappings are left alone, and read-only they read the same.
-  void* data = mmap(nullptr, static_cast<size_t>(status.st_size), PROT_READ, MAP_SHARED, fd, 0);
-  ::close(fd);
-  if (data == MAP_FAILED) {
-    return make_error(ErrorCode::file_error, path + ": cannot map: " + std::strerror(errno));
-  }
-  mapping->data = static_cast<const uint8_t*>(data);
-  mapping->size = static_cast<size_t>(status.st_size);
-
-  elf_version(EV_CURRENT);
-  ElfHandle handle;
-  handle.elf = elf_memory(const_cast<char*>(reinterpret_cast<const char*>(mapping->data)), mapping->size);
-  if (handle.elf == nullptr || elf_kind(handle.elf) != ELF_K_ELF) {
-    return make_error(ErrorCode::elf_error, path + ": not an ELF file",
-                      "pass an ELF executable or shared object");
-  }
-  GElf_Ehdr header;
-  if (gelf_getehdr(handle.elf, &header) == nullptr) return elf_failure(path, "bad ELF header");
-  if (header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_machine != EM_X86_64) {
-    return make_error(ErrorCode::elf_error, path + ": not an x86-64 ELF image",
-                      "xref traces 64-bit x86 processes only");
-  }
-
-  ElfImage image;
-  image.mapping_ = mapping;
-  image.path_ = path;
-  image.elf_type_ = header.e_type;
-  image.entry_ = header.e_entry;
-  const std::span<const uint8_t> file = image.file_bytes();
-
-  size_t program_header_count = 0;
-  if (elf_getphdrnum(handle.elf, &program_header_count) != 0) {
-    return elf_failure(path, "bad program headers");
-  }
-  for (size_t i = 0; i < program_header_count; ++i) {
-    GElf_Phdr program_header;
-    if (gelf_getphdr(handle.elf, static_cast<int>(i), &program_header) == nullptr) continue;
-    if (program_header.p_type == PT_LOAD) {
-      image.segments_.push_back(LoadSegment{program_header.p_vaddr, program_header.p_memsz,
-                                            program_header.p_offset, program_header.p_filesz,
-                                            program_header.p_align, program_header.p_flags});
-    } else if (program_header.p_type == PT_NOTE && image.build_id_.empty()) {
-      image.build_id_ = find_build_id(file, program_header.p_offset, program_header.p_filesz);
-    }
-  }
-
-  size_t string_section = 0;
-  if (elf_getshdrstrndx(handle.elf, &string_section) != 0) return elf_failure(path, "bad section names");
-  std::vector<SymbolCandidate> candidates;
-  Elf_Scn* section = nullptr;
-  while ((section = elf_nextscn(handle.elf, section)) != nullptr) {
-    GElf_Shdr section_header;
-    if (gelf_getshdr(section, &section_header) == nullptr) continue;
-    const char* name = elf_strptr(handle.elf, string_section, section_header.sh_name);
-    image.sections_.push_back(SectionInfo{name ? name : "", section_header.sh_addr,
-                                          section_header.sh_offset, section_header.sh_size,
-                                          section_header.sh_type, section_header.sh_flags});
-    if (section_header.sh_type == SHT_SYMTAB) {
-      image.has_symtab_ = true;
-      read_symbol_table(handle.elf, section, section_header, SymbolSource::symtab, candidates);
-    } else if (section_header.sh_type == SHT_DYNSYM) {
-      read_symbol_table(handle.elf, section, section_header, SymbolSource::dynsym, candidates);
-    } else if (section_header.sh_type == SHT_NOTE && image.build_id_.empty()) {
-      image.build_id_ = find_build_id(file, section_header.sh_offset, section_header.sh_size);
-    }
-  }
-
-  image.soname_ = read_soname(handle.elf);
-  image.symbols_path_ = path;
-  if (!image.has_symtab_) {
-    const std::string debug_file = read_debug_symbols(image.build_id_, candidates);
-    if (!debug_file.empty()) {
-      image.has_symtab_ = true;
-      image.symbols_path_ = debug_file;
-    }
-  }
-  const auto slots = got_slot_names(read_got_slots(handle.elf, image.section(".plt.got") != nullptr));
-  for (const char* plt_name : {".plt", ".plt.sec", ".plt.got"}) {
-    if (const SectionInfo* plt = image.section(plt_name)) {
-      const uint64_t entry_size = std::string_view(plt_name) == ".plt.got" ? 8 : 16;
-      read_plt_stubs(file, *plt, slots, entry_size, candidates);
-    }
-  }
-  image.functions_ = fold_aliases(std::move(candidates));
-  image.index_ends();
-  image.add_fde_ranges();
-  return image;
-}
-
-// Without a symbol table, .eh_frame still says where code lives: FDE ranges
-// that no symbol covers become functions, marked as FDE ranges. The walk is
-// kept for cfa_rule.h, so unwinding questions need no second parse.
-void ElfImage::add_fde_ranges() {
-  const SectionInfo* eh_frame = section(".eh_frame");
-  if (eh_frame == nullptr) return;
-  const std::span<const uint8_t> bytes = section_bytes(*eh_frame);
-  if (bytes.empty()) return;
-  auto frame = read_eh_frame(bytes, eh_frame->addr);
-  if (!frame) {
-    fde_error_ = frame.error().message;
-    return;
-  }
-  eh_frame_ = std::make_shared<const EhFrame>(std::move(*frame));
-  std::vector<FunctionSymbol> added;
-  for (const EhFrameFde& fde : eh_frame_->fdes) {
-    const FdeRange& range = fde.range;
-    if (range.size == 0) continue;  // empty FDEs describe no code
-    if (function_containing(range.start) != nullptr) continue;
-    FunctionSymbol symbol;
-    symbol.name = "fde_" + to_hex(range.start).substr(2);
-    symbol.demangled = symbol.name;
-    symbol.start = range.start;
-    symbol.size = range.size;
-    symbol.source = SymbolSource::eh_frame_fde;
-    added.push_back(std::move(symbol));
-  }
-  // Both runs are sorted by start (FDEs come sorted): a merge, not a sort.
-  const auto middle = static_cast<std::ptrdiff_t>(functions_.size());
-  functions_.insert(functions_.end(), std::make_move_iterator(added.begin()), std::make_move_iterator(added.end()));
-  std::inplace_merge(functions_.begin(), functions_.begin() + middle, functions_.end(),
-                     [](const auto& a, const auto& b) { return a.start < b.start; });
-  index_ends();
-}
-
-// max_end_[i]: the highest end among functions_[0..i] (a zero-sized symbol
-// covers its own start), so a lookup walking back from an address can stop
-// as soon as nothing at or before that index reaches it.
-void ElfImage::index_ends() {
-  max_end_.resize(functions_.size());
-  uint64_t highest = 0;
-  for (size_t i = 0; i < functions_.size(); ++i) {
-    const FunctionSymbol& function = functions_[i];
-    highest = std::max(highest, function.start + std::max<uint64_t>(function.size, 1));
-    max_end_[i] = highest;
-  }
-}
-
-std::span<const uint8_t> ElfImage::file_bytes() const {
-  return {mapping_->data, mapping_->size};
-}
-
-std::span<const uint8_t> ElfImage::section_bytes(const SectionInfo& info) const {
-  const std::span<const uint8_t> file = file_bytes();
-  if (info.type == SHT_NOBITS || info.offset > file.size() || info.size > file.size() - info.offset) {
-    return {};
-  }
-  return file.subspan(info.offset, info.size);
-}
-
-const SectionInfo* ElfImage::section(std::string_view name) const {
-  for (const auto& section : sections_) {
-    if (section.name == name) return &section;
-  }
-  return nullptr;
-}
-
-const FunctionSymbol* ElfImage::function_containing(uint64_t va) const {
-  auto after = std::upper_bound(functions_.begin(), functions_.end(), va,
-                                [](uint64_t value, const FunctionSymbol& f) { return value < f.start; });
-  // Walk back over earlier starts: a sized function may enclose a later
-  // zero-sized label, so the nearest start is not always the owner. Nothing
-  // at or before an index whose max_end_ is at or below va can hold it.
-  for (auto it = after; it != functions_.begin();) {
-    --it;
-    if (max_end_.size() == functions_.size() && max_end_[static_cast<size_t>(it - functions_.begin())] <= va) break;
-    if (it->contains(va)) return &*it;
-  }
-  return nullptr;
-}
-
-const FunctionSymbol* ElfImage::function_at(uint64_t start) const {
-  auto it = std::lower_bound(functions_.begin(), functions_.end(), start,
-                             [](const FunctionSymbol& f, uint64_t value) { return f.start < value; });
-  return it != functions_.end() && it->start == start ? &*it : nullptr;
-}
-
-namespace {
 
 // "svc::settle" ends in the scope "settle"; "lam_f(int)::{lambda(int)#1}::operator()"
 // in "{lambda(int)#1}::operator()", but not in "int)::{lambda(int)#1}::operator()".
@@ -563,19 +132,320 @@ std::optional<NameMatch> match_name(std::string_view stored, const std::string& 
 
 }  // namespace
 
+Result<ElfImage> ElfImage::open(const std::string& path) {
+  auto file = MappedFile::open(path);
+  if (!file) return file.error();
+  const std::span<const uint8_t> bytes = (*file)->bytes();
+
+  elf_version(EV_CURRENT);
+  ElfHandle handle;
+  handle.elf = elf_memory(const_cast<char*>(reinterpret_cast<const char*>(bytes.data())), bytes.size());
+  if (handle.elf == nullptr || elf_kind(handle.elf) != ELF_K_ELF) {
+    return make_error(ErrorCode::elf_error, path + ": not an ELF file",
+                      "pass an ELF executable or shared object");
+  }
+  GElf_Ehdr header;
+  if (gelf_getehdr(handle.elf, &header) == nullptr) return elf_failure(path, "bad ELF header");
+  if (header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_machine != EM_X86_64) {
+    return make_error(ErrorCode::elf_error, path + ": not an x86-64 ELF image",
+                      "xref traces 64-bit x86 processes only");
+  }
+
+  ElfImage image;
+  image.file_ = *file;
+  image.lazy_ = std::make_shared<Lazy>();
+  image.path_ = path;
+  image.elf_type_ = header.e_type;
+  image.entry_ = header.e_entry;
+
+  size_t program_header_count = 0;
+  if (elf_getphdrnum(handle.elf, &program_header_count) != 0) {
+    return elf_failure(path, "bad program headers");
+  }
+  for (size_t i = 0; i < program_header_count; ++i) {
+    GElf_Phdr program_header;
+    if (gelf_getphdr(handle.elf, static_cast<int>(i), &program_header) == nullptr) continue;
+    if (program_header.p_type == PT_LOAD) {
+      image.segments_.push_back(LoadSegment{program_header.p_vaddr, program_header.p_memsz,
+                                            program_header.p_offset, program_header.p_filesz,
+                                            program_header.p_align, program_header.p_flags});
+    } else if (program_header.p_type == PT_NOTE && image.build_id_.empty()) {
+      image.build_id_ = find_build_id(bytes, program_header.p_offset, program_header.p_filesz);
+    }
+  }
+
+  size_t string_section = 0;
+  if (elf_getshdrstrndx(handle.elf, &string_section) != 0) return elf_failure(path, "bad section names");
+  Elf_Scn* section = nullptr;
+  while ((section = elf_nextscn(handle.elf, section)) != nullptr) {
+    GElf_Shdr section_header;
+    if (gelf_getshdr(section, &section_header) == nullptr) continue;
+    const char* name = elf_strptr(handle.elf, string_section, section_header.sh_name);
+    image.sections_.push_back(SectionInfo{name ? name : "", section_header.sh_addr,
+                                          section_header.sh_offset, section_header.sh_size,
+                                          section_header.sh_type, section_header.sh_flags});
+    if (section_header.sh_type == SHT_SYMTAB) {
+      image.has_symtab_ = true;
+    } else if (section_header.sh_type == SHT_NOTE && image.build_id_.empty()) {
+      image.build_id_ = find_build_id(bytes, section_header.sh_offset, section_header.sh_size);
+    }
+  }
+
+  image.soname_ = read_soname(handle.elf);
+  image.symbols_path_ = path;
+  if (!image.has_symtab_) {
+    image.debug_path_ = debug_file_of(image.build_id_);
+    if (!image.debug_path_.empty()) {
+      image.has_symtab_ = true;
+      image.symbols_path_ = image.debug_path_;
+    }
+  }
+  return image;
+}
+
+std::shared_ptr<const SymbolTable> ElfImage::symbol_table_locked(Lazy& lazy) const {
+  if (!lazy.symbols) lazy.symbols = SymbolTable::read(file_, debug_path_);
+  return lazy.symbols;
+}
+
+const FunctionSymbol* ElfImage::group_function_locked(Lazy& lazy, const SymbolTable& table, size_t group) const {
+  const SymbolGroup& symbols = table.groups()[group];
+  auto& made = lazy.functions[symbols.start];
+  if (!made) made = std::make_unique<FunctionSymbol>(make_function(table, symbols));
+  return made.get();
+}
+
+const FunctionSymbol* ElfImage::fde_function_locked(Lazy& lazy, const FdeRange& range) const {
+  auto& made = lazy.functions[range.start];
+  if (!made) {
+    made = std::make_unique<FunctionSymbol>();
+    made->name = fde_name(range.start);
+    made->demangled = made->name;
+    made->start = range.start;
+    made->size = range.size;
+    made->source = SymbolSource::eh_frame_fde;
+  }
+  return made.get();
+}
+
+const EhFrame* ElfImage::eh_frame_locked(Lazy& lazy) const {
+  if (lazy.walked) return lazy.eh_frame.get();
+  lazy.walked = true;
+  const SectionInfo* eh_frame = section(".eh_frame");
+  if (eh_frame == nullptr) return nullptr;
+  const std::span<const uint8_t> bytes = section_bytes(*eh_frame);
+  if (bytes.empty()) return nullptr;
+  auto frame = read_eh_frame(bytes, eh_frame->addr);
+  if (!frame) {
+    lazy.fde_error = frame.error().message;
+    return nullptr;
+  }
+  lazy.eh_frame = std::make_shared<const EhFrame>(std::move(*frame));
+  return lazy.eh_frame.get();
+}
+
+// The binary-search table, when the image has one that points at its .eh_frame.
+const EhFrameHdr* ElfImage::eh_frame_hdr_locked(Lazy& lazy) const {
+  if (!lazy.hdr_read) {
+    lazy.hdr_read = true;
+    const SectionInfo* hdr = section(".eh_frame_hdr");
+    const SectionInfo* eh_frame = section(".eh_frame");
+    if (hdr != nullptr && eh_frame != nullptr) {
+      auto table = EhFrameHdr::read(section_bytes(*hdr), hdr->addr);
+      if (table && table->eh_frame_va() == eh_frame->addr) lazy.hdr = *table;
+    }
+  }
+  return lazy.hdr ? &*lazy.hdr : nullptr;
+}
+
+// The FDE with the greatest start at or before va (the non-empty one when
+// empty FDEs share its start), or none.
+Result<std::optional<EhFrameRecord>> ElfImage::fde_at_or_before_locked(Lazy& lazy, uint64_t va) const {
+  const SectionInfo* eh_frame = section(".eh_frame");
+  if (eh_frame == nullptr) {
+    return make_error(ErrorCode::elf_error, path_ + " has no .eh_frame section",
+                      "the image carries no unwind information");
+  }
+  const std::span<const uint8_t> bytes = section_bytes(*eh_frame);
+  if (const EhFrameHdr* hdr = eh_frame_hdr_locked(lazy); hdr != nullptr && !bytes.empty()) {
+    const size_t at_or_before = hdr->count_at_or_before(va);
+    for (size_t i = at_or_before; i > 0 && at_or_before - i < kEmptyFdesSkipped;) {
+      --i;
+      const uint64_t fde_va = hdr->fde_va(i);
+      if (fde_va < eh_frame->addr || fde_va - eh_frame->addr >= bytes.size()) {
+        return make_error(ErrorCode::elf_error,
+                          path_ + ": .eh_frame_hdr entry " + std::to_string(i) + " points outside .eh_frame",
+                          "the image's unwind tables are damaged");
+      }
+      auto record = read_fde_at(bytes, eh_frame->addr, static_cast<size_t>(fde_va - eh_frame->addr));
+      if (!record) return record.error();
+      if (record->fde.range.size != 0 || i == 0 || hdr->start(i - 1) != hdr->start(i)) {
+        return std::optional<EhFrameRecord>(*record);
+      }
+    }
+    return std::optional<EhFrameRecord>();
+  }
+  const EhFrame* frame = eh_frame_locked(lazy);
+  if (frame == nullptr) {
+    const std::string why = lazy.fde_error.empty() ? "it is empty or not in the file" : lazy.fde_error;
+    return make_error(ErrorCode::elf_error, path_ + ": cannot read .eh_frame: " + why,
+                      "the image's unwind tables are damaged or use an unsupported layout");
+  }
+  auto after = std::upper_bound(frame->fdes.begin(), frame->fdes.end(), va,
+                                [](uint64_t value, const EhFrameFde& fde) { return value < fde.range.start; });
+  if (after == frame->fdes.begin()) return std::optional<EhFrameRecord>();
+  const EhFrameFde& fde = *std::prev(after);
+  if (fde.cie_index >= frame->cies.size()) {
+    return make_error(ErrorCode::elf_error, path_ + ": .eh_frame: FDE at " + to_hex(fde.offset) + " has no CIE");
+  }
+  return std::optional<EhFrameRecord>(EhFrameRecord{frame->cies[fde.cie_index], fde});
+}
+
+// The FDE range that is a function of its own at va (holding it, or starting
+// there when `exact_start`): non-empty, and no symbol covers its start.
+std::optional<FdeRange> ElfImage::fde_function_range_locked(Lazy& lazy, uint64_t va, bool exact_start) const {
+  auto record = fde_at_or_before_locked(lazy, va);
+  if (!record || !*record) return std::nullopt;
+  const FdeRange range = (*record)->fde.range;
+  if (range.size == 0 || va - range.start >= range.size || (exact_start && range.start != va)) return std::nullopt;
+  if (symbol_table_locked(lazy)->group_containing(range.start)) return std::nullopt;
+  return range;
+}
+
+const FunctionSymbol* ElfImage::function_containing(uint64_t va) const {
+  std::lock_guard lock(lazy_->mutex);
+  const auto table = symbol_table_locked(*lazy_);
+  if (auto group = table->group_containing(va)) return group_function_locked(*lazy_, *table, *group);
+  if (auto range = fde_function_range_locked(*lazy_, va, false)) return fde_function_locked(*lazy_, *range);
+  return nullptr;
+}
+
+const FunctionSymbol* ElfImage::function_at(uint64_t start) const {
+  std::lock_guard lock(lazy_->mutex);
+  const auto table = symbol_table_locked(*lazy_);
+  if (auto group = table->group_at(start)) return group_function_locked(*lazy_, *table, *group);
+  if (auto range = fde_function_range_locked(*lazy_, start, true)) return fde_function_locked(*lazy_, *range);
+  return nullptr;
+}
+
+std::optional<uint64_t> ElfImage::next_function_start(uint64_t va) const {
+  std::lock_guard lock(lazy_->mutex);
+  const auto table = symbol_table_locked(*lazy_);
+  std::optional<uint64_t> next;
+  if (const size_t after = table->first_group_after(va); after < table->groups().size()) {
+    next = table->groups()[after].start;
+  }
+  // The first FDE range after va that is a function of its own, if earlier.
+  auto is_function = [&](const FdeRange& range) {
+    return range.size != 0 && !table->group_containing(range.start);
+  };
+  const SectionInfo* eh_frame = section(".eh_frame");
+  if (eh_frame == nullptr) return next;
+  const std::span<const uint8_t> bytes = section_bytes(*eh_frame);
+  if (const EhFrameHdr* hdr = eh_frame_hdr_locked(*lazy_); hdr != nullptr && !bytes.empty()) {
+    const size_t first = hdr->count_at_or_before(va);
+    for (size_t i = first; i < hdr->size() && i - first < kFdesScannedForNext; ++i) {
+      if (next && hdr->start(i) >= *next) break;
+      const uint64_t fde_va = hdr->fde_va(i);
+      if (fde_va < eh_frame->addr || fde_va - eh_frame->addr >= bytes.size()) break;
+      auto record = read_fde_at(bytes, eh_frame->addr, static_cast<size_t>(fde_va - eh_frame->addr));
+      if (!record) break;
+      if (is_function(record->fde.range)) return record->fde.range.start;
+    }
+    return next;
+  }
+  if (const EhFrame* frame = eh_frame_locked(*lazy_)) {
+    auto it = std::upper_bound(frame->fdes.begin(), frame->fdes.end(), va,
+                               [](uint64_t value, const EhFrameFde& fde) { return value < fde.range.start; });
+    for (; it != frame->fdes.end() && (!next || it->range.start < *next); ++it) {
+      if (is_function(it->range)) return it->range.start;
+    }
+  }
+  return next;
+}
+
+std::vector<const FunctionSymbol*> ElfImage::all_functions() const {
+  std::lock_guard lock(lazy_->mutex);
+  const auto table = symbol_table_locked(*lazy_);
+  for (size_t group = 0; group < table->groups().size(); ++group) group_function_locked(*lazy_, *table, group);
+  if (const EhFrame* frame = eh_frame_locked(*lazy_)) {
+    for (const EhFrameFde& fde : frame->fdes) {
+      if (fde.range.size != 0 && !table->group_containing(fde.range.start)) fde_function_locked(*lazy_, fde.range);
+    }
+  }
+  std::vector<const FunctionSymbol*> functions;
+  functions.reserve(lazy_->functions.size());
+  for (const auto& [start, function] : lazy_->functions) functions.push_back(function.get());
+  return functions;
+}
+
+std::vector<const FunctionSymbol*> ElfImage::functions_named_if(
+    const std::function<bool(std::string_view)>& stored_name) const {
+  std::lock_guard lock(lazy_->mutex);
+  const auto table = symbol_table_locked(*lazy_);
+  std::vector<const FunctionSymbol*> found;
+  for (size_t group = 0; group < table->groups().size(); ++group) {
+    const auto names = table->names_of(table->groups()[group]);
+    if (std::any_of(names.begin(), names.end(),
+                    [&](const SymbolEntry& entry) { return stored_name(table->name_of(entry)); })) {
+      found.push_back(group_function_locked(*lazy_, *table, group));
+    }
+  }
+  return found;
+}
+
+std::span<const uint8_t> ElfImage::file_bytes() const { return file_->bytes(); }
+
+std::span<const uint8_t> ElfImage::section_bytes(const SectionInfo& info) const {
+  const std::span<const uint8_t> file = file_bytes();
+  if (info.type == SHT_NOBITS || info.offset > file.size() || info.size > file.size() - info.offset) {
+    return {};
+  }
+  return file.subspan(info.offset, info.size);
+}
+
+const SectionInfo* ElfImage::section(std::string_view name) const {
+  for (const auto& section : sections_) {
+    if (section.name == name) return &section;
+  }
+  return nullptr;
+}
+
 std::vector<FunctionMatch> ElfImage::match_functions(std::string_view name) const {
   std::vector<FunctionMatch> found;
-  for (const auto& function : functions_) {
-    std::optional<FunctionMatch> best;
+  if (const auto start = fde_name_start(name)) {
+    const FunctionSymbol* function = function_at(*start);
+    if (function != nullptr && function->is_fde_range() && function->name == name) {
+      found.push_back(FunctionMatch{function, function->name, NameMatch::exact});
+    }
+    return found;
+  }
+  // Only the names that contain the query's own identifier can match; the
+  // rest are not demangled.
+  const std::string key = literal_identifier(name);
+  std::lock_guard lock(lazy_->mutex);
+  const auto table = symbol_table_locked(*lazy_);
+  std::vector<size_t> groups;
+  if (key.empty()) {
+    groups.resize(table->groups().size());
+    for (size_t group = 0; group < groups.size(); ++group) groups[group] = group;
+  } else {
+    groups = table->groups_naming(key);
+  }
+  for (const size_t group : groups) {
+    const auto made = lazy_->functions.find(table->groups()[group].start);
+    const FunctionSymbol candidate = made != lazy_->functions.end() ? *made->second
+                                                                     : make_function(*table, table->groups()[group]);
+    std::optional<std::pair<std::string, NameMatch>> best;
     auto consider = [&](const std::string& stored, const std::string& demangled) {
       const auto match = match_name(stored, demangled, name);
-      if (match && (!best || (*match == NameMatch::exact && best->match != NameMatch::exact))) {
-        best = FunctionMatch{&function, stored, *match};
+      if (match && (!best || (*match == NameMatch::exact && best->second != NameMatch::exact))) {
+        best = std::make_pair(stored, *match);
       }
     };
-    consider(function.name, function.demangled);
-    for (const std::string& alias : function.aliases) consider(alias, demangle(alias));
-    if (best) found.push_back(std::move(*best));
+    consider(candidate.name, candidate.demangled);
+    for (const std::string& alias : candidate.aliases) consider(alias, demangle(alias));
+    if (best) found.push_back(FunctionMatch{group_function_locked(*lazy_, *table, group), best->first, best->second});
   }
   // An exact name wins over a nested one: "lam_f" is lam_f(int), not some
   // "ns::lam_f".
@@ -599,28 +469,42 @@ std::vector<const FunctionSymbol*> ElfImage::find_functions(std::string_view nam
   return found;
 }
 
-std::vector<GotSlot> ElfImage::got_slots() const {
-  elf_version(EV_CURRENT);
-  ElfHandle handle;
-  handle.elf = elf_memory(const_cast<char*>(reinterpret_cast<const char*>(mapping_->data)), mapping_->size);
-  if (handle.elf == nullptr) return {};
-  return read_got_slots(handle.elf, true);
-}
+std::vector<GotSlot> ElfImage::got_slots() const { return read_got_slots(file_bytes(), true); }
 
 ElfImage ElfImage::with_symbols_of(const ElfImage& twin) const {
   ElfImage image = *this;
   if (!twin.has_symtab()) return image;
-  image.functions_.clear();
-  for (const FunctionSymbol& function : twin.functions()) {
-    if (!function.is_fde_range()) image.functions_.push_back(function);
+  std::shared_ptr<const SymbolTable> names;
+  {
+    std::lock_guard lock(twin.lazy_->mutex);
+    names = twin.symbol_table_locked(*twin.lazy_);
   }
+  image.lazy_ = std::make_shared<Lazy>();
+  image.lazy_->symbols = std::move(names);
   image.has_symtab_ = true;
   image.symbols_path_ = twin.symbols_path();
-  image.index_ends();  // the twin's functions, before add_fde_ranges looks through them
-  image.fde_error_.clear();
-  image.eh_frame_.reset();
-  image.add_fde_ranges();
   return image;
+}
+
+Result<EhFrameRecord> ElfImage::fde_record(uint64_t va) const {
+  std::lock_guard lock(lazy_->mutex);
+  auto record = fde_at_or_before_locked(*lazy_, va);
+  if (!record) return record.error();
+  if (!*record || va - (*record)->fde.range.start >= (*record)->fde.range.size) {
+    return make_error(ErrorCode::address_unmapped, "no .eh_frame FDE covers static VA " + to_hex(va),
+                      "the address is outside every function with unwind information");
+  }
+  return **record;
+}
+
+const EhFrame* ElfImage::eh_frame() const {
+  std::lock_guard lock(lazy_->mutex);
+  return eh_frame_locked(*lazy_);
+}
+
+const std::string& ElfImage::fde_error() const {
+  std::lock_guard lock(lazy_->mutex);
+  return lazy_->fde_error;
 }
 
 const LoadSegment* ElfImage::segment_for_va(uint64_t va) const {
@@ -653,8 +537,9 @@ std::optional<std::span<const uint8_t>> ElfImage::bytes_at(uint64_t va, uint64_t
   const uint64_t within = va - segment->vaddr;
   if (size > segment->filesz - within) return std::nullopt;
   const uint64_t offset = segment->offset + within;
-  if (offset > mapping_->size || size > mapping_->size - offset) return std::nullopt;
-  return std::span<const uint8_t>(mapping_->data + offset, size);
+  const std::span<const uint8_t> file = file_bytes();
+  if (offset > file.size() || size > file.size() - offset) return std::nullopt;
+  return file.subspan(offset, size);
 }
 
 }  // namespace xref

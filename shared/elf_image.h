@@ -2,9 +2,17 @@
 // functions it names (symbol tables, PLT stubs, and for stripped images the
 // ranges of .eh_frame FDEs). Static VAs throughout; see address_space.h for
 // the live side.
+//
+// Opening reads only the headers. The symbol tables are read into a compact
+// table (symbol_table.h) when a function is first asked for; a
+// FunctionSymbol (names copied, demangled) is made only for a function that
+// a lookup returns, and stays valid as long as any copy of the image; FDEs
+// are found through .eh_frame_hdr one at a time. So a plan that needs five
+// functions of a 129 MB library reads little more than those five.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -12,11 +20,14 @@
 #include <string_view>
 #include <vector>
 
+#include "eh_frame.h"
+#include "mapped_file.h"
 #include "result.h"
+#include "symbol_table.h"
 
 namespace xref {
 
-struct EhFrame;
+class EhFrameHdr;
 
 struct LoadSegment {
   uint64_t vaddr = 0;   // p_vaddr
@@ -35,15 +46,6 @@ struct LoadSegment {
     return file_offset >= offset && file_offset - offset < filesz;
   }
 };
-
-enum class SymbolSource {
-  symtab,        // .symtab STT_FUNC / STT_GNU_IFUNC
-  dynsym,        // .dynsym, where .symtab has no entry at that address
-  plt,           // a PLT stub, named "target@plt" from its relocation
-  eh_frame_fde,  // an .eh_frame FDE range: code exists here, but it is not a proven source function
-};
-
-const char* symbol_source_name(SymbolSource source);
 
 struct FunctionSymbol {
   std::string name;       // as stored (mangled); for FDE ranges "fde_<hex start>"
@@ -69,17 +71,6 @@ struct FunctionMatch {
   const FunctionSymbol* function = nullptr;
   std::string spelled;  // the stored name (the function's own or an alias) that matched
   NameMatch match = NameMatch::exact;
-};
-
-// A GOT slot the dynamic linker fills in the running process: with the
-// address a symbol was bound to (JUMP_SLOT, GLOB_DAT), or with what an IFUNC
-// resolver returned (IRELATIVE).
-struct GotSlot {
-  enum class Kind { jump_slot, glob_dat, irelative };
-  Kind kind = Kind::jump_slot;
-  uint64_t va = 0;        // static VA of the slot
-  std::string symbol;     // JUMP_SLOT, GLOB_DAT: the symbol's name
-  uint64_t resolver = 0;  // IRELATIVE: the resolver's static VA (the addend)
 };
 
 struct SectionInfo {
@@ -125,16 +116,28 @@ class ElfImage {
   // binding needs them).
   std::vector<GotSlot> got_slots() const;
 
-  // Sorted by start; one entry per start address (aliases folded, symtab preferred).
-  const std::vector<FunctionSymbol>& functions() const { return functions_; }
+  // The function holding va: a symbol (a sized one may enclose a later
+  // zero-sized label), else the non-empty FDE range with the greatest start
+  // at or before va when no symbol covers that start.
   const FunctionSymbol* function_containing(uint64_t va) const;
+  // The function that starts at `start`, by the same rules.
   const FunctionSymbol* function_at(uint64_t start) const;
+  // The start of the first function after va, if any.
+  std::optional<uint64_t> next_function_start(uint64_t va) const;
+  // Every function, sorted by start; reads all of .eh_frame for a stripped
+  // image. For listings and tests: lookups above cost far less.
+  std::vector<const FunctionSymbol*> all_functions() const;
+  // The symbol functions (not FDE ranges) with a stored name, or an alias,
+  // that `stored_name` accepts, sorted by start.
+  std::vector<const FunctionSymbol*> functions_named_if(
+      const std::function<bool(std::string_view)>& stored_name) const;
   // The functions a name given by a user means, exact matches only when
   // there are some: the stored name or an alias, the demangled name as nm -C
   // prints it, or that without its parameter list (demangle.h,
   // without_parameters) or a template's return type; else the functions whose
   // name without parameters ends in "::" + name at nesting depth 0. The
   // compiler's split-off parts ("f [clone .cold]") only when nothing else.
+  // An FDE range answers to its own name, "fde_<hex start>".
   std::vector<FunctionMatch> match_functions(std::string_view name) const;
   std::vector<const FunctionSymbol*> find_functions(std::string_view name) const;
 
@@ -147,31 +150,39 @@ class ElfImage {
   std::vector<uint64_t> vas_of_file_offset(uint64_t file_offset) const;
   // The file bytes of [va, va+size) when all of it is file-backed in one segment.
   std::optional<std::span<const uint8_t>> bytes_at(uint64_t va, uint64_t size) const;
-  // Why .eh_frame could not be read, when it could not (empty otherwise).
-  const std::string& fde_error() const { return fde_error_; }
-  // The CIEs and FDEs of .eh_frame, walked once at open; nullptr when the image
-  // has no .eh_frame or it could not be read (fde_error() says why). Offsets in
-  // it index section_bytes(*section(".eh_frame")).
-  const EhFrame* eh_frame() const { return eh_frame_.get(); }
+  // The FDE covering va and its CIE, found like the runtime unwinder finds
+  // it (only the FDE with the greatest start at or before va). Fails with
+  // elf_error when the image has no .eh_frame or it cannot be read, and with
+  // address_unmapped when no FDE covers va. Offsets in the record index
+  // section_bytes(*section(".eh_frame")).
+  Result<EhFrameRecord> fde_record(uint64_t va) const;
+  // Every CIE and FDE of .eh_frame, walked on the first call; nullptr when
+  // the image has none or it could not be read (fde_error() then says why).
+  const EhFrame* eh_frame() const;
+  const std::string& fde_error() const;
 
  private:
-  void add_fde_ranges();
-  void index_ends();
-  struct Mapping;
-  std::shared_ptr<const Mapping> mapping_;
+  struct Lazy;
+  std::shared_ptr<const SymbolTable> symbol_table_locked(Lazy& lazy) const;
+  const FunctionSymbol* group_function_locked(Lazy& lazy, const SymbolTable& table, size_t group) const;
+  const FunctionSymbol* fde_function_locked(Lazy& lazy, const FdeRange& range) const;
+  const EhFrame* eh_frame_locked(Lazy& lazy) const;
+  const EhFrameHdr* eh_frame_hdr_locked(Lazy& lazy) const;
+  std::optional<FdeRange> fde_function_range_locked(Lazy& lazy, uint64_t va, bool exact_start) const;
+  Result<std::optional<EhFrameRecord>> fde_at_or_before_locked(Lazy& lazy, uint64_t va) const;
+
+  std::shared_ptr<const MappedFile> file_;
   std::string path_;
   uint16_t elf_type_ = 0;
   uint64_t entry_ = 0;
   std::string build_id_;
   std::string soname_;
   std::string symbols_path_;
+  std::string debug_path_;  // the separate debug file read for names, or ""
   bool has_symtab_ = false;
   std::vector<LoadSegment> segments_;
   std::vector<SectionInfo> sections_;
-  std::vector<FunctionSymbol> functions_;
-  std::vector<uint64_t> max_end_;  // index_ends()
-  std::string fde_error_;
-  std::shared_ptr<const EhFrame> eh_frame_;
+  std::shared_ptr<Lazy> lazy_;  // shared by copies: the same file, the same answers
 };
 
 }  // namespace xref
