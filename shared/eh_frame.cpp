@@ -7,6 +7,8 @@
 // possibly hostile, binaries.
 #include "eh_frame.h"
 
+#include "dwarf_pointer_encoding.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -16,25 +18,6 @@
 
 namespace xref {
 namespace {
-
-// DW_EH_PE_* pointer encodings: the low nibble is the value format, bits
-// 4-6 the application, bit 7 "indirect", and 0xff "omitted".
-constexpr uint8_t kPeAbsptr = 0x00;
-constexpr uint8_t kPeUleb128 = 0x01;
-constexpr uint8_t kPeUdata2 = 0x02;
-constexpr uint8_t kPeUdata4 = 0x03;
-constexpr uint8_t kPeUdata8 = 0x04;
-constexpr uint8_t kPeSigned = 0x08;  // signed value of the address size
-constexpr uint8_t kPeSleb128 = 0x09;
-constexpr uint8_t kPeSdata2 = 0x0a;
-constexpr uint8_t kPeSdata4 = 0x0b;
-constexpr uint8_t kPeSdata8 = 0x0c;
-constexpr uint8_t kPeFormatMask = 0x0f;
-constexpr uint8_t kPeApplicationMask = 0x70;
-constexpr uint8_t kPePcrel = 0x10;
-constexpr uint8_t kPeAligned = 0x50;
-constexpr uint8_t kPeIndirect = 0x80;
-constexpr uint8_t kPeOmit = 0xff;
 
 // xref reads x86-64 images only, so "absptr" and "signed" are 8 bytes wide.
 constexpr size_t kAddressSize = 8;

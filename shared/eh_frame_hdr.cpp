@@ -3,17 +3,12 @@
 #include <cstring>
 #include <string>
 
+#include "dwarf_pointer_encoding.h"
 #include "hex.h"
 
 namespace xref {
 namespace {
 
-constexpr uint8_t kPeOmit = 0xff;
-constexpr uint8_t kPeUdata4 = 0x03;
-constexpr uint8_t kPeUdata8 = 0x04;
-constexpr uint8_t kPeSdata4 = 0x0b;
-constexpr uint8_t kPePcrel = 0x10;
-constexpr uint8_t kPeDatarel = 0x30;
 constexpr size_t kHeaderSize = 4;
 constexpr size_t kEntrySize = 8;  // two datarel sdata4 fields
 

@@ -2,6 +2,7 @@
 // their ground truth from nm, objdump or readelf.
 #pragma once
 
+#include <cctype>
 #include <cstdio>
 #include <optional>
 #include <stdexcept>
@@ -44,5 +45,15 @@ inline std::optional<std::vector<std::string>> try_command_lines(const std::stri
 }
 
 inline std::string fixture_path(const std::string& name) { return std::string(XREF_FIXTURE_DIR) + "/" + name; }
+
+// A gtest parameter name for a binary given by name or path: its file name,
+// every character that is not a letter or digit as '_'.
+inline std::string binary_test_name(const std::string& path) {
+  std::string name = path.substr(path.rfind('/') + 1);
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return name;
+}
 
 }  // namespace xref::test

@@ -216,14 +216,7 @@ INSTANTIATE_TEST_SUITE_P(Binaries, CfaRuleReadelf,
                                            "targets/sample_service", "targets/trace_target",
                                            "targets/trace_target_stripped", "targets/rust_target",
                                            "/lib/x86_64-linux-gnu/libc.so.6"),
-                         [](const auto& test_case) {
-                           std::string name = test_case.param;
-                           name = name.substr(name.rfind('/') + 1);
-                           for (char& c : name) {
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return name;
-                         });
+                         [](const auto& test_case) { return test::binary_test_name(test_case.param); });
 
 // ---------------------------------------------------------------------------
 // Known code shapes.

@@ -126,14 +126,7 @@ INSTANTIATE_TEST_SUITE_P(Binaries, ElfLazy,
                          ::testing::Values("calls_pie", "calls_nopie", "calls_pie_stripped", "calls_nopie_stripped",
                                            "rust_sample", "rust_sample_stripped", "/lib/x86_64-linux-gnu/libc.so.6",
                                            "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"),
-                         [](const auto& test_case) {
-                           std::string name = test_case.param;
-                           name = name.substr(name.rfind('/') + 1);
-                           for (char& c : name) {
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return name;
-                         });
+                         [](const auto& test_case) { return test::binary_test_name(test_case.param); });
 
 TEST(LiteralIdentifier, TheFunctionsOwnIdentifier) {
   EXPECT_EQ(literal_identifier("settle"), "settle");
