@@ -13,7 +13,9 @@ Result<BuildComparison> compare_build(const ElfImage& image, const std::string& 
     return comparison;
   }
   if (sha256.empty()) return comparison;
-  auto digest = sha256_file(path);
+  // The bytes that were opened, not the path again: it may name another
+  // file by now, or one this user could not open.
+  auto digest = sha256_descriptor(image.file().descriptor(), path);
   if (!digest) return digest.error();
   if (*digest == sha256) return comparison;
   if (build_id.empty()) {

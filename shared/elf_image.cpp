@@ -135,7 +135,17 @@ std::optional<NameMatch> match_name(std::string_view stored, const std::string& 
 Result<ElfImage> ElfImage::open(const std::string& path) {
   auto file = MappedFile::open(path);
   if (!file) return file.error();
-  const std::span<const uint8_t> bytes = (*file)->bytes();
+  return from_file(std::move(*file), path);
+}
+
+Result<ElfImage> ElfImage::open_descriptor(UniqueFd fd, const std::string& path) {
+  auto file = MappedFile::map(std::move(fd), path);
+  if (!file) return file.error();
+  return from_file(std::move(*file), path);
+}
+
+Result<ElfImage> ElfImage::from_file(std::shared_ptr<const MappedFile> file, const std::string& path) {
+  const std::span<const uint8_t> bytes = file->bytes();
 
   elf_version(EV_CURRENT);
   ElfHandle handle;
@@ -152,7 +162,7 @@ Result<ElfImage> ElfImage::open(const std::string& path) {
   }
 
   ElfImage image;
-  image.file_ = *file;
+  image.file_ = std::move(file);
   image.lazy_ = std::make_shared<Lazy>();
   image.path_ = path;
   image.elf_type_ = header.e_type;

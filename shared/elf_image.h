@@ -86,6 +86,10 @@ class ElfImage {
  public:
   // Maps the file read-only. Fails with file_error or elf_error.
   static Result<ElfImage> open(const std::string& path);
+  // The same for a file already open for reading, which the image then
+  // owns (a file opened with a sudo user's rights, helper/user_files.h);
+  // `path` names it.
+  static Result<ElfImage> open_descriptor(UniqueFd fd, const std::string& path);
 
   const std::string& path() const { return path_; }
   bool is_pie() const { return elf_type_ == 3; }  // ET_DYN
@@ -94,6 +98,7 @@ class ElfImage {
   const std::string& build_id() const { return build_id_; }  // lowercase hex, empty when absent
   bool has_symtab() const { return has_symtab_; }
   std::span<const uint8_t> file_bytes() const;
+  const MappedFile& file() const { return *file_; }
 
   const std::vector<LoadSegment>& segments() const { return segments_; }
   const std::vector<SectionInfo>& sections() const { return sections_; }
@@ -163,6 +168,7 @@ class ElfImage {
 
  private:
   struct Lazy;
+  static Result<ElfImage> from_file(std::shared_ptr<const MappedFile> file, const std::string& path);
   std::shared_ptr<const SymbolTable> symbol_table_locked(Lazy& lazy) const;
   const FunctionSymbol* group_function_locked(Lazy& lazy, const SymbolTable& table, size_t group) const;
   const FunctionSymbol* fde_function_locked(Lazy& lazy, const FdeRange& range) const;

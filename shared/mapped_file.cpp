@@ -11,15 +11,18 @@
 namespace xref {
 
 Result<std::shared_ptr<const MappedFile>> MappedFile::open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) {
     const int saved = errno;
     return make_error(saved == EACCES ? ErrorCode::permission_denied : ErrorCode::file_error,
                       path + ": " + std::strerror(saved), "check the path and its permissions");
   }
+  return map(std::move(fd), path);
+}
+
+Result<std::shared_ptr<const MappedFile>> MappedFile::map(UniqueFd fd, const std::string& path) {
   struct stat status;
-  if (fstat(fd, &status) != 0 || !S_ISREG(status.st_mode) || status.st_size < 64) {
-    ::close(fd);
+  if (fstat(fd.get(), &status) != 0 || !S_ISREG(status.st_mode) || status.st_size < 64) {
     return make_error(ErrorCode::elf_error, path + ": not a regular ELF file",
                       "pass an ELF executable or shared object");
   }
@@ -28,14 +31,13 @@ Result<std::shared_ptr<const MappedFile>> MappedFile::open(const std::string& pa
   // so with tracefs uprobe events (or any tracer's system-wide uprobes) a
   // private mapping would show breakpoints instead of the file's bytes.
   // Shared mappings are left alone, and read-only they read the same.
-  void* data = mmap(nullptr, static_cast<size_t>(status.st_size), PROT_READ, MAP_SHARED, fd, 0);
+  void* data = mmap(nullptr, static_cast<size_t>(status.st_size), PROT_READ, MAP_SHARED, fd.get(), 0);
   if (data == MAP_FAILED) {
     const int saved = errno;
-    ::close(fd);
     return make_error(ErrorCode::file_error, path + ": cannot map: " + std::strerror(saved));
   }
   return std::shared_ptr<const MappedFile>(
-      new MappedFile(static_cast<const uint8_t*>(data), static_cast<size_t>(status.st_size), fd));
+      new MappedFile(static_cast<const uint8_t*>(data), static_cast<size_t>(status.st_size), fd.release()));
 }
 
 MappedFile::~MappedFile() {

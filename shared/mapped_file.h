@@ -8,6 +8,7 @@
 #include <string>
 
 #include "result.h"
+#include "unique_fd.h"
 
 namespace xref {
 
@@ -16,6 +17,9 @@ class MappedFile {
   // Fails with file_error or permission_denied (cannot open or map) and
   // elf_error (not a regular file of at least an ELF header's size).
   static Result<std::shared_ptr<const MappedFile>> open(const std::string& path);
+  // The same for a file already open for reading (which it then owns);
+  // `path` only names it in errors.
+  static Result<std::shared_ptr<const MappedFile>> map(UniqueFd fd, const std::string& path);
 
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
@@ -26,6 +30,8 @@ class MappedFile {
   // (pread), so streaming through a large table leaves no pages mapped in
   // this process. The number of bytes read: fewer at the end of the file.
   size_t read_at(uint64_t offset, std::span<uint8_t> out) const;
+  // The open file, for reads that must not go by name again (sha256_descriptor).
+  int descriptor() const { return fd_; }
 
  private:
   MappedFile(const uint8_t* data, size_t size, int fd) : data_(data), size_(size), fd_(fd) {}
