@@ -1,6 +1,9 @@
 #include "cli.h"
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -9,6 +12,8 @@
 #include "json_envelope.h"
 #include "libbpf_log.h"
 #include "report.h"
+#include "sudo_user.h"
+#include "user_files.h"
 
 namespace xref {
 namespace {
@@ -56,6 +61,36 @@ std::string operation_for(const std::vector<std::string>& args) {
   return "usage";
 }
 
+// An error before any command ran: the JSON error object under --json,
+// else one line on stderr.
+int report_cli_error(const std::vector<std::string>& args, const Error& error) {
+  if (wants_json(args)) {
+    Envelope envelope;
+    envelope.operation = operation_for(args);
+    envelope.error = error;
+    std::cout << envelope_json(envelope).dump() << std::endl;
+  } else {
+    std::cerr << error_line(error) << std::endl;
+  }
+  return error_exit_status(error.code);
+}
+
+// Before any command (docs/cli.md, "Privileges"). A set-user-ID or
+// set-group-ID copy would lend its owner's rights to whoever runs it, so it
+// refuses. Under sudo, the files the user names are opened with the user's
+// own rights from here on, by a process forked now, before any thread.
+Result<void> settle_privileges() {
+  if (getuid() != geteuid() || getgid() != getegid()) {
+    return make_error(ErrorCode::permission_denied, "xref refuses to run set-user-ID or set-group-ID",
+                      "remove the bit (chmod u-s,g-s) and run xref as root, or through sudo "
+                      "(e.g. `sudo -n xref serve`)");
+  }
+  auto user = sudo_user_from(std::getenv("SUDO_UID"), std::getenv("SUDO_GID"));
+  if (!user) return user.error();
+  if (*user) return act_for_sudo_user(**user);
+  return {};
+}
+
 }  // namespace
 
 void add_process_options(CLI::App& command, ProcessCommandOptions& options) {
@@ -66,8 +101,9 @@ void add_process_options(CLI::App& command, ProcessCommandOptions& options) {
 }
 
 int run_cli(int argc, char** argv) {
-  configure_libbpf_logging();
   std::vector<std::string> args = rewrite_seed_spelling(std::vector<std::string>(argv, argv + argc));
+  if (auto settled = settle_privileges(); !settled) return report_cli_error(args, settled.error());
+  configure_libbpf_logging();
 
   CLI::App app{"xref: ordered, thread-scoped live tracing of native processes", "xref"};
   app.set_version_flag("--version", std::string("xref ") + XREF_VERSION);
@@ -94,16 +130,7 @@ int run_cli(int argc, char** argv) {
   } catch (const CLI::ParseError& parse_error) {
     // Usage mistakes share the invalid_argument exit status and, under
     // --json, the error object of every other failure.
-    Error error = make_error(ErrorCode::invalid_argument, parse_error.what(), "see `xref --help`");
-    if (wants_json(args)) {
-      Envelope envelope;
-      envelope.operation = operation_for(args);
-      envelope.error = error;
-      std::cout << envelope_json(envelope).dump() << std::endl;
-    } else {
-      std::cerr << error_line(error) << std::endl;
-    }
-    return error_exit_status(error.code);
+    return report_cli_error(args, make_error(ErrorCode::invalid_argument, parse_error.what(), "see `xref --help`"));
   }
   return exit_status;
 }

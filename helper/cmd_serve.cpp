@@ -1,6 +1,6 @@
 // xref serve: the helper protocol on stdin/stdout for the debugger front
-// ends (docs/protocol.md). This file is the edge: privilege checks, the
-// private protocol descriptors, signals and the read loop.
+// ends (docs/protocol.md). This file is the edge: the sudo user's targets,
+// the private protocol descriptors, signals and the read loop.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -8,13 +8,13 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <iostream>
 
 #include "commands.h"
 #include "report.h"
 #include "serve_server.h"
 #include "target_owner.h"
+#include "user_files.h"
 
 namespace xref {
 namespace {
@@ -51,13 +51,9 @@ Result<ProtocolDescriptors> take_protocol_descriptors() {
 }
 
 int run_serve() {
-  if (getuid() != geteuid() || getgid() != getegid()) {
-    return refuse(make_error(ErrorCode::permission_denied, "xref serve refuses to run set-user-ID or set-group-ID",
-                             "run it through sudo instead (e.g. `sudo -n xref serve`)"));
-  }
-  auto sudo_uid = requesting_uid_from_sudo(std::getenv("SUDO_UID"));
-  if (!sudo_uid) return refuse(sudo_uid.error());
-  if (*sudo_uid) restrict_targets_to_uid(**sudo_uid);
+  // The CLI entry refused set-user-ID and set-group-ID and found the sudo
+  // user; serve acts for that user in its targets too.
+  if (const auto& user = acting_sudo_user()) restrict_targets_to_uid(user->uid);
 
   auto fds = take_protocol_descriptors();
   if (!fds) return refuse(fds.error());

@@ -63,9 +63,12 @@ Result<DiffSide> side_of(const std::string& path, const TraceFile& file, bool by
   return DiffSide{path, *window, file.process};
 }
 
-// A file that does not load, named in the message (a file_error names it already).
+// A file that does not load, named in the message (a file_error or
+// permission_denied names it already).
 Error in_file(const std::string& path, Error error) {
-  if (error.code != ErrorCode::file_error) error.message = path + ": " + error.message;
+  if (error.code != ErrorCode::file_error && error.code != ErrorCode::permission_denied) {
+    error.message = path + ": " + error.message;
+  }
   return error;
 }
 

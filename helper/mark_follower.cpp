@@ -1,5 +1,6 @@
 #include "mark_follower.h"
 #include "monotonic_clock.h"
+#include "user_files.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -34,20 +35,24 @@ Result<std::unique_ptr<MarkFollower>> MarkFollower::open(const std::string& path
                                                          std::unique_ptr<MarkWriteClock> clock) {
   std::unique_ptr<MarkFollower> follower(new MarkFollower(path, std::move(regex), limits));
   follower->clock_ = std::move(clock);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // With the user's rights under sudo: a root-only file is refused.
+  auto opened = open_user_file(path, O_RDONLY);
   struct stat status {};
-  if (fd < 0 || fstat(fd, &status) != 0) {
-    const int error = errno;
-    if (fd >= 0) ::close(fd);
-    return make_error(ErrorCode::invalid_argument, "cannot read --mark-file " + path + ": " + errno_text(error),
-                      "give a log file this user can read; it must exist when the trace starts");
+  if (opened && fstat(opened->get(), &status) != 0) opened = make_error(ErrorCode::file_error, path + ": " + errno_text(errno));
+  if (!opened) {
+    Error error = opened.error();
+    if (error.code == ErrorCode::file_error) {
+      error.code = ErrorCode::invalid_argument;
+      error.hint = "give a log file this user can read; it must exist when the trace starts";
+    }
+    error.message = "cannot read --mark-file " + error.message;
+    return error;
   }
   if (!S_ISREG(status.st_mode)) {
-    ::close(fd);
     return make_error(ErrorCode::invalid_argument, "--mark-file " + path + " is not a regular file",
                       "give the log file itself; pipes and devices cannot be followed");
   }
-  follower->fd_ = fd;
+  follower->fd_ = opened->release();
   follower->dev_ = status.st_dev;
   follower->ino_ = status.st_ino;
   if (follower->clock_) {
@@ -61,7 +66,7 @@ Result<std::unique_ptr<MarkFollower>> MarkFollower::open(const std::string& path
     std::vector<char> chunk(64u << 10);
     while (follower->offset_ < size) {
       // From the byte before the offset: the offset may already start a line.
-      const ssize_t got = pread(fd, chunk.data(), chunk.size(), static_cast<off_t>(follower->offset_ - 1));
+      const ssize_t got = pread(follower->fd_, chunk.data(), chunk.size(), static_cast<off_t>(follower->offset_ - 1));
       if (got <= 0) break;
       const void* newline = std::memchr(chunk.data(), '\n', static_cast<size_t>(got));
       if (newline != nullptr) {
@@ -180,14 +185,16 @@ void MarkFollower::poll_locked() {
   size_t budget = limits_.read_per_poll;
   if (!read_available(budget, written_after_ns_)) return;  // more to read, or failed
 
-  // At the end of the file: does the path still name it?
-  struct stat named {};
-  if (stat(path_.c_str(), &named) != 0) {
+  // At the end of the file: does the path still name it? (Asked with the
+  // user's rights: a rotation may leave a symlink to a root-only file.)
+  auto now_named = stat_user_file(path_);
+  if (!now_named) return fail("stat " + now_named.error().message, started);
+  if (!*now_named) {
     // Renamed away and not created again yet: keep following the old file.
-    if (errno == ENOENT) written_after_ns_ = started;
-    else fail("stat " + path_ + ": " + errno_text(errno), started);
+    written_after_ns_ = started;
     return;
   }
+  struct stat named = **now_named;
   if (named.st_dev == dev_ && named.st_ino == ino_) {
     written_after_ns_ = started;
     return;
@@ -198,12 +205,10 @@ void MarkFollower::poll_locked() {
     take_line(std::move(partial_), written_after_ns_, monotonic_ns(), offset_ - 1);
     partial_.clear();
   }
-  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fail("open " + path_ + " after rotation: " + errno_text(errno), started);
-  if (fstat(fd, &named) != 0) {
-    ::close(fd);
-    return fail("stat " + path_ + " after rotation: " + errno_text(errno), started);
-  }
+  auto reopened = open_user_file(path_, O_RDONLY);
+  if (!reopened) return fail("open " + reopened.error().message + " after rotation", started);
+  if (fstat(reopened->get(), &named) != 0) return fail("stat " + path_ + " after rotation: " + errno_text(errno), started);
+  const int fd = reopened->release();
   ::close(fd_);
   if (clock_) {
     clock_->watch(named.st_dev, named.st_ino);

@@ -3,6 +3,7 @@
 #include "elf_image.h"
 #include "build_check.h"
 #include "target_owner.h"
+#include "user_files.h"
 
 namespace xref {
 
@@ -14,7 +15,7 @@ namespace {
 // file that only shares the name is refused.
 Result<void> use_bin(const std::string& bin, const ProcessIdentity& identity, AddressSpace& space,
                      std::string& binary_match, std::vector<std::string>& warnings) {
-  auto image = ElfImage::open(bin);
+  auto image = open_user_elf(bin);
   if (!image) return image.error();
   auto comparison = compare_build(*image, bin, identity.build_id, identity.exe_sha256, "the process's");
   if (!comparison) return comparison.error();

@@ -4,25 +4,12 @@
 #include <sstream>
 #include <string>
 
-#include "number_parse.h"
-
 namespace xref {
 namespace {
 
 std::optional<uid_t> required_uid;
 
 }  // namespace
-
-Result<std::optional<uid_t>> requesting_uid_from_sudo(const char* sudo_uid) {
-  if (sudo_uid == nullptr || *sudo_uid == '\0') return std::optional<uid_t>{};
-  auto value = parse_u64(sudo_uid, "SUDO_UID");
-  if (!value || *value > 0xfffffffeu) {
-    return make_error(ErrorCode::permission_denied, std::string("SUDO_UID='") + sudo_uid + "' is not a uid",
-                      "start xref serve through sudo, or unset SUDO_UID");
-  }
-  if (*value == 0) return std::optional<uid_t>{};
-  return std::optional<uid_t>{static_cast<uid_t>(*value)};
-}
 
 void restrict_targets_to_uid(uid_t uid) { required_uid = uid; }
 

@@ -12,10 +12,6 @@
 
 namespace xref {
 
-// SUDO_UID as sudo sets it: nullopt when unset or 0 (root may trace
-// anything); an error when it is not a uid.
-Result<std::optional<uid_t>> requesting_uid_from_sudo(const char* sudo_uid);
-
 // From now on every target must belong to `uid`. Call before any thread starts.
 void restrict_targets_to_uid(uid_t uid);
 

@@ -1,8 +1,10 @@
 #include "trace_file.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 
 namespace xref {
@@ -90,15 +92,30 @@ Result<TraceFile> parse_trace_file(const std::string& text) {
   return file;
 }
 
-Result<TraceFile> load_trace_file(const std::string& path) {
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream) {
-    return make_error(ErrorCode::file_error, "cannot read " + path + ": " + std::strerror(errno),
-                      "give a file written by `xref trace --json` or `xref trace --jsonl`");
+Result<TraceFile> load_trace_file(const std::string& path, FileIdentity* identity) {
+  const char* const hint = "give a file written by `xref trace --json` or `xref trace --jsonl`";
+  auto unreadable = [&](Error error) {
+    error.message = "cannot read " + error.message;
+    if (error.code == ErrorCode::file_error) error.hint = hint;
+    return error;
+  };
+  auto fd = open_user_file(path, O_RDONLY);
+  if (!fd) return unreadable(fd.error());
+  if (identity != nullptr) {
+    auto opened = identity_of(fd->get(), path);
+    if (!opened) return unreadable(opened.error());
+    *identity = *opened;
   }
-  std::ostringstream text;
-  text << stream.rdbuf();
-  return parse_trace_file(text.str());
+  std::string text;
+  char buffer[65536];
+  for (;;) {
+    const ssize_t count = read(fd->get(), buffer, sizeof buffer);
+    if (count < 0 && errno == EINTR) continue;
+    if (count < 0) return make_error(ErrorCode::file_error, "cannot read " + path + ": " + std::strerror(errno), hint);
+    if (count == 0) break;
+    text.append(buffer, static_cast<size_t>(count));
+  }
+  return parse_trace_file(text);
 }
 
 const nlohmann::json* window_with_id(const TraceFile& file, uint64_t id) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "result.h"
+#include "user_files.h"
 
 namespace xref {
 
@@ -25,8 +26,10 @@ struct TraceFile {
 // unknown schema_version, a truncated or malformed JSONL line, no windows.
 Result<TraceFile> parse_trace_file(const std::string& text);
 
-// Reads and parses `path` (file_error when it cannot be read).
-Result<TraceFile> load_trace_file(const std::string& path);
+// Reads and parses `path`, opened with the user's rights (user_files.h):
+// file_error or permission_denied when it cannot be read. `identity`, when
+// given, receives the device and inode of the file read.
+Result<TraceFile> load_trace_file(const std::string& path, FileIdentity* identity = nullptr);
 
 // A string field of a saved object (process, window, event, fetch): "" when
 // the object has no such field or it is not a string.

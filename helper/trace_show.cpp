@@ -7,6 +7,7 @@
 #include "build_check.h"
 #include "number_parse.h"
 #include "trace_file.h"
+#include "user_files.h"
 
 namespace xref {
 namespace {
@@ -125,7 +126,7 @@ Result<std::shared_ptr<const ElfImage>> open_traced_binary(const nlohmann::json&
     return make_error(ErrorCode::invalid_argument, "the trace does not name the traced executable",
                       "pass --bin with the binary the trace was taken from");
   }
-  auto image = ElfImage::open(path);
+  auto image = open_user_elf(path);  // a path the user (or the user's trace) names
   if (!image) {
     Error error = image.error();
     error.message = "cannot use " + path + " as the traced binary: " + error.message;

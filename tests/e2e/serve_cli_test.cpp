@@ -3,6 +3,7 @@
 // sessions checked against the sample service's own record, several
 // sessions at once, and no probe left behind however the helper ends.
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -309,6 +310,50 @@ TEST(ServeCli, UnderSudoOnlyTheSudoUsersProcessesAreTargets) {
   EXPECT_NE(trace["error"]["message"].get<std::string>().find("uid " + std::to_string(stranger)), std::string::npos);
   helper.close_stdin();
   EXPECT_EQ(helper.wait(), 0);
+}
+
+// Under sudo the files a session or a command names are opened with the
+// sudo user's rights: /etc/shadow as --mark-file and a root-only --bin are
+// refused, a log the user can read stamps the windows. The target runs as
+// that user (under sudo, serve opens only the user's processes).
+TEST(ServeCli, UnderSudoFilesAreOpenedWithTheSudoUsersRights) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  const passwd* nobody = getpwnam("nobody");
+  ASSERT_NE(nobody, nullptr) << "no user nobody";
+  const std::string uid = std::to_string(nobody->pw_uid), gid = std::to_string(nobody->pw_gid);
+  std::vector<std::string> command = {"/usr/bin/setpriv", "--reuid=" + uid, "--regid=" + gid, "--clear-groups"};
+  const auto service = service_command();
+  command.insert(command.end(), service.begin(), service.end());
+  TargetProcess target(command);
+  char name[] = "/tmp/xref-serve-sudo-XXXXXX";
+  const std::string directory = mkdtemp(name);
+  chmod(directory.c_str(), 0755);
+  const std::string log = directory + "/app.log";
+  std::ofstream(log) << "request 7 accepted\n";
+  chmod(log.c_str(), 0644);
+  const std::string copy = directory + "/sample_service";
+  std::filesystem::copy_file(XREF_SAMPLE_SERVICE, copy);
+  chmod(copy.c_str(), 0600);
+
+  ServeClient helper({"SUDO_UID=" + uid, "SUDO_GID=" + gid, "SUDO_USER=nobody"});
+  handshake(helper);
+  const auto shadow = trace_start(helper, target.pid(), {"--functions", "validate", "--mark-file", "/etc/shadow",
+                                                         "--mark-regex", "^(root:[^:]*)"});
+  EXPECT_EQ(shadow["error"]["code"], "permission_denied") << shadow.dump();
+  EXPECT_EQ(shadow["error"]["exit_status"], 9);
+  EXPECT_EQ(shadow["error"]["message"], "cannot read --mark-file /etc/shadow: Permission denied");
+  const auto maps = helper.request("command", {{"argv", {"maps", "--bin", copy}}, {"context", {{"pid", target.pid()}}}});
+  EXPECT_EQ(maps["result"]["exit_status"], 9) << maps.dump();
+  EXPECT_EQ(maps["result"]["document"]["error"]["message"], copy + ": Permission denied");
+
+  const auto started = trace_start(helper, target.pid(), {"--functions", "validate", "--max-windows", "1",
+                                                          "--mark-file", log, "--mark-regex", "^request ([0-9]+)"});
+  ASSERT_TRUE(started.contains("result")) << started.dump();
+  const auto window = helper.await_event("window", started["result"]["session"].get<uint64_t>())["window"];
+  EXPECT_EQ(window["mark_match"], "7") << window.dump();
+  helper.close_stdin();
+  EXPECT_EQ(helper.wait(), 0);
+  std::filesystem::remove_all(directory);
 }
 
 // A set-user-ID (or set-group-ID) copy of xref refuses to serve.

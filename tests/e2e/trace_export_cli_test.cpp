@@ -1,10 +1,12 @@
 // xref trace export on a window captured from the live sample service: the
 // Chrome slices are the window's calls, nested as its depths say.
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "sample_target.h"
+#include "saved_trace.h"
 #include "trace_harness.h"
 
 namespace xref::test {
@@ -121,6 +123,40 @@ TEST(TraceExportCli, SeveralThreadsGetOneTrackEachWithStrictlyNestedSlices) {
       open_ends.push_back(end);
     }
   }
+}
+
+// `-o` naming the input, by any name (itself, a symlink, a hard link, another
+// spelling of the path), is refused and the input is left byte for byte.
+TEST(TraceExportCli, OutputThatIsTheInputIsRefusedAndTheInputKept) {
+  char name[] = "/tmp/xref-export-same-XXXXXX";
+  const std::string directory = mkdtemp(name);
+  const std::string input = directory + "/trace.json";
+  const std::string original = one_window_trace() + "\n";
+  std::ofstream(input, std::ios::binary) << original;
+  const std::string symlink = directory + "/link.json";
+  const std::string hard_link = directory + "/hard.json";
+  std::filesystem::create_symlink(input, symlink);
+  std::filesystem::create_hard_link(input, hard_link);
+  auto contents = [&input] {
+    std::ifstream file(input, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(file), {});
+  };
+
+  for (const std::string& output : {input, symlink, hard_link, directory + "/./trace.json"}) {
+    const XrefRun run = run_xref({"trace", "export", input, "-o", output});
+    EXPECT_EQ(run.exit_status, 2) << output << ": " << run.err;
+    EXPECT_EQ(run.err, "xref: error: -o " + output + " is the input " + input +
+                           " itself; writing would destroy it; give -o another file\n");
+    EXPECT_EQ(contents(), original) << output;
+  }
+  // Another file is written, and the input is still left alone.
+  const std::string other = directory + "/chrome.json";
+  const XrefRun run = run_xref({"trace", "export", input, "-o", other});
+  EXPECT_EQ(run.exit_status, 0) << run.err;
+  std::ifstream written(other);
+  EXPECT_TRUE(nlohmann::json::parse(written).contains("traceEvents"));
+  EXPECT_EQ(contents(), original);
+  std::filesystem::remove_all(directory);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -34,11 +35,14 @@ inline std::string hex_string(uint64_t value) {
   return text;
 }
 
-inline XrefRun run_xref(const std::vector<std::string>& args) {
+// `environment`: extra NAME=VALUE settings for xref (e.g. SUDO_UID).
+inline XrefRun run_xref(const std::vector<std::string>& args, const std::vector<std::string>& environment = {}) {
   char err_path[] = "/tmp/xref-test-stderr-XXXXXX";
   const int err_fd = mkstemp(err_path);
   close(err_fd);
-  std::string command = shell_quote(XREF_BINARY);
+  std::string command = environment.empty() ? "" : "env";
+  for (const auto& setting : environment) command += " " + shell_quote(setting);
+  command += (command.empty() ? "" : " ") + shell_quote(XREF_BINARY);
   for (const auto& arg : args) command += " " + shell_quote(arg);
   command += " 2>" + std::string(err_path);
   XrefRun run;
@@ -55,10 +59,17 @@ inline XrefRun run_xref(const std::vector<std::string>& args) {
   return run;
 }
 
-// Runs xref and, once it reports that its probes are attached (the
-// "xref: tracing" line on stderr), creates `go_file`: targets started with
-// --go-file begin their requests only then.
-inline XrefRun run_xref_attached(const std::vector<std::string>& args, const std::string& go_file) {
+// How run_program starts and watches a run: `in_child` runs in the child
+// just before the exec (environment, credentials); `attached`, when set,
+// once xref reports that its probes are attached (the "xref: tracing" line
+// on stderr).
+struct RunHooks {
+  std::function<void()> in_child;
+  std::function<void()> attached;
+};
+
+// Runs `program` (an xref binary) with `args`, output captured in files.
+inline XrefRun run_program(const std::string& program, const std::vector<std::string>& args, const RunHooks& hooks) {
   char out_path[] = "/tmp/xref-test-stdout-XXXXXX";
   char err_path[] = "/tmp/xref-test-stderr-XXXXXX";
   const int out_fd = mkstemp(out_path);
@@ -67,10 +78,11 @@ inline XrefRun run_xref_attached(const std::vector<std::string>& args, const std
   if (child == 0) {
     dup2(out_fd, STDOUT_FILENO);
     dup2(err_fd, STDERR_FILENO);
-    std::vector<char*> argv = {const_cast<char*>(XREF_BINARY)};
+    if (hooks.in_child) hooks.in_child();
+    std::vector<char*> argv = {const_cast<char*>(program.c_str())};
     for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
     argv.push_back(nullptr);
-    execv(XREF_BINARY, argv.data());
+    execv(program.c_str(), argv.data());
     _exit(127);
   }
   close(out_fd);
@@ -88,8 +100,8 @@ inline XrefRun run_xref_attached(const std::vector<std::string>& args, const std
   int status = 0;
   bool released = false;
   while (waitpid(child, &status, WNOHANG) == 0) {
-    if (!released && slurp(err_path).find("xref: tracing") != std::string::npos) {
-      if (FILE* go = fopen(go_file.c_str(), "w")) fclose(go);
+    if (hooks.attached && !released && slurp(err_path).find("xref: tracing") != std::string::npos) {
+      hooks.attached();
       released = true;
     }
     usleep(5000);
@@ -101,6 +113,23 @@ inline XrefRun run_xref_attached(const std::vector<std::string>& args, const std
   unlink(out_path);
   unlink(err_path);
   return run;
+}
+
+// Runs xref and, once its probes are attached, calls `attached`.
+inline XrefRun run_xref_attached(const std::vector<std::string>& args, const std::function<void()>& attached,
+                                 const std::vector<std::string>& environment = {}) {
+  const auto set_environment = [&environment] {
+    for (const auto& setting : environment) putenv(const_cast<char*>(setting.c_str()));
+  };
+  return run_program(XREF_BINARY, args, {set_environment, attached});
+}
+
+// Runs xref and, once its probes are attached, creates `go_file`: targets
+// started with --go-file begin their requests only then.
+inline XrefRun run_xref_attached(const std::vector<std::string>& args, const std::string& go_file) {
+  return run_xref_attached(args, [&go_file] {
+    if (FILE* go = fopen(go_file.c_str(), "w")) fclose(go);
+  });
 }
 
 }  // namespace xref::test

@@ -4,6 +4,7 @@
 
 #include "serve_context.h"
 #include "serve_protocol.h"
+#include "sudo_user.h"
 #include "target_owner.h"
 
 namespace xref::serve {
