@@ -62,6 +62,17 @@ struct TraceWindow {
   uint64_t first_timestamp_ns() const { return events.empty() ? 0 : events.front().timestamp_ns; }
   // Sequence numbers never received: lost events, including a lost end.
   uint64_t missing_events() const;
+  // Some event of the window is known (or, tracefs, may be) missing.
+  bool has_loss() const { return lost_reported > 0 || missing_events() > 0 || loss_unattributed; }
+  // The start call returned (or the stop was reached) and nothing was lost.
+  bool complete() const { return ended && end_status == XREF_WINDOW_COMPLETE && !has_loss(); }
+};
+
+// What the windows taken out of a collector (release) still count for.
+struct WindowTally {
+  uint64_t windows = 0;
+  uint64_t complete = 0;
+  uint64_t events = 0;
 };
 
 class WindowCollector {
@@ -71,9 +82,16 @@ class WindowCollector {
   // Adds one ring-buffer record; returns the window id when it ended a window.
   std::optional<uint64_t> add(const xref_trace_event& record);
 
+  // The windows held: open ones, and ended ones not released yet.
   const std::map<uint64_t, TraceWindow>& windows() const { return windows_; }
-  // Final word from BPF: exact loss per window and how each ended, even when
-  // the end record (or every record) of a window was lost.
+  // Drops a window whose output is done, keeping only its counts, so a
+  // streaming output holds the open windows, not the whole run.
+  void release(uint64_t window_id);
+  const WindowTally& released() const { return released_; }
+  // Final word from the engine on the windows whose end record did not
+  // come: the open ones, and those that ended while their end record was
+  // lost (exact loss, how each ended). Any other window without an end
+  // ended with its status unknown.
   void apply_results(const std::map<uint64_t, xref_window_result>& results);
   // Loss happened somewhere while the window was open (see loss_unattributed).
   void mark_possible_loss(uint64_t window_id);
@@ -83,6 +101,7 @@ class WindowCollector {
  private:
   const TracePlan& plan_;
   std::map<uint64_t, TraceWindow> windows_;
+  WindowTally released_;
   uint64_t events_received_ = 0;
   uint64_t unparsed_events_ = 0;
 };

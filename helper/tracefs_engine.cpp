@@ -45,7 +45,7 @@ class TracefsEngine : public TraceEngine {
   Result<void> start();
 
   const std::string& backend() const override { return backend_; }
-  Result<void> drain() override;
+  Result<bool> drain() override;
   TraceCounters counters() const override;
   void detach() override;
   std::map<uint64_t, xref_window_result> window_results() const override { return machine_.window_results(); }
@@ -160,8 +160,10 @@ uint64_t TracefsEngine::read_records() {
   return complete_below;
 }
 
-Result<void> TracefsEngine::drain() {
-  if (!instance_) return {};
+// Each round reads a bounded number of pages (read_records), so it returns
+// to the caller's deadline checks on its own.
+Result<bool> TracefsEngine::drain() {
+  if (!instance_) return false;
   const uint64_t round_ns = monotonic_ns();
   uint64_t complete_below = read_records();
   // After the detach nothing is written any more: read until the buffers
@@ -181,7 +183,7 @@ Result<void> TracefsEngine::drain() {
       if (loss_.during(first_ns, HitMerger::everything)) sink_.windows().mark_possible_loss(window_id);
     }
   }
-  return {};
+  return false;
 }
 
 void TracefsEngine::deliver(const xref_trace_event& record) {

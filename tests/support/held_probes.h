@@ -1,0 +1,117 @@
+// The probes one helper holds in a target, as the kernel lists them in the
+// helper's /proc/PID/fdinfo, and the target's code bytes at those places:
+// what tests read to prove that probes are in, and that nothing is left.
+#pragma once
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "command_output.h"
+
+namespace xref::test {
+
+// The probes one helper holds in one target, as the kernel lists them in
+// the helper's /proc/PID/fdinfo: uprobe_multi link ids and file offsets.
+struct HeldProbes {
+  std::vector<uint64_t> link_ids;
+  std::vector<uint64_t> offsets;
+  std::string path;
+};
+
+inline HeldProbes held_probes(pid_t helper, pid_t target) {
+  HeldProbes held;
+  const std::string fd_dir = "/proc/" + std::to_string(helper) + "/fdinfo";
+  for (const auto& entry : std::filesystem::directory_iterator(fd_dir)) {
+    std::ifstream info(entry.path());
+    std::string line, type, path;
+    uint64_t link_id = 0;
+    pid_t pid = 0;
+    std::vector<uint64_t> offsets;
+    bool table = false;
+    while (std::getline(info, line)) {
+      std::istringstream fields(line);
+      std::string key;
+      fields >> key;
+      if (key == "link_type:") fields >> type;
+      else if (key == "link_id:") fields >> link_id;
+      else if (key == "pid:") fields >> pid;
+      else if (key == "path:") fields >> path;
+      else if (key == "cookie") table = true;
+      else if (table) {
+        std::string offset;
+        if (fields >> offset) offsets.push_back(std::stoull(offset, nullptr, 16));
+      }
+    }
+    if (type != "uprobe_multi" || pid != target) continue;
+    held.link_ids.push_back(link_id);
+    held.offsets.insert(held.offsets.end(), offsets.begin(), offsets.end());
+    held.path = path;
+  }
+  return held;
+}
+
+// The byte at each probed file offset, read from the target's memory
+// through its mapping of the file, and from the file itself.
+struct CodeBytes {
+  std::vector<int> in_memory;
+  std::vector<int> in_file;
+};
+
+inline CodeBytes code_bytes(pid_t target, const HeldProbes& held) {
+  struct Mapping {
+    uint64_t start, end, offset;
+  };
+  std::vector<Mapping> mappings;
+  for (const auto& line : command_lines("cat /proc/" + std::to_string(target) + "/maps")) {
+    std::istringstream fields(line);
+    std::string range, perms, offset, dev, inode, path;
+    if (!(fields >> range >> perms >> offset >> dev >> inode >> path) || path != held.path) continue;
+    const size_t dash = range.find('-');
+    mappings.push_back({std::stoull(range.substr(0, dash), nullptr, 16), std::stoull(range.substr(dash + 1), nullptr, 16),
+                        std::stoull(offset, nullptr, 16)});
+  }
+  CodeBytes bytes;
+  const int memory = open(("/proc/" + std::to_string(target) + "/mem").c_str(), O_RDONLY);
+  const int file = open(held.path.c_str(), O_RDONLY);
+  for (uint64_t offset : held.offsets) {
+    unsigned char in_memory = 0, in_file = 0;
+    for (const Mapping& mapping : mappings) {
+      if (offset >= mapping.offset && offset < mapping.offset + (mapping.end - mapping.start)) {
+        const uint64_t live = mapping.start + (offset - mapping.offset);
+        if (pread(memory, &in_memory, 1, static_cast<off_t>(live)) != 1) in_memory = 0;
+      }
+    }
+    if (pread(file, &in_file, 1, static_cast<off_t>(offset)) != 1) in_file = 0;
+    bytes.in_memory.push_back(in_memory);
+    bytes.in_file.push_back(in_file);
+  }
+  close(memory);
+  close(file);
+  return bytes;
+}
+
+// BPF links of any kind the helper holds (fdinfo's link_type), in any target.
+inline int held_links(pid_t helper) {
+  int count = 0;
+  std::error_code ignored;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/" + std::to_string(helper) + "/fdinfo", ignored)) {
+    std::ifstream info(entry.path());
+    std::string line;
+    while (std::getline(info, line)) {
+      if (line.rfind("link_type:", 0) == 0) {
+        ++count;
+        break;
+      }
+    }
+  }
+  return count;
+}
+
+}  // namespace xref::test
