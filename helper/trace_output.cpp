@@ -271,6 +271,7 @@ nlohmann::json TraceRenderer::window_json(const TraceWindow& window, const Trace
       {"possible_loss", possible_loss(window, run)},
       {"lost_events", lost_count(window) ? nlohmann::json(*lost_count(window)) : nlohmann::json(nullptr)},
       {"end_record_lost", window.end_record_lost},
+      {"events_not_kept", window.events_not_kept},
       {"start_fetches", start_fetches},
       {"events", events},
   };
@@ -342,6 +343,8 @@ nlohmann::json TraceRenderer::summary_json(const TraceRun& run) const {
       {"return_mode", plan_.return_mode},
       {"elapsed_ms", run.elapsed_ms},
       {"unparsed_events", run.windows->unparsed_events() + run.counters.unparsed_records},
+      // Received, but past the bound of events held at once (their windows show the gap).
+      {"events_not_kept", run.windows->events_not_kept()},
       {"excluded_other_tgid_events", run.counters.excluded_other_tgid_events},
       {"ambiguous_tid_events", run.counters.ambiguous_tid_events},
       {"windows_opened", run.counters.windows_opened},

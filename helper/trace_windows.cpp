@@ -43,6 +43,7 @@ void WindowCollector::release(uint64_t window_id) {
   ++released_.windows;
   released_.complete += found->second.complete() ? 1 : 0;
   released_.events += found->second.events.size();
+  events_held_ -= found->second.events.size();
   windows_.erase(found);
 }
 
@@ -71,6 +72,14 @@ std::optional<uint64_t> WindowCollector::add(const xref_trace_event& record) {
     window.end_inferred = (record.flags & XREF_EVENT_F_INFERRED) != 0;
     return record.window_id;
   }
+  // Past the bound, an event is counted, not kept: its sequence number
+  // stays a gap, so the window shows the loss.
+  if (events_held_ >= max_events_held_) {
+    ++window.events_not_kept;
+    ++events_not_kept_;
+    return std::nullopt;
+  }
+  ++events_held_;
   TraceEvent event;
   event.seq = record.seq;
   event.type = record.type;

@@ -58,12 +58,16 @@ struct TraceWindow {
   // Events were lost while the window was open, but which and how many of
   // them is unknown (tracefs: the kernel counts loss per CPU only).
   bool loss_unattributed = false;
+  // Events received but not kept: the collector held its bound of events.
+  uint64_t events_not_kept = 0;
 
   uint64_t first_timestamp_ns() const { return events.empty() ? 0 : events.front().timestamp_ns; }
   // Sequence numbers never received: lost events, including a lost end.
   uint64_t missing_events() const;
   // Some event of the window is known (or, tracefs, may be) missing.
-  bool has_loss() const { return lost_reported > 0 || missing_events() > 0 || loss_unattributed; }
+  bool has_loss() const {
+    return lost_reported > 0 || missing_events() > 0 || loss_unattributed || events_not_kept > 0;
+  }
   // The start call returned (or the stop was reached) and nothing was lost.
   bool complete() const { return ended && end_status == XREF_WINDOW_COMPLETE && !has_loss(); }
 };
@@ -77,7 +81,13 @@ struct WindowTally {
 
 class WindowCollector {
  public:
-  explicit WindowCollector(const TracePlan& plan) : plan_(plan) {}
+  // Events held at once, in the windows not released (about 100 bytes
+  // each): past it, events are counted, not kept, and their windows show
+  // the gap. A window that never ends cannot take all memory.
+  static constexpr uint64_t kMaxEventsHeld = 2000000;
+
+  explicit WindowCollector(const TracePlan& plan, uint64_t max_events_held = kMaxEventsHeld)
+      : plan_(plan), max_events_held_(max_events_held) {}
 
   // Adds one ring-buffer record; returns the window id when it ended a window.
   std::optional<uint64_t> add(const xref_trace_event& record);
@@ -97,11 +107,15 @@ class WindowCollector {
   void mark_possible_loss(uint64_t window_id);
   uint64_t events_received() const { return events_received_; }
   uint64_t unparsed_events() const { return unparsed_events_; }
+  uint64_t events_not_kept() const { return events_not_kept_; }
 
  private:
   const TracePlan& plan_;
+  const uint64_t max_events_held_;
   std::map<uint64_t, TraceWindow> windows_;
   WindowTally released_;
+  uint64_t events_held_ = 0;
+  uint64_t events_not_kept_ = 0;
   uint64_t events_received_ = 0;
   uint64_t unparsed_events_ = 0;
 };
