@@ -21,6 +21,8 @@
 namespace xref {
 namespace {
 
+constexpr size_t kPagesPerRound = 64;  // per CPU, while the probes are in
+
 Error with_prefix(Error error, const std::string& prefix) {
   error.message = prefix + error.message;
   return error;
@@ -78,6 +80,7 @@ class TracefsEngine : public TraceEngine {
   LossTimeline loss_;
   uint64_t previous_round_ns_ = 0;
   bool detached_ = false;
+  bool round_capped_ = false;  // the last round left pages unread
   std::map<uint64_t, uint64_t> open_windows_;  // window id -> its first timestamp
   uint64_t excluded_other_tgid_ = 0;
   uint64_t ambiguous_tid_ = 0;
@@ -130,7 +133,11 @@ Result<void> TracefsEngine::start() {
 uint64_t TracefsEngine::read_records() {
   threads_.refresh();
   std::map<int, uint64_t> last_read;  // per CPU, the newest stamp read
-  const size_t max_pages = 2 * options_.ringbuf_bytes / instance_->page_size() + 16;
+  // While probes are in, a round reads a bounded number of pages per CPU,
+  // so the caller's deadline and signals come round however busy the
+  // target is; after the detach, all of them.
+  const size_t all_pages = 2 * options_.ringbuf_bytes / instance_->page_size() + 16;
+  const size_t max_pages = detached_ ? all_pages : std::min(all_pages, kPagesPerRound);
   auto read = readers_.read_available(max_pages, [&](int cpu, std::span<const uint8_t> page) {
     const RingPageSummary summary = parse_ring_page(page, page_layout_, [&](uint64_t timestamp,
                                                                              std::span<const uint8_t> record) {
@@ -149,6 +156,7 @@ uint64_t TracefsEngine::read_records() {
     if (summary.malformed) ++unparsed_;
   });
   if (!read) return 0;  // a CPU not read at all: release nothing this round
+  round_capped_ = *read > 0;
   if (*read == 0) return HitMerger::everything;
   // A CPU cut short still holds records: nothing stamped after what was
   // read of it may be released yet. Which CPU it was is not known, so the
@@ -160,8 +168,6 @@ uint64_t TracefsEngine::read_records() {
   return complete_below;
 }
 
-// Each round reads a bounded number of pages (read_records), so it returns
-// to the caller's deadline checks on its own.
 Result<bool> TracefsEngine::drain() {
   if (!instance_) return false;
   const uint64_t round_ns = monotonic_ns();
@@ -183,7 +189,7 @@ Result<bool> TracefsEngine::drain() {
       if (loss_.during(first_ns, HitMerger::everything)) sink_.windows().mark_possible_loss(window_id);
     }
   }
-  return false;
+  return !detached_ && round_capped_;
 }
 
 void TracefsEngine::deliver(const xref_trace_event& record) {

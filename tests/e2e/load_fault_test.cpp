@@ -11,6 +11,8 @@
 #include <chrono>
 #include <fstream>
 #include <functional>
+#include <iostream>
+#include <random>
 #include <sstream>
 #include <thread>
 
@@ -159,9 +161,12 @@ void expect_accounted_and_unmixed(const std::vector<nlohmann::json>& lines, cons
   EXPECT_GT(compared, 0u);
 }
 
-std::vector<std::string> loaded_target(const std::string& record, const std::string& threads) {
-  return {XREF_TRACE_TARGET, "--record", record, "--go-file", record + ".go", "--threads", threads,
-          "--requests", "4000", "--interval-us", "0"};
+// trace_target at full speed, once `record`'s go file exists; `requests`
+// per thread, 0 for as long as the test runs (then nothing is recorded).
+std::vector<std::string> loaded_target(const RecordFile& record, const std::string& threads,
+                                       const std::string& requests = "4000") {
+  return {XREF_TRACE_TARGET, "--record", requests == "0" ? "/dev/null" : record.path, "--go-file", record.go_file(),
+          "--threads", threads, "--requests", requests, "--interval-us", "0"};
 }
 
 std::vector<std::string> trace_under_load(pid_t pid, const std::string& duration_ms) {
@@ -179,7 +184,7 @@ void expect_code_restored(pid_t target, const HeldProbes& held) {
 TEST(LoadFault, DeadlineIsKeptWhileTheReaderSleeps) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
   const RecordFile record("load-deadline");
-  TargetProcess target(loaded_target(record.path, "4"));
+  TargetProcess target(loaded_target(record, "4"));
   StalledXref xref(trace_under_load(target.pid(), "1500"));
   ASSERT_TRUE(eventually([&] { return xref.attached(); })) << xref.err();
   const HeldProbes held = held_probes(xref.pid(), target.pid());
@@ -200,7 +205,7 @@ TEST(LoadFault, DeadlineIsKeptWhileTheReaderSleeps) {
 TEST(LoadFault, SigtermStopsATraceWhileTheReaderSleeps) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
   const RecordFile record("load-sigterm");
-  TargetProcess target(loaded_target(record.path, "4"));
+  TargetProcess target(loaded_target(record, "4"));
   StalledXref xref(trace_under_load(target.pid(), "0"));
   ASSERT_TRUE(eventually([&] { return xref.attached(); })) << xref.err();
   const HeldProbes held = held_probes(xref.pid(), target.pid());
@@ -226,7 +231,7 @@ TEST(LoadFault, SigtermStopsATraceWhileTheReaderSleeps) {
 TEST(LoadFault, PerfUprobeDetachMixesNoRequests) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
   const RecordFile record("load-perf");
-  TargetProcess target(loaded_target(record.path, "2"));
+  TargetProcess target(loaded_target(record, "2"));
   std::vector<std::string> args = trace_under_load(target.pid(), "1000");
   args.insert(args.end(), {"--backend", "perf_uprobe"});
   const XrefRun run = run_xref_attached(args, record.go_file());
@@ -337,6 +342,91 @@ TEST(LoadFault, ServeDetachesOnSigtermWhileTheFrontEndSleeps) {
   int status = 0;
   EXPECT_TRUE(eventually([&] { return waitpid(helper.pid(), &status, WNOHANG) == helper.pid(); }))
       << "the helper did not exit";
+}
+
+// --json under load: SIGINT ends the trace and the one document is written,
+// bounded, with every window accounted for.
+TEST(LoadFault, JsonUnderLoadIsWrittenOnSigint) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  const RecordFile record("load-json");
+  TargetProcess target(loaded_target(record, "4"));
+  std::vector<std::string> args = trace_under_load(target.pid(), "0");
+  args.back() = "--json";
+  StalledXref xref(args);
+  ASSERT_TRUE(eventually([&] { return xref.attached(); })) << xref.err();
+  record.release();
+  ASSERT_TRUE(eventually([&] { return slurp(record.path).size() > 100000; }));
+  kill(xref.pid(), SIGINT);
+  const std::string out = xref.read_all();
+  EXPECT_EQ(xref.exit_status(), 0) << xref.err();
+  const auto document = nlohmann::json::parse(out);
+  EXPECT_EQ(document["summary"]["stop_reason"], "interrupted");
+  uint64_t not_shown = 0;
+  for (const auto& [reason, count] : document["summary"]["windows_not_shown"].items()) not_shown += count.get<uint64_t>();
+  EXPECT_EQ(document["windows"].size() + not_shown, document["summary"]["windows"].get<uint64_t>());
+  EXPECT_GT(document["windows"].size(), 0u);
+}
+
+// The probes tracefs holds for one helper: its uprobe event group's lines in
+// uprobe_events ("p:xref_PID/eN /path:0xOFFSET ...").
+HeldProbes tracefs_held(pid_t helper) {
+  HeldProbes held;
+  const std::string group = ":xref_" + std::to_string(helper) + "/";
+  for (const auto& line : command_lines("cat /sys/kernel/tracing/uprobe_events")) {
+    if (line.find(group) == std::string::npos) continue;
+    std::istringstream fields(line);
+    std::string event, place;
+    fields >> event >> place;
+    const size_t colon = place.rfind(':');
+    if (colon == std::string::npos) continue;
+    held.path = place.substr(0, colon);
+    held.offsets.push_back(std::stoull(place.substr(colon + 1), nullptr, 16));
+  }
+  return held;
+}
+
+// SIGINT or SIGTERM at moments drawn at random, on every backend, under
+// load: the trace ends with its output, nothing stays in the target, and
+// no probe or tracefs event remains. The seed is printed for a rerun.
+TEST(LoadFault, SignalsAtRandomMomentsOnEveryBackend) {
+  XREF_REQUIRE(bpf_usable() && access("/sys/kernel/tracing/uprobe_events", W_OK) == 0,
+               "root, BPF and tracefs uprobe_events");
+  const unsigned seed = static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count());
+  std::mt19937 random(seed);
+  std::cout << "[ seed     ] " << seed << "\n";
+  // Perf uprobes do not list their offsets in fdinfo; the plan is the same
+  // as uprobe_multi's, so are its places.
+  HeldProbes multi_held;
+  for (const std::string backend : {"uprobe_multi", "perf_uprobe", "tracefs"}) {
+    for (int round = 0; round < 2; ++round) {
+      const RecordFile record("load-signal-" + backend);
+      TargetProcess target(loaded_target(record, "2", "0"));
+      std::vector<std::string> args = trace_under_load(target.pid(), "0");
+      args.insert(args.end(), {"--backend", backend});
+      StalledXref xref(args);
+      ASSERT_TRUE(eventually([&] { return xref.attached(); })) << backend << ": " << xref.err();
+      const HeldProbes held = backend == "tracefs"       ? tracefs_held(xref.pid())
+                              : backend == "perf_uprobe" ? multi_held
+                                                         : held_probes(xref.pid(), target.pid());
+      ASSERT_FALSE(held.offsets.empty()) << backend;
+      if (backend == "uprobe_multi") multi_held = held;
+      if (backend == "perf_uprobe") {
+        EXPECT_GT(held_links(xref.pid()), 0) << "perf uprobe links";
+      }
+      record.release();
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 800)(random)));
+      const int signal = round == 0 ? SIGINT : SIGTERM;
+      kill(xref.pid(), signal);
+      const std::string out = xref.read_all();
+      EXPECT_EQ(xref.exit_status(), 0) << backend << " signal " << signal << ": " << xref.err();
+      const auto lines = json_lines(out);
+      ASSERT_FALSE(lines.empty()) << backend;
+      EXPECT_EQ(lines.back()["type"], "summary") << backend;
+      EXPECT_EQ(lines.back()["summary"]["stop_reason"], "interrupted") << backend;
+      expect_code_restored(target.pid(), held);
+      EXPECT_TRUE(tracefs_held(xref.pid()).offsets.empty()) << backend << ": tracefs events left";
+    }
+  }
 }
 
 }  // namespace
