@@ -283,6 +283,45 @@ TEST(LoadFault, EveryWindowOfALongRunIsAccountedFor) {
   EXPECT_GT(summary["lost"].get<uint64_t>(), 0u) << "the ring buffer was meant to overflow";
 }
 
+// 16 threads at full speed into a small ring buffer: every window that
+// ended says exactly how many of its events were lost (received plus lost
+// is what the target recorded for that request), none that lost any says
+// complete, and none mixes requests.
+TEST(LoadFault, SixteenThreadsIntoASmallRingLoseExactlyWhatTheySay) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  const RecordFile record("load-sixteen");
+  TargetProcess target(loaded_target(record, "16", "300"));
+  std::vector<std::string> args = trace_under_load(target.pid(), "120000");
+  args.insert(args.end(), {"--ringbuf-bytes", "16384"});
+  const XrefRun run = run_xref_attached(args, record.go_file());
+  // The trace ends when the target does, after its 16 x 300 requests.
+  ASSERT_EQ(run.exit_status, 4) << run.err;
+  const auto lines = json_lines(run.out);
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_EQ(lines.back()["summary"]["stop_reason"], "target_exited");
+  EXPECT_GT(lines.back()["summary"]["lost"].get<uint64_t>(), 0u) << "the ring buffer was meant to overflow";
+  expect_accounted_and_unmixed(lines, record.path);
+  const auto recorded = read_record(record.path);
+  size_t exact = 0;
+  for (const auto& line : lines) {
+    if (line["type"] != "window") continue;
+    const auto& window = line["window"];
+    const std::string status = window["status"];
+    if ((status != "complete" && status != "incomplete") || window["end_record_lost"] == true ||
+        window["start_fetches"].empty() || window["lost_events"].is_null()) {
+      continue;
+    }
+    const RequestKey key{window["tid"].get<uint32_t>(), fetched(window["start_fetches"], "id")};
+    auto truth = recorded.find(key);
+    ASSERT_NE(truth, recorded.end());
+    const size_t expected = expected_events(truth->second, all_traced_functions()).size();
+    EXPECT_EQ(window["events"].size() + window["lost_events"].get<uint64_t>(), expected)
+        << "window " << window["window_id"] << " (" << status << ")";
+    ++exact;
+  }
+  EXPECT_GT(exact, 0u);
+}
+
 // --max-events counts the events shown, not the hidden end records.
 TEST(LoadFault, MaxEventsIsTheNumberOfEventsShown) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
