@@ -1,6 +1,4 @@
 #include "mark_follower.h"
-
-#include "input_file.h"
 #include "monotonic_clock.h"
 
 #include <fcntl.h>
@@ -36,16 +34,8 @@ Result<std::unique_ptr<MarkFollower>> MarkFollower::open(const std::string& path
                                                          std::unique_ptr<MarkWriteClock> clock) {
   std::unique_ptr<MarkFollower> follower(new MarkFollower(path, std::move(regex), limits));
   follower->clock_ = std::move(clock);
-  // Never blocks: a FIFO is refused, not waited on for a writer.
-  auto file = open_regular_file(path, "--mark-file");
-  if (!file) {
-    Error error = file.error();
-    error.code = ErrorCode::invalid_argument;
-    error.hint = error.message.find("not a regular file") == std::string::npos
-                     ? "give a log file this user can read; it must exist when the trace starts"
-                     : "give the log file itself; pipes and devices cannot be followed";
-    return error;
-  }
+  auto file = open_file(path);
+  if (!file) return file.error();
   const int fd = file->fd;
   follower->fd_ = fd;
   follower->dev_ = file->dev;
@@ -78,6 +68,25 @@ Result<std::unique_ptr<MarkFollower>> MarkFollower::open(const std::string& path
   // Lines past a read that stopped short may be older than `started`.
   if (follower->read_available(budget, 0)) follower->written_after_ns_ = started;
   return follower;
+}
+
+Result<InputFile> MarkFollower::open_file(const std::string& path) {
+  // Never blocks: a FIFO is refused, not waited on for a writer.
+  auto file = open_regular_file(path, "--mark-file");
+  if (file) return file;
+  Error error = file.error();
+  error.code = ErrorCode::invalid_argument;
+  error.hint = error.message.find("not a regular file") == std::string::npos
+                   ? "give a log file this user can read; it must exist when the trace starts"
+                   : "give the log file itself; pipes and devices cannot be followed";
+  return error;
+}
+
+Result<void> MarkFollower::check(const std::string& path) {
+  auto file = open_file(path);
+  if (!file) return file.error();
+  ::close(file->fd);
+  return {};
 }
 
 MarkFollower::~MarkFollower() {
