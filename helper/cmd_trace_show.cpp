@@ -49,23 +49,21 @@ class WindowShow {
   // Each selected window, with its tree under --tree; stops at the first
   // error, which goes into the envelope.
   void each(const std::function<void(const nlohmann::json& window, const WindowTree* tree)>& show) {
-    for (size_t index : selected_) {
-      auto window = trace_->window(index);
-      if (!window) return fail(window.error());
+    auto shown = trace_->read_windows(selected_, [&](size_t, nlohmann::json&& window) -> Result<void> {
       if (!options_.tree) {
-        show(*window, nullptr);
-        continue;
+        show(window, nullptr);
+        return {};
       }
-      const int depth = options_.depth > 0 ? options_.depth : reached_depth(*window);
-      auto tree = window_tree(*image_, *window, depth, traced_);
-      if (!tree) return fail(tree.error());
-      show(*window, &*tree);
-    }
+      const int depth = options_.depth > 0 ? options_.depth : reached_depth(window);
+      auto tree = window_tree(*image_, window, depth, traced_);
+      if (!tree) return tree.error();
+      show(window, &*tree);
+      return {};
+    });
+    if (!shown) envelope_.error = shown.error();
   }
 
  private:
-  void fail(Error error) { envelope_.error = std::move(error); }
-
   const TraceShowOptions& options_;
   Envelope& envelope_;
   std::optional<SavedTrace> trace_;

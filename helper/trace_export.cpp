@@ -161,14 +161,14 @@ Result<void> write_chrome_trace(const SavedTrace& trace, std::ostream& out) {
     }
   };
   std::set<uint32_t> tids;
-  for (size_t index = 0; index < trace.window_count(); ++index) {
-    auto window = trace.window(index);
-    if (!window) return window.error();
-    tids.insert(window->value("tid", 0u));
+  auto read = trace.read_windows(trace.every_window(), [&](size_t, nlohmann::json&& window) -> Result<void> {
+    tids.insert(window.value("tid", 0u));
     nlohmann::json events = nlohmann::json::array();
-    add_window(events, pid, *window);
+    add_window(events, pid, window);
     write(events);
-  }
+    return {};
+  });
+  if (!read) return read.error();
   write(metadata_events(pid, tids));
   out << "]}\n";
   return {};

@@ -5,10 +5,14 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <istream>
+#include <numeric>
+#include <streambuf>
 #include <string_view>
 
 #include "input_file.h"
 #include "number_parse.h"
+#include "trace_document.h"
 #include "untrusted_json.h"
 
 namespace xref {
@@ -129,16 +133,51 @@ Result<void> for_each_line(const TraceBytes& bytes, const std::string& name, uin
   return {};
 }
 
-Result<std::string> read_all(const TraceBytes& bytes, const std::string& name, uint64_t cap) {
-  std::string text;
-  std::vector<char> chunk(kChunkBytes);
-  for (;;) {
-    auto got = bytes.read_at(text.size(), chunk.data(), chunk.size());
-    if (!got) return got.error();
-    if (*got == 0) return text;
-    if (text.size() + *got > cap) return over_cap(name, cap);
-    text.append(chunk.data(), *got);
+// The first `cap` bytes of a source as a stream, for the document walker;
+// more than that is a failure (a file that grew since it was opened).
+class BytesStreambuf : public std::streambuf {
+ public:
+  BytesStreambuf(const TraceBytes& bytes, const std::string& name, uint64_t cap)
+      : bytes_(bytes), name_(name), cap_(cap), buffer_(kChunkBytes) {}
+  const std::optional<Error>& failure() const { return failure_; }
+
+ protected:
+  int_type underflow() override {
+    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    if (failure_) return traits_type::eof();
+    // One byte past the cap, to see that there is one.
+    const uint64_t left = cap_ - offset_;
+    const size_t want = left >= buffer_.size() ? buffer_.size() : static_cast<size_t>(left) + 1;
+    auto got = bytes_.read_at(offset_, buffer_.data(), want);
+    if (!got) failure_ = got.error();
+    if (!got || *got == 0) return traits_type::eof();
+    offset_ += *got;
+    if (offset_ > cap_) {
+      failure_ = over_cap(name_, cap_);
+      return traits_type::eof();
+    }
+    setg(buffer_.data(), buffer_.data(), buffer_.data() + *got);
+    return traits_type::to_int_type(*gptr());
   }
+
+ private:
+  const TraceBytes& bytes_;
+  const std::string& name_;
+  uint64_t cap_;
+  uint64_t offset_ = 0;
+  std::vector<char> buffer_;
+  std::optional<Error> failure_;
+};
+
+// Walks the source as one document (trace_document.h); the source's own
+// failure (unreadable, over the cap) comes first.
+Result<DocumentWalk> walk_bytes(const TraceBytes& bytes, const std::string& name, uint64_t cap,
+                                const WantedWindow& wanted, const TakeWindow& take) {
+  BytesStreambuf buffer(bytes, name, cap);
+  std::istream input(&buffer);
+  DocumentWalk walk = walk_trace_document(input, wanted, take);
+  if (buffer.failure()) return *buffer.failure();
+  return walk;
 }
 
 }  // namespace
@@ -163,35 +202,19 @@ class SavedTraceReader {
       : trace_(trace), check_(check), name_(std::move(name)), cap_(cap) {}
 
   Result<void> read() {
-    // A JSONL stream begins with an object that has a "type"; anything
-    // else is read as one document. A document written on one line (as
-    // `--json` writes it) is parsed once, as that first line.
-    std::optional<UntrustedJson> first;
-    bool more = false;
-    auto scanned = for_each_line(*trace_.bytes_, name_, cap_, [&](const Line& line) {
-      if (blank(line.text)) return true;
-      if (first) {
-        more = true;
-        return false;
-      }
-      first = parse_untrusted_json(line.text);
-      return first->ok();
-    });
-    if (!scanned) return scanned;
-    if (first && first->failure == UntrustedJson::Failure::too_deep) return too_deep("line 1");
-    const bool stream = first && first->ok() && first->value.is_object() && first->value.contains("type");
-    if (!stream && first && first->ok() && !more) return finish(read_document(std::move(first->value)));
-    first.reset();
-    if (!stream) {
-      auto text = read_all(*trace_.bytes_, name_, cap_);
-      if (!text) return text.error();
-      UntrustedJson whole = parse_untrusted_json(*text);
-      *text = std::string();
-      if (whole.failure == UntrustedJson::Failure::too_deep) return too_deep("the document");
-      if (whole.ok() && !(whole.value.is_object() && whole.value.contains("type"))) {
-        return finish(read_document(std::move(whole.value)));
-      }
-    }
+    // Walked as one document first; a JSON lines stream stops that walk
+    // at its second line, or is one object with a "type".
+    Result<void> refused;
+    auto walk = walk_bytes(*trace_.bytes_, name_, cap_, [](size_t) { return true; },
+                           [&](size_t, nlohmann::json&& window) {
+                             refused = add_window(std::move(window), std::nullopt);
+                             return refused.ok();
+                           });
+    if (!walk) return walk.error();
+    if (walk->too_deep) return too_deep(walk->top_object ? "the document" : "line 1");
+    if (!refused && !walk->has_type) return refused;  // a document's window, refused by `check`
+    if (walk->complete && walk->top_object && !walk->has_type) return finish(read_document(walk->members));
+    trace_.window_ids_.clear();
     return finish(read_lines());
   }
 
@@ -202,17 +225,12 @@ class SavedTraceReader {
     return {};
   }
 
-  Result<void> read_document(nlohmann::json document) {
-    if (!document.is_object() || document.value("operation", "") != "live_trace") {
-      return bad_input("not an xref live_trace document");
-    }
-    if (auto known = check_schema_version(document); !known) return known;
-    trace_.process_ = document.value("process", nlohmann::json());
-    trace_.summary_ = document.value("summary", nlohmann::json());
-    if (!document.contains("windows") || !document["windows"].is_array()) return {};
-    for (auto& window : document["windows"]) {
-      if (auto added = add_window(std::move(window), std::nullopt); !added) return added;
-    }
+  Result<void> read_document(const nlohmann::json& members) {
+    if (members.value("operation", "") != "live_trace") return bad_input("not an xref live_trace document");
+    if (auto known = check_schema_version(members); !known) return known;
+    trace_.process_ = members.value("process", nlohmann::json());
+    trace_.summary_ = members.value("summary", nlohmann::json());
+    trace_.document_ = true;
     return {};
   }
 
@@ -265,11 +283,7 @@ class SavedTraceReader {
     trace_.window_ids_.push_back(window.is_object() && id != window.end() && id->is_number_unsigned()
                                      ? std::optional<uint64_t>(id->get<uint64_t>())
                                      : std::nullopt);
-    if (where) {
-      trace_.window_lines_.push_back(*where);
-    } else {
-      trace_.document_.push_back(std::move(window));
-    }
+    if (where) trace_.window_lines_.push_back(*where);
     return {};
   }
 
@@ -294,6 +308,7 @@ Result<SavedTrace> SavedTrace::open(const std::string& path, const SavedWindowCh
   }
   SavedTrace trace;
   trace.bytes_ = std::make_shared<FileBytes>(file->fd, path);
+  trace.cap_ = max_bytes;
   if (file->size > max_bytes) return over_cap(path, max_bytes);
   SavedTraceReader reader(trace, check, path, max_bytes);
   if (auto read = reader.read(); !read) return read.error();
@@ -304,6 +319,7 @@ Result<SavedTrace> SavedTrace::parse(std::string text, const SavedWindowCheck& c
   SavedTrace trace;
   const uint64_t size = text.size();
   trace.bytes_ = std::make_shared<TextBytes>(std::move(text));
+  trace.cap_ = size;
   SavedTraceReader reader(trace, check, "the text", size);
   if (auto read = reader.read(); !read) return read.error();
   return trace;
@@ -316,19 +332,61 @@ std::optional<size_t> SavedTrace::find_window(uint64_t id) const {
   return std::nullopt;
 }
 
+std::vector<size_t> SavedTrace::every_window() const {
+  std::vector<size_t> every(window_count());
+  std::iota(every.begin(), every.end(), size_t{0});
+  return every;
+}
+
 Result<nlohmann::json> SavedTrace::window(size_t index) const {
-  if (window_lines_.empty()) return document_.at(index);
-  const Span& where = window_lines_.at(index);
-  std::string text(where.length, '\0');
-  auto got = bytes_->read_at(where.offset, text.data(), text.size());
-  if (!got) return got.error();
-  UntrustedJson parsed = parse_untrusted_json(text);
-  if (*got != text.size() || !parsed.ok() || !parsed.value.is_object() || parsed.value.value("type", "") != "window" ||
-      !parsed.value.contains("window")) {
-    return make_error(ErrorCode::file_error, "the saved trace changed while it was being read",
-                      "read a copy that nothing writes to");
+  nlohmann::json found;
+  auto read = read_windows({index}, [&](size_t, nlohmann::json&& window) -> Result<void> {
+    found = std::move(window);
+    return {};
+  });
+  if (!read) return read.error();
+  return found;
+}
+
+namespace {
+
+Error changed_while_read() {
+  return make_error(ErrorCode::file_error, "the saved trace changed while it was being read",
+                    "read a copy that nothing writes to");
+}
+
+}  // namespace
+
+Result<void> SavedTrace::read_windows(const std::vector<size_t>& indices, const WindowVisit& visit) const {
+  if (indices.empty()) return {};
+  if (indices.back() >= window_count()) return make_error(ErrorCode::internal, "no such window in the saved trace");
+  if (document_) {
+    // One walk, each wanted window built in turn, stopped after the last.
+    size_t next = 0;
+    Result<void> visited;
+    auto walk = walk_bytes(*bytes_, "the saved trace", cap_, [&](size_t index) { return index == indices[next]; },
+                           [&](size_t index, nlohmann::json&& window) {
+                             visited = visit(index, std::move(window));
+                             return visited.ok() && ++next < indices.size();
+                           });
+    if (!walk) return walk.error();
+    if (!visited) return visited;
+    if (next < indices.size()) return changed_while_read();
+    return {};
   }
-  return std::move(parsed.value["window"]);
+  for (size_t index : indices) {
+    const Span& where = window_lines_.at(index);
+    std::string text(where.length, '\0');
+    auto got = bytes_->read_at(where.offset, text.data(), text.size());
+    if (!got) return got.error();
+    UntrustedJson parsed = parse_untrusted_json(text);
+    if (*got != text.size() || !parsed.ok() || !parsed.value.is_object() ||
+        parsed.value.value("type", "") != "window" || !parsed.value.contains("window")) {
+      return changed_while_read();
+    }
+    if (auto visited = visit(index, std::move(parsed.value["window"])); !visited) return visited;
+  }
+  return {};
 }
 
 namespace {
@@ -336,11 +394,11 @@ namespace {
 Result<TraceFile> in_memory(Result<SavedTrace> trace) {
   if (!trace) return trace.error();
   TraceFile file{trace->process(), {}, trace->summary()};
-  for (size_t index = 0; index < trace->window_count(); ++index) {
-    auto window = trace->window(index);
-    if (!window) return window.error();
-    file.windows.push_back(std::move(*window));
-  }
+  auto read = trace->read_windows(trace->every_window(), [&](size_t, nlohmann::json&& window) -> Result<void> {
+    file.windows.push_back(std::move(window));
+    return {};
+  });
+  if (!read) return read.error();
   return file;
 }
 

@@ -5,10 +5,10 @@
 // Saved traces are input from anywhere: only regular files are read (a
 // FIFO, a device or a directory is refused before a byte is read), a file
 // over the size cap is refused, and JSON nested deeper than kMaxJsonDepth
-// is refused while it is parsed. A JSON lines file is read line by line:
-// opening it checks every line and notes where each window is, and windows
-// are read back one at a time, so memory follows the largest window, not
-// the file.
+// is refused while it is parsed. Opening a trace reads it once, checking
+// every window and noting where each one is; windows are then read back
+// one at a time (a line of a JSON lines file, or an element of a document
+// walked again), so memory follows the largest window, not the file.
 #pragma once
 
 #include <cstdint>
@@ -66,8 +66,14 @@ class SavedTrace {
   const std::vector<std::optional<uint64_t>>& window_ids() const { return window_ids_; }
   // The first window whose window_id is `id`.
   std::optional<size_t> find_window(uint64_t id) const;
-  // Window `index`, read back from the file for a JSONL stream (file_error
-  // if the file changed since it was opened).
+  // Reads back the windows `indices` (ascending) one at a time, each handed
+  // to `visit` and dropped; stops at the first error, visit's or file_error
+  // when the file changed since it was opened.
+  using WindowVisit = std::function<Result<void>(size_t index, nlohmann::json&& window)>;
+  Result<void> read_windows(const std::vector<size_t>& indices, const WindowVisit& visit) const;
+  // 0, 1, ... window_count() - 1: every window, for read_windows.
+  std::vector<size_t> every_window() const;
+  // One window read back.
   Result<nlohmann::json> window(size_t index) const;
 
  private:
@@ -77,11 +83,12 @@ class SavedTrace {
     uint64_t length = 0;
   };
   std::shared_ptr<const TraceBytes> bytes_;
+  uint64_t cap_ = 0;  // bytes read at most
   nlohmann::json process_;
   nlohmann::json summary_;
   std::vector<std::optional<uint64_t>> window_ids_;
-  std::vector<Span> window_lines_;        // a JSONL stream: where each window's line is
-  std::vector<nlohmann::json> document_;  // a JSON document: its windows, parsed with it
+  std::vector<Span> window_lines_;  // a JSONL stream: where each window's line is
+  bool document_ = false;           // a JSON document, walked again to read windows back
 };
 
 // Parses the text of a live_trace JSON document or of a JSONL stream.

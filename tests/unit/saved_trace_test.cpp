@@ -13,6 +13,7 @@
 #include <string>
 
 #include "report.h"
+#include "trace_document.h"
 #include "trace_file.h"
 
 namespace xref {
@@ -163,6 +164,67 @@ TEST_F(SavedTraceTest, AFileChangedAfterItWasOpenedIsNoticed) {
   ASSERT_FALSE(window);
   EXPECT_EQ(window.error().code, ErrorCode::file_error);
   EXPECT_NE(window.error().message.find("changed"), std::string::npos);
+}
+
+// A document is walked, never held: members kept, each window built alone.
+TEST(TraceDocument, WalksMembersAndBuildsOnlyTheWantedWindows) {
+  nlohmann::json whole = document({window(1), window(2), window(3)});
+  whole["summary"] = {{"windows", 3}};
+  whole["bulk"] = nlohmann::json::array({1, 2, {{"deep", {1}}}});
+  std::istringstream input(whole.dump(2));
+  std::vector<std::pair<size_t, nlohmann::json>> taken;
+  const DocumentWalk walk = walk_trace_document(
+      input, [](size_t index) { return index != 1; },
+      [&](size_t index, nlohmann::json&& built) {
+        taken.emplace_back(index, std::move(built));
+        return true;
+      });
+  EXPECT_TRUE(walk.complete);
+  EXPECT_TRUE(walk.top_object);
+  EXPECT_FALSE(walk.has_type);
+  EXPECT_EQ(walk.windows, 3u);
+  EXPECT_EQ(walk.members, (nlohmann::json{{"operation", "live_trace"}, {"schema_version", 1},
+                                          {"process", {{"pid", 6}}}, {"summary", {{"windows", 3}}}}));
+  ASSERT_EQ(taken.size(), 2u);
+  EXPECT_EQ(taken[0], std::make_pair(size_t{0}, window(1)));
+  EXPECT_EQ(taken[1], std::make_pair(size_t{2}, window(3)));
+
+  std::istringstream again(whole.dump());
+  size_t seen = 0;
+  const DocumentWalk stopped = walk_trace_document(again, [](size_t) { return true; }, [&](size_t, nlohmann::json&&) {
+    return ++seen < 2;
+  });
+  EXPECT_TRUE(stopped.stopped);
+  EXPECT_FALSE(stopped.complete);
+  EXPECT_EQ(seen, 2u);
+
+  std::istringstream line(R"({"type": "header", "schema_version": 1})" "\n" R"({"type": "window"})");
+  const DocumentWalk lines = walk_trace_document(line, [](size_t) { return true; }, [](size_t, nlohmann::json&&) { return true; });
+  EXPECT_FALSE(lines.complete);
+  EXPECT_TRUE(lines.has_type);
+  std::istringstream deep(R"({"windows": [{"events": )" + std::string(300, '[') + std::string(300, ']') + "}]}");
+  EXPECT_TRUE(walk_trace_document(deep, [](size_t) { return false; }, [](size_t, nlohmann::json&&) { return true; })
+                  .too_deep) << "skipped values count too";
+}
+
+TEST_F(SavedTraceTest, DocumentWindowsAreReadBackOneAtATime) {
+  auto trace = SavedTrace::open(write("doc.json", document({window(1), window(2), window(3)}).dump()));
+  ASSERT_TRUE(trace) << trace.error().message;
+  std::vector<nlohmann::json> read;
+  ASSERT_TRUE(trace->read_windows({0, 2}, [&](size_t, nlohmann::json&& each) -> Result<void> {
+    read.push_back(std::move(each));
+    return {};
+  }));
+  EXPECT_EQ(read, (std::vector<nlohmann::json>{window(1), window(3)}));
+  EXPECT_EQ(*trace->window(1), window(2));
+  // A visit's error ends the reading with it.
+  size_t visits = 0;
+  auto stopped = trace->read_windows(trace->every_window(), [&](size_t, nlohmann::json&&) -> Result<void> {
+    ++visits;
+    return make_error(ErrorCode::invalid_argument, "no");
+  });
+  EXPECT_FALSE(stopped);
+  EXPECT_EQ(visits, 1u);
 }
 
 // report_json_streamed writes what report() would for the whole list.
