@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -9,6 +10,7 @@
 #include <numeric>
 #include <streambuf>
 #include <string_view>
+#include <vector>
 
 #include "input_file.h"
 #include "number_parse.h"
