@@ -84,6 +84,9 @@ Result<std::unique_ptr<MarkFollower>> open_marks(const TraceRequest& request) {
   if (request.mark_file.empty()) return std::unique_ptr<MarkFollower>();
   auto regex = MarkRegex::compile(request.mark_regex);
   if (!regex) return regex.error();
+  // A file that cannot be followed is refused before the write clock's
+  // host-wide programs attach.
+  if (auto followable = MarkFollower::check(request.mark_file); !followable) return followable.error();
   // Exact line times need the write clock (BPF); without it a mark that was
   // read only after its window opened is shown uncertain.
   auto clock = MarkWriteClock::start();

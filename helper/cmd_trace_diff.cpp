@@ -45,36 +45,32 @@ int fail(const TraceDiffOptions& options, const Error& error) {
   return kTrouble;
 }
 
-// The selected window of a loaded file: by id, or the first one.
-Result<DiffSide> side_of(const std::string& path, const TraceFile& file, bool by_id, uint64_t id) {
-  const nlohmann::json* window = by_id ? window_with_id(file, id) : &file.windows.front();
-  if (window == nullptr) {
-    std::string ids;
-    for (const auto& each : file.windows) {
-      if (ids.size() > 60) {
-        ids += ", …";
-        break;
-      }
-      ids += (ids.empty() ? "" : ", ") + each.value("window_id", nlohmann::json()).dump();
-    }
+// The selected window of an opened file: by id, or the first one; only it
+// is read back.
+Result<DiffSide> side_of(const std::string& path, const SavedTrace& file, bool by_id, uint64_t id) {
+  const std::optional<size_t> index = by_id ? file.find_window(id) : std::optional<size_t>(0);
+  if (!index) {
     return make_error(ErrorCode::invalid_argument, path + " has no window " + std::to_string(id),
-                      "its windows are " + ids);
+                      "its windows are " + window_ids_text(file.window_ids()));
   }
-  return DiffSide{path, *window, file.process};
+  auto window = file.window(*index);
+  if (!window) return window.error();
+  return DiffSide{path, std::move(*window), file.process()};
 }
 
-// A file that does not load, named in the message (a file_error names it already).
+// A file that does not load, named in the message (unless it names it already).
 Error in_file(const std::string& path, Error error) {
-  if (error.code != ErrorCode::file_error) error.message = path + ": " + error.message;
+  if (error.message.find(path) == std::string::npos) error.message = path + ": " + error.message;
   return error;
 }
 
 int run_trace_diff(const TraceDiffOptions& options) {
-  auto file_a = load_trace_file(options.file_a);
+  auto file_a = SavedTrace::open(options.file_a);
   if (!file_a) return fail(options, in_file(options.file_a, file_a.error()));
-  auto file_b = load_trace_file(options.file_b);
+  auto file_b = SavedTrace::open(options.file_b);
   if (!file_b) return fail(options, in_file(options.file_b, file_b.error()));
-  auto warnings = check_same_build(options.file_a, *file_a, options.file_b, *file_b, options.allow_build_mismatch);
+  auto warnings = check_same_build(options.file_a, file_a->process(), options.file_b, file_b->process(),
+                                   options.allow_build_mismatch);
   if (!warnings) return fail(options, warnings.error());
 
   auto side_a = side_of(options.file_a, *file_a, options.window_given, options.window);

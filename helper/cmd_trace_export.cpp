@@ -1,5 +1,7 @@
 // xref trace export FILE --format chrome [-o OUT]: a saved trace (--json or
 // --jsonl output) as a timeline for chrome://tracing or Perfetto; offline.
+#include <sys/stat.h>
+
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -23,20 +25,33 @@ int fail(const Error& error) {
   return error_exit_status(error.code);
 }
 
+// Writing the output while the input is read back window by window would
+// destroy the trace being exported.
+bool same_file(const std::string& input, const std::string& output) {
+  struct stat in {}, out {};
+  return stat(input.c_str(), &in) == 0 && stat(output.c_str(), &out) == 0 && in.st_dev == out.st_dev &&
+         in.st_ino == out.st_ino;
+}
+
 int run_trace_export(const TraceExportOptions& options) {
   if (options.format != "chrome") {
     return fail(make_error(ErrorCode::invalid_argument, "--format must be chrome"));
   }
-  auto file = load_trace_file(options.file);
+  auto file = SavedTrace::open(options.file);
   if (!file) return fail(file.error());
-  const std::string text = chrome_trace(*file).dump();
   if (options.output.empty() || options.output == "-") {
-    std::cout << text << std::endl;
-    return 0;
+    auto written = write_chrome_trace(*file, std::cout);
+    std::cout.flush();
+    return written ? 0 : fail(written.error());
+  }
+  if (same_file(options.file, options.output)) {
+    return fail(make_error(ErrorCode::invalid_argument, "-o " + options.output + " is the saved trace being exported",
+                           "write the timeline to another file"));
   }
   std::ofstream out(options.output, std::ios::binary | std::ios::trunc);
-  out << text << '\n';
+  auto written = write_chrome_trace(*file, out);
   out.close();
+  if (!written) return fail(written.error());
   if (!out) return fail(make_error(ErrorCode::file_error, "cannot write " + options.output));
   return 0;
 }

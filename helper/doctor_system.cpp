@@ -14,7 +14,7 @@
 #include "doctor_checks.h"
 #include "tracefs_fs.h"
 #include "tracefs_instance.h"
-#include "tracefs_probes.h"
+#include "tracefs_owner.h"
 
 namespace xref {
 namespace {
@@ -117,7 +117,8 @@ void check_tracefs_backend(DoctorReport& report) {
   // and configured (mono clock, buffer size, overwrite off) as the backend
   // does, under the name a trace of this PID would use, then removed. A
   // doctor killed in between leaves it to the next trace's reaper.
-  auto instance = TracefsInstance::create(*tracefs, tracefs_instance_name(getpid()), kTrialInstanceKb);
+  const std::string trial = tracefs_instance_name(tracefs_owner_of_process(getpid()));
+  auto instance = TracefsInstance::create(*tracefs, trial, kTrialInstanceKb);
   if (!instance) {
     const Error& error = instance.error();
     report.checks.push_back({name, error.code == ErrorCode::unsupported ? CheckStatus::missing : CheckStatus::failed,

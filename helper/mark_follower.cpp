@@ -34,27 +34,17 @@ Result<std::unique_ptr<MarkFollower>> MarkFollower::open(const std::string& path
                                                          std::unique_ptr<MarkWriteClock> clock) {
   std::unique_ptr<MarkFollower> follower(new MarkFollower(path, std::move(regex), limits));
   follower->clock_ = std::move(clock);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  struct stat status {};
-  if (fd < 0 || fstat(fd, &status) != 0) {
-    const int error = errno;
-    if (fd >= 0) ::close(fd);
-    return make_error(ErrorCode::invalid_argument, "cannot read --mark-file " + path + ": " + errno_text(error),
-                      "give a log file this user can read; it must exist when the trace starts");
-  }
-  if (!S_ISREG(status.st_mode)) {
-    ::close(fd);
-    return make_error(ErrorCode::invalid_argument, "--mark-file " + path + " is not a regular file",
-                      "give the log file itself; pipes and devices cannot be followed");
-  }
+  auto file = open_file(path);
+  if (!file) return file.error();
+  const int fd = file->fd;
   follower->fd_ = fd;
-  follower->dev_ = status.st_dev;
-  follower->ino_ = status.st_ino;
+  follower->dev_ = file->dev;
+  follower->ino_ = file->ino;
   if (follower->clock_) {
-    follower->clock_->watch(status.st_dev, status.st_ino);
+    follower->clock_->watch(file->dev, file->ino);
     follower->clock_->watch_path(path);
   }
-  const uint64_t size = static_cast<uint64_t>(status.st_size);
+  const uint64_t size = file->size;
   if (size > limits.initial_tail) {
     // Start at a line boundary inside the tail: the line cut there is dropped.
     follower->offset_ = size - limits.initial_tail;
@@ -78,6 +68,25 @@ Result<std::unique_ptr<MarkFollower>> MarkFollower::open(const std::string& path
   // Lines past a read that stopped short may be older than `started`.
   if (follower->read_available(budget, 0)) follower->written_after_ns_ = started;
   return follower;
+}
+
+Result<InputFile> MarkFollower::open_file(const std::string& path) {
+  // Never blocks: a FIFO is refused, not waited on for a writer.
+  auto file = open_regular_file(path, "--mark-file");
+  if (file) return file;
+  Error error = file.error();
+  error.code = ErrorCode::invalid_argument;
+  error.hint = error.message.find("not a regular file") == std::string::npos
+                   ? "give a log file this user can read; it must exist when the trace starts"
+                   : "give the log file itself; pipes and devices cannot be followed";
+  return error;
+}
+
+Result<void> MarkFollower::check(const std::string& path) {
+  auto file = open_file(path);
+  if (!file) return file.error();
+  ::close(file->fd);
+  return {};
 }
 
 MarkFollower::~MarkFollower() {
@@ -198,12 +207,12 @@ void MarkFollower::poll_locked() {
     take_line(std::move(partial_), written_after_ns_, monotonic_ns(), offset_ - 1);
     partial_.clear();
   }
-  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fail("open " + path_ + " after rotation: " + errno_text(errno), started);
-  if (fstat(fd, &named) != 0) {
-    ::close(fd);
-    return fail("stat " + path_ + " after rotation: " + errno_text(errno), started);
-  }
+  // The path may name anything now: a FIFO in its place must not block the poll.
+  auto file = open_regular_file(path_, "");
+  if (!file) return fail("after rotation, " + file.error().message, started);
+  const int fd = file->fd;
+  named.st_dev = file->dev;
+  named.st_ino = file->ino;
   ::close(fd_);
   if (clock_) {
     clock_->watch(named.st_dev, named.st_ino);

@@ -27,6 +27,7 @@
 #include <string>
 #include <thread>
 
+#include "input_file.h"
 #include "mark_regex.h"
 #include "mark_write_clock.h"
 #include "result.h"
@@ -70,6 +71,10 @@ class MarkFollower {
   static Result<std::unique_ptr<MarkFollower>> open(const std::string& path, MarkRegex regex,
                                                     MarkFollowerLimits limits = {},
                                                     std::unique_ptr<MarkWriteClock> clock = nullptr);
+  // open()'s refusal of a file that cannot be followed (missing,
+  // unreadable, not a regular file), without reading it: for a check
+  // before anything is attached.
+  static Result<void> check(const std::string& path);
   ~MarkFollower();
   MarkFollower(const MarkFollower&) = delete;
   MarkFollower& operator=(const MarkFollower&) = delete;
@@ -92,6 +97,7 @@ class MarkFollower {
  private:
   MarkFollower(std::string path, MarkRegex regex, MarkFollowerLimits limits)
       : path_(std::move(path)), regex_(std::move(regex)), limits_(limits) {}
+  static Result<InputFile> open_file(const std::string& path);
   void poll_locked();
   // Reads from fd_ at offset_ up to `budget` bytes; true when it reached the end.
   bool read_available(size_t& budget, uint64_t written_after_ns);

@@ -101,7 +101,7 @@ std::optional<ProtocolError> SessionManager::start(const nlohmann::json& request
   std::lock_guard lock(mutex_);
   const std::string& backend = spec.options.request.backend;
   if (backend == "tracefs") {
-    // The tracefs probe group and instance are named after the helper's PID.
+    // The tracefs probe group and instance are named after the helper (PID and start time).
     for (const auto& [id, other] : sessions_) {
       std::lock_guard other_lock(other->mutex);
       if (!other->ended && other->requested_backend == "tracefs") {

@@ -15,6 +15,7 @@
 #include "tracefs_records.h"
 #include "tracefs_ring.h"
 #include "tracefs_threads.h"
+#include "tracefs_watchdog.h"
 #include "window_machine.h"
 #include "monotonic_clock.h"
 
@@ -35,8 +36,9 @@ class TracefsEngine : public TraceEngine {
         plan_(plan),
         options_(options),
         sink_(sink),
-        group_(tracefs_group_name(options.helper_pid)),
-        instance_name_(tracefs_instance_name(options.helper_pid)),
+        owner_(tracefs_owner_of_process(options.helper_pid)),
+        group_(tracefs_group_name(owner_)),
+        instance_name_(tracefs_instance_name(owner_)),
         threads_(tracefs, options.pid),
         machine_(plan, WindowMachineOptions{options.max_events, options.max_windows}),
         loss_(0) {}
@@ -58,6 +60,7 @@ class TracefsEngine : public TraceEngine {
   // record has been read (everything, unless a CPU was cut short).
   uint64_t read_records();
   void deliver(const xref_trace_event& record);
+  Result<void> start_watchdog();
   void cleanup();
 
   Tracefs tracefs_;
@@ -65,10 +68,12 @@ class TracefsEngine : public TraceEngine {
   TracefsEngineOptions options_;
   EventSink& sink_;
   const std::string backend_ = "tracefs";
+  TracefsOwner owner_;
   std::string group_;
   std::string instance_name_;
   std::vector<std::string> paths_;  // per plan module
   ReapReport reaped_;
+  std::optional<TracefsWatchdog> watchdog_;
   bool group_defined_ = false;
   std::optional<TracefsInstance> instance_;
   RingPageLayout page_layout_;
@@ -88,12 +93,13 @@ class TracefsEngine : public TraceEngine {
 };
 
 Result<void> TracefsEngine::start() {
-  reaped_ = reap_tracefs_leftovers(tracefs_, options_.helper_pid);
+  reaped_ = reap_tracefs_leftovers(tracefs_, owner_);
   for (const PlanModule& module : plan_.modules) {
     auto path = tracefs_probe_path(*module.module, options_.pid);
     if (!path) return path.error();
     paths_.push_back(*path);
   }
+  if (auto watched = start_watchdog(); !watched) return watched;
 
   group_defined_ = true;  // from here on, cleanup removes whatever part got defined
   if (auto defined = define_tracefs_probes(tracefs_, plan_, group_, paths_); !defined) return defined.error();
@@ -127,6 +133,19 @@ Result<void> TracefsEngine::start() {
   previous_round_ns_ = monotonic_ns();
   loss_ = LossTimeline(previous_round_ns_);
   if (auto on = instance_->set_tracing(true); !on) return on.error();
+  return {};
+}
+
+// Before anything is defined: from the first event on, a crash of this
+// process leaves nothing behind.
+Result<void> TracefsEngine::start_watchdog() {
+  TracefsWatchdogPlan plan{tracefs_.path("instances/" + instance_name_), tracefs_.path("uprobe_events"), {}};
+  for (size_t index = 0; index < plan_.probes.size(); ++index) {
+    if (plan_.probes[index].head) plan.event_removals.push_back("-:" + group_ + "/" + tracefs_event_name(index) + "\n");
+  }
+  auto watchdog = TracefsWatchdog::start(std::move(plan));
+  if (!watchdog) return watchdog.error();
+  watchdog_.emplace(std::move(*watchdog));
   return {};
 }
 
@@ -246,15 +265,20 @@ std::vector<std::pair<std::string, std::string>> TracefsEngine::details() const 
 
 void TracefsEngine::cleanup() {
   readers_.close();  // an open file of the instance keeps it from being removed
+  bool removed = true;
   if (instance_) {
     detach();
-    (void)instance_->remove();
+    removed = instance_->remove().ok();
     instance_.reset();
   }
   if (group_defined_) {
-    (void)remove_tracefs_group(tracefs_, group_);
+    removed = remove_tracefs_group(tracefs_, group_).failed == 0 && removed;
     group_defined_ = false;
   }
+  // All gone: the watchdog exits untouched. Else it removes what is left
+  // as soon as it is let go, with nothing of this process holding it.
+  if (watchdog_ && removed) watchdog_->release();
+  watchdog_.reset();
 }
 
 }  // namespace

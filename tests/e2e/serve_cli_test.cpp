@@ -49,13 +49,13 @@ bool link_exists(uint64_t id) {
 void expect_attached(pid_t target, const HeldProbes& held) {
   ASSERT_FALSE(held.link_ids.empty()) << "no uprobe_multi link into PID " << target;
   ASSERT_FALSE(held.offsets.empty());
-  const CodeBytes bytes = code_bytes(target, held);
+  const CodeBytes bytes = code_bytes(target, held.path, held.offsets);
   EXPECT_NE(bytes.in_memory, bytes.in_file) << "the probes should show in the target's code";
 }
 
 void expect_nothing_attached(pid_t target, const HeldProbes& held) {
   for (uint64_t id : held.link_ids) EXPECT_FALSE(link_exists(id)) << "link " << id << " is still there";
-  const CodeBytes bytes = code_bytes(target, held);
+  const CodeBytes bytes = code_bytes(target, held.path, held.offsets);
   EXPECT_EQ(bytes.in_memory, bytes.in_file) << "a probed instruction still differs from the file";
   for (int byte : bytes.in_memory) EXPECT_NE(byte, 0xcc);
 }
@@ -143,6 +143,38 @@ TEST(ServeCli, HandshakeFirstAndProtocolErrorsKeepTheHelperUp) {
   // shutdown answers, then the helper exits with its stdin still open.
   EXPECT_EQ(helper.request("shutdown")["result"], nlohmann::json::object());
   EXPECT_EQ(helper.read_to_end().size(), 0u);
+  EXPECT_EQ(helper.wait(), 0);
+}
+
+// Nesting parses fine but copying and dumping recurse per level: ~300k
+// levels in one line crashed the helper. Each such line is a parse_error
+// now, and the helper answers the next request.
+TEST(ServeCli, DeeplyNestedLinesAreAnsweredAndTheHelperGoesOn) {
+  ServeClient helper;
+  ASSERT_NO_FATAL_FAILURE(handshake(helper));
+  auto objects = [](int levels) {
+    std::string text;
+    for (int level = 0; level < levels; ++level) text += "{\"a\":";
+    return text;
+  };
+  const std::string arrays = std::string(300000, '[') + std::string(300000, ']');
+  const std::vector<std::string> lines = {
+      std::string(300000, '['), objects(200000),
+      "{\"id\": 5, \"method\": \"sessions\", \"params\": {\"x\": " + arrays + "}}"};
+  for (const std::string& line : lines) {
+    helper.send_raw(line + "\n");
+    const auto answer = helper.read();
+    EXPECT_EQ(answer["error"]["code"], "parse_error") << answer.dump();
+    EXPECT_TRUE(answer["id"].is_null());
+    EXPECT_NE(answer["error"]["message"].get<std::string>().find("nested deeper than 256 levels"), std::string::npos);
+    EXPECT_EQ(helper.request("sessions")["result"]["sessions"], nlohmann::json::array());
+  }
+  // 300k `{"a":` are 1.5 MB: over the line limit, answered as such.
+  helper.send_raw(objects(300000) + "\n");
+  EXPECT_EQ(helper.read()["error"]["code"], "message_too_large");
+  EXPECT_EQ(helper.request("sessions")["result"]["sessions"], nlohmann::json::array());
+  EXPECT_EQ(kill(helper.pid(), 0), 0);
+  EXPECT_EQ(helper.request("shutdown")["result"], nlohmann::json::object());
   EXPECT_EQ(helper.wait(), 0);
 }
 

@@ -1,5 +1,5 @@
 // The probes one helper holds in a target, as the kernel lists them in the
-// helper's /proc/PID/fdinfo, and the target's code bytes at those places:
+// helper's /proc/PID/fdinfo (the code bytes at those places: probed_code.h):
 // what tests read to prove that probes are in, and that nothing is left.
 #pragma once
 
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "command_output.h"
+#include "probed_code.h"
 
 namespace xref::test {
 
@@ -57,44 +58,9 @@ inline HeldProbes held_probes(pid_t helper, pid_t target) {
   return held;
 }
 
-// The byte at each probed file offset, read from the target's memory
-// through its mapping of the file, and from the file itself.
-struct CodeBytes {
-  std::vector<int> in_memory;
-  std::vector<int> in_file;
-};
-
+// The byte at each probed place, from the target's memory and from the file.
 inline CodeBytes code_bytes(pid_t target, const HeldProbes& held) {
-  struct Mapping {
-    uint64_t start, end, offset;
-  };
-  std::vector<Mapping> mappings;
-  for (const auto& line : command_lines("cat /proc/" + std::to_string(target) + "/maps")) {
-    std::istringstream fields(line);
-    std::string range, perms, offset, dev, inode, path;
-    if (!(fields >> range >> perms >> offset >> dev >> inode >> path) || path != held.path) continue;
-    const size_t dash = range.find('-');
-    mappings.push_back({std::stoull(range.substr(0, dash), nullptr, 16), std::stoull(range.substr(dash + 1), nullptr, 16),
-                        std::stoull(offset, nullptr, 16)});
-  }
-  CodeBytes bytes;
-  const int memory = open(("/proc/" + std::to_string(target) + "/mem").c_str(), O_RDONLY);
-  const int file = open(held.path.c_str(), O_RDONLY);
-  for (uint64_t offset : held.offsets) {
-    unsigned char in_memory = 0, in_file = 0;
-    for (const Mapping& mapping : mappings) {
-      if (offset >= mapping.offset && offset < mapping.offset + (mapping.end - mapping.start)) {
-        const uint64_t live = mapping.start + (offset - mapping.offset);
-        if (pread(memory, &in_memory, 1, static_cast<off_t>(live)) != 1) in_memory = 0;
-      }
-    }
-    if (pread(file, &in_file, 1, static_cast<off_t>(offset)) != 1) in_file = 0;
-    bytes.in_memory.push_back(in_memory);
-    bytes.in_file.push_back(in_file);
-  }
-  close(memory);
-  close(file);
-  return bytes;
+  return code_bytes(target, held.path, held.offsets);
 }
 
 // BPF links of any kind the helper holds (fdinfo's link_type), in any target.
