@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -21,6 +22,7 @@
 #include "run_xref.h"
 #include "serve_client.h"
 #include "target_process.h"
+#include "tracefs_state.h"
 #include "trace_harness.h"
 
 namespace xref::test {
@@ -406,21 +408,12 @@ TEST(LoadFault, JsonUnderLoadIsWrittenOnSigint) {
   EXPECT_GT(document["windows"].size(), 0u);
 }
 
-// The probes tracefs holds for one helper: its uprobe event group's lines in
-// uprobe_events ("p:xref_PID/eN /path:0xOFFSET ...").
+// The probes tracefs holds for one helper in the traced executable.
 HeldProbes tracefs_held(pid_t helper) {
+  const TracefsProbes probes = probes_of(helper, std::filesystem::canonical(XREF_TRACE_TARGET).string());
   HeldProbes held;
-  const std::string group = ":xref_" + std::to_string(helper) + "/";
-  for (const auto& line : command_lines("cat /sys/kernel/tracing/uprobe_events")) {
-    if (line.find(group) == std::string::npos) continue;
-    std::istringstream fields(line);
-    std::string event, place;
-    fields >> event >> place;
-    const size_t colon = place.rfind(':');
-    if (colon == std::string::npos) continue;
-    held.path = place.substr(0, colon);
-    held.offsets.push_back(std::stoull(place.substr(colon + 1), nullptr, 16));
-  }
+  held.path = probes.path;
+  held.offsets = probes.offsets;
   return held;
 }
 
@@ -428,8 +421,7 @@ HeldProbes tracefs_held(pid_t helper) {
 // load: the trace ends with its output, nothing stays in the target, and
 // no probe or tracefs event remains. The seed is printed for a rerun.
 TEST(LoadFault, SignalsAtRandomMomentsOnEveryBackend) {
-  XREF_REQUIRE(bpf_usable() && access("/sys/kernel/tracing/uprobe_events", W_OK) == 0,
-               "root, BPF and tracefs uprobe_events");
+  XREF_REQUIRE(bpf_usable() && tracefs_usable(), "root, BPF and tracefs uprobe_events");
   const unsigned seed = static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count());
   std::mt19937 random(seed);
   std::cout << "[ seed     ] " << seed << "\n";
@@ -463,7 +455,8 @@ TEST(LoadFault, SignalsAtRandomMomentsOnEveryBackend) {
       EXPECT_EQ(lines.back()["type"], "summary") << backend;
       EXPECT_EQ(lines.back()["summary"]["stop_reason"], "interrupted") << backend;
       expect_code_restored(target.pid(), held);
-      EXPECT_TRUE(tracefs_held(xref.pid()).offsets.empty()) << backend << ": tracefs events left";
+      EXPECT_FALSE(group_defined(xref.pid())) << backend << ": tracefs events left";
+      EXPECT_FALSE(instance_exists(xref.pid())) << backend << ": tracefs instance left";
     }
   }
 }
