@@ -18,6 +18,7 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::elf_error: return "elf_error";
     case ErrorCode::not_an_instruction: return "not_an_instruction";
     case ErrorCode::breakpoint_collision: return "breakpoint_collision";
+    case ErrorCode::pid_is_thread: return "pid_is_thread";
   }
   return "internal";
 }
@@ -39,6 +40,7 @@ int error_exit_status(ErrorCode code) {
     case ErrorCode::elf_error: return 12;
     case ErrorCode::not_an_instruction: return 13;
     case ErrorCode::breakpoint_collision: return 14;
+    case ErrorCode::pid_is_thread: return 17;
   }
   return 1;
 }
