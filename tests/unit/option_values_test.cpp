@@ -9,6 +9,11 @@ namespace {
 
 std::string message_of(const Result<uint64_t>& result) { return result ? "" : result.error().message; }
 
+// Each text and the message parse_number_in refuses it with.
+void expect_messages(const NumberRange& range, const std::vector<std::pair<std::string, std::string>>& cases) {
+  for (const auto& [text, message] : cases) EXPECT_EQ(message_of(parse_number_in(text, range)), message) << text;
+}
+
 TEST(OptionValues, WholeNumbersInRange) {
   const NumberRange range{0, 1000000, ""};
   EXPECT_EQ(*parse_number_in("0", range), 0u);
@@ -29,24 +34,19 @@ TEST(OptionValues, NegativesAndJunkAreNotNumbers) {
         << value.error().message;
     EXPECT_EQ(value.error().hint, "give a whole number from 0 to 1000000");
   }
-  EXPECT_EQ(message_of(parse_number_in("-1", range)),
-            "'-1' is not a valid non-negative number (unexpected '-' at column 1)");
-  EXPECT_EQ(message_of(parse_number_in("12a", range)),
-            "'12a' is not a valid non-negative number (unexpected 'a' at column 3)");
-  EXPECT_EQ(message_of(parse_number_in("", range)), "'' is not a valid non-negative number (empty)");
-  EXPECT_EQ(message_of(parse_number_in("0x", range)), "'0x' is not a valid non-negative number (no digits after 0x)");
+  expect_messages(range, {{"-1", "'-1' is not a valid non-negative number (unexpected '-' at column 1)"},
+                          {"12a", "'12a' is not a valid non-negative number (unexpected 'a' at column 3)"},
+                          {"", "'' is not a valid non-negative number (empty)"},
+                          {"0x", "'0x' is not a valid non-negative number (no digits after 0x)"}});
 }
 
 TEST(OptionValues, OverflowAndBoundsAreOutOfRange) {
   const NumberRange range{1, 16, ""};
-  EXPECT_EQ(message_of(parse_number_in("18446744073709551616", range)),
-            "'18446744073709551616' is out of range (more than 64 bits)");
-  EXPECT_EQ(message_of(parse_number_in("99999999999999999999", range)),
-            "'99999999999999999999' is out of range (more than 64 bits)");
-  EXPECT_EQ(message_of(parse_number_in("0x10000000000000000", range)),
-            "'0x10000000000000000' is out of range (more than 64 bits)");
-  EXPECT_EQ(message_of(parse_number_in("0", range)), "'0' is out of range");
-  EXPECT_EQ(message_of(parse_number_in("17", range)), "'17' is out of range");
+  expect_messages(range, {{"18446744073709551616", "'18446744073709551616' is out of range (more than 64 bits)"},
+                          {"99999999999999999999", "'99999999999999999999' is out of range (more than 64 bits)"},
+                          {"0x10000000000000000", "'0x10000000000000000' is out of range (more than 64 bits)"},
+                          {"0", "'0' is out of range"},
+                          {"17", "'17' is out of range"}});
   EXPECT_EQ(parse_number_in("17", range).error().hint, "give a whole number from 1 to 16");
   const NumberRange pid{1, kMaxPid, "give the target's process ID"};
   EXPECT_EQ(parse_number_in("0", pid).error().hint, "give the target's process ID");
