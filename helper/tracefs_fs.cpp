@@ -25,7 +25,11 @@ Result<Tracefs> Tracefs::open() {
   for (const char* root : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}) {
     const std::string events = std::string(root) + "/uprobe_events";
     if (access(events.c_str(), F_OK) == 0) return Tracefs(root);
-    if ((errno == EACCES || errno == EPERM) && !denied) denied = tracefs_error("cannot reach", events, errno);
+    if ((errno == EACCES || errno == EPERM) && !denied) {
+      denied = make_error(ErrorCode::permission_denied,
+                          "cannot reach " + events + ": " + std::strerror(errno) + " (tracefs is open to root only)",
+                          "run xref as root");
+    }
   }
   if (denied) return *denied;
   if (access("/sys/kernel/tracing/README", F_OK) == 0) {
