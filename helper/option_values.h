@@ -33,9 +33,8 @@ struct NumberRange {
 };
 
 // Reads a whole number, decimal or 0x hex, without sign or spaces, within
-// `range`. The error (invalid_argument) is "WHAT; WHAT TO DO": the value
-// quoted, why it is refused (with the column of a bad character), and the
-// range.
+// `range`. The error (invalid_argument) quotes the value and says why it is
+// refused, with the column of a bad character; its hint gives the range.
 Result<uint64_t> parse_number_in(std::string_view text, const NumberRange& range);
 
 // A window_id (trace show, trace diff).
