@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "json_envelope.h"
 #include "libbpf_log.h"
+#include "option_values.h"
 #include "report.h"
 
 namespace xref {
@@ -59,7 +60,10 @@ std::string operation_for(const std::vector<std::string>& args) {
 }  // namespace
 
 void add_process_options(CLI::App& command, ProcessCommandOptions& options) {
-  command.add_option("--pid,-p", options.pid, "target process ID")->required()->check(CLI::PositiveNumber);
+  command.add_option("--pid,-p", options.pid, "target process ID")
+      ->required()
+      ->transform(number_in({1, kMaxPid, "give the target's process ID (1 to " + std::to_string(kMaxPid) +
+                                             "), e.g. from `pgrep NAME`"}));
   command.add_option("--bin,-b", options.bin,
                      "the target's executable; verified against the process (build-id and SHA-256)");
   command.add_flag("--json", options.json, "print one JSON document (docs/json.md)");
@@ -94,7 +98,7 @@ int run_cli(int argc, char** argv) {
   } catch (const CLI::ParseError& parse_error) {
     // Usage mistakes share the invalid_argument exit status and, under
     // --json, the error object of every other failure.
-    Error error = make_error(ErrorCode::invalid_argument, parse_error.what(), "see `xref --help`");
+    Error error = usage_error(parse_error, "see `xref --help`");
     if (wants_json(args)) {
       Envelope envelope;
       envelope.operation = operation_for(args);

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "hex.h"
 #include "mark_follower.h"
+#include "option_values.h"
 #include "output_queue.h"
 #include "process_command.h"
 #include "trace_command.h"
@@ -23,6 +24,9 @@ namespace {
 
 constexpr uint64_t kMaxWindowsBound = 1000000;
 constexpr uint64_t kMaxEventsBound = 1000000000;
+constexpr uint64_t kMaxDurationMs = 365ull * 24 * 60 * 60 * 1000;  // a year
+constexpr uint64_t kMinRingbufBytes = 4096;
+constexpr uint64_t kMaxRingbufBytes = 1ull << 30;
 constexpr unsigned kMarkPollMs = 10;  // how often --mark-file is read
 // Events --json holds for its one document (about 100 bytes each); past
 // them, windows are counted, not kept: --jsonl streams any number.
@@ -36,6 +40,12 @@ Result<void> validate_trace_request(const TraceRequest& request) {
   }
   if (request.max_events > kMaxEventsBound) {
     return make_error(ErrorCode::invalid_argument, "--max-events is at most " + std::to_string(kMaxEventsBound));
+  }
+  if ((request.ringbuf_bytes & (request.ringbuf_bytes - 1)) != 0) {
+    return make_error(ErrorCode::invalid_argument,
+                      "--ringbuf-bytes " + std::to_string(request.ringbuf_bytes) + " is not a power of two",
+                      "give a power of two from " + std::to_string(kMinRingbufBytes) + " to " +
+                          std::to_string(kMaxRingbufBytes) + ", e.g. 1048576");
   }
   if (!request.callees_of.empty() && !request.all_calls_in.empty()) {
     return make_error(ErrorCode::invalid_argument, "--callees-of and --all-calls-in exclude each other");
@@ -270,7 +280,8 @@ void add_trace_options(CLI::App& command_app, TraceCommandOptions& options_ref) 
                     "in a debugger: allow probes on enabled breakpoint locations (the probe swallows the breakpoint)");
   command->add_option("--start-filter", request.start_filter,
                       "open a window only when this holds over the --fetch values, e.g. \"asset >= 100\"");
-  command->add_option("--fetch", request.fetch, "values read at the start probe, e.g. \"id=+0(%di):u64\"");
+  command->add_option("--fetch", request.fetch, "values read at the start probe, e.g. \"id=+0(%di):u64\"")
+      ->check(not_empty("a fetch spec", "--fetch 'id=+0(%di):u64'"));
   command->add_option("--stop", request.stop, "static VA (or function) that closes the window when hit");
   command->add_option("--stop-return", request.stop_return,
                       "function whose return closes the window (default: the --start function)");
@@ -282,22 +293,31 @@ void add_trace_options(CLI::App& command_app, TraceCommandOptions& options_ref) 
   command->add_option("--callees-of", request.callees_of,
                       "trace the static callee tree of this function, at call and return sites");
   command->add_option("--depth", request.depth, "levels of the --callees-of tree (default 1; 2 with --here)")
-      ->check(CLI::Range(1, 16));
+      ->transform(number_in({1, 16}));
   command->add_option("--all-calls-in", request.all_calls_in,
                       "trace every call site (direct and indirect) in this function");
   command->add_option("--fetch-at", request.fetch_at, "VA SPEC: values read at that function's entry")
-      ->type_size(2);
+      ->type_size(2)
+      ->check(not_empty("a function or a fetch spec", "--fetch-at validate 'n=%di:u64'"));
   command->add_option("--fetch-ret", request.fetch_ret, "VA SPEC: values read at that function's returns")
-      ->type_size(2);
+      ->type_size(2)
+      ->check(not_empty("a function or a fetch spec", "--fetch-ret validate 'ok=%ax:u64'"));
   command->add_option("--max-windows", request.max_windows, "stop after this many windows (0: no limit)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(number_in({0, kMaxWindowsBound}));
   command->add_option("--max-events", request.max_events, "stop after this many events (0: no limit)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(number_in({0, kMaxEventsBound}));
   command->add_option("--duration-ms", request.duration_ms, "stop after this long (0: no limit)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(number_in({0, kMaxDurationMs,
+                             "give milliseconds from 0 (no limit) to " + std::to_string(kMaxDurationMs) + " (a year)"}));
   command->add_option("--ringbuf-bytes", request.ringbuf_bytes,
                       "ring buffer size, a power of two (tracefs: per CPU)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(number_in({kMinRingbufBytes, kMaxRingbufBytes,
+                             "give a power of two from " + std::to_string(kMinRingbufBytes) + " to " +
+                                 std::to_string(kMaxRingbufBytes) + " (1 GiB)"}));
   command->add_option("--backend", request.backend,
                       "auto, uprobe_multi, perf_uprobe, or tracefs (uprobe_events, no BPF; never chosen by auto)")
       ->capture_default_str();

@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "json_envelope.h"
+#include "option_values.h"
 #include "report.h"
 #include "trace_diff.h"
 #include "trace_diff_output.h"
@@ -113,18 +114,21 @@ CLI::App* setup_trace_diff(CLI::App& trace, int& exit_status) {
               "exit status 0 equal, 1 different, 2 error; no process involved");
   command->add_option("A", options->file_a, "the first saved trace")->required();
   command->add_option("B", options->file_b, "the second saved trace")->required();
-  CLI::Option* window = command->add_option(
-      "--window", options->window, "compare the window with this window_id (in both files unless --window-b); "
-                                   "default: the first window of each");
+  CLI::Option* window = command
+                            ->add_option("--window", options->window,
+                                         "compare the window with this window_id (in both files unless --window-b); "
+                                         "default: the first window of each")
+                            ->transform(number_in(kWindowIds));
   CLI::Option* window_b =
-      command->add_option("--window-b", options->window_b, "the window_id to compare in B (default: --window's)");
+      command->add_option("--window-b", options->window_b, "the window_id to compare in B (default: --window's)")
+          ->transform(number_in(kWindowIds));
   command->add_flag("--json", options->json, "print one JSON document (operation trace_diff, docs/trace.md)");
   command->add_flag("--allow-build-mismatch", options->allow_build_mismatch,
                     "compare traces of different builds (or of unknown builds), whose static VAs may not match");
   command->add_option("--context", options->context,
                       "unchanged events shown around each difference; the others are collapsed")
       ->capture_default_str()
-      ->check(CLI::Range(size_t{0}, size_t{1000000000}));
+      ->transform(number_in({0, 1000000000}));
   command->callback([options, window, window_b, &exit_status] {
     options->window_given = window->count() > 0;
     options->window_b_given = window_b->count() > 0;

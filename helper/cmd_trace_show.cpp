@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "commands.h"
+#include "option_values.h"
 #include "report.h"
 #include "trace_file.h"
 #include "trace_show.h"
@@ -105,14 +106,15 @@ CLI::App* setup_trace_show(CLI::App& trace, int& exit_status) {
       "show", "print the windows of a saved trace (xref trace --json or --jsonl output); with --tree, each against "
               "the static callee tree of its start function: what was called, how often, and what was not");
   command->add_option("file", options->file, "the saved trace")->required();
-  command->add_option("--window", options->window, "only the window with this window_id");
+  command->add_option("--window", options->window, "only the window with this window_id")
+      ->transform(number_in(kWindowIds));
   command->add_flag("--tree", options->tree,
                     "match each window against the static callee tree of its start function; callees that were "
                     "not called are marked (not called)");
   CLI::Option* tree = command->get_option("--tree");
   command->add_option("--depth", options->depth,
                       "levels of the static tree with --tree (default: the depth the window reached, at least 1)")
-      ->check(CLI::Range(1, 16))
+      ->transform(number_in({1, 16}))
       ->needs(tree);
   command->add_option("--bin,-b", options->bin,
                       "the traced executable for --tree (default: the trace's process.exe_path); its build-id and "

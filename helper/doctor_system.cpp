@@ -96,14 +96,9 @@ void check_tracefs_backend(DoctorReport& report) {
   // mounts tracefs when it can), ...
   auto tracefs = Tracefs::open();
   if (!tracefs) {
-    // Tracefs::open() cannot tell "not mounted" from "not ours to see".
-    const std::string events = std::string(kTracefsPath) + "/uprobe_events";
-    if (access(events.c_str(), F_OK) != 0 && errno == EACCES) {
-      report.checks.push_back({name, CheckStatus::failed, events + " cannot be reached: " + std::strerror(EACCES),
-                               "run as root; tracefs is open to root only"});
-      return;
-    }
-    report.checks.push_back({name, CheckStatus::missing, tracefs.error().message, tracefs.error().hint});
+    const bool denied = tracefs.error().code == ErrorCode::permission_denied;
+    report.checks.push_back({name, denied ? CheckStatus::failed : CheckStatus::missing, tracefs.error().message,
+                             tracefs.error().hint});
     return;
   }
   // ... uprobe_events writable, for its probes ...

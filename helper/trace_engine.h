@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -56,8 +57,9 @@ class TraceEngine {
   // The windows whose end record was not delivered (open at the end, or its
   // end record lost), with their loss count and end status.
   virtual std::map<uint64_t, xref_window_result> window_results() const = 0;
-  // Backend facts for the summary ("instance", "tgid_filter", ...).
-  virtual std::vector<std::pair<std::string, std::string>> details() const { return {}; }
+  // Backend facts for the summary ("instance", "tgid_filter", ...): text as
+  // JSON strings, counts as JSON numbers.
+  virtual std::vector<std::pair<std::string, nlohmann::json>> details() const { return {}; }
   // --here: opens the plan's window on the debugger's stopped thread and
   // hands its first record to the sink; returns the window id.
   virtual Result<uint64_t> open_here(const HereWindow&) {

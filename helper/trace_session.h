@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
@@ -32,7 +33,7 @@ struct TraceRun {
   std::optional<Error> target_changed;  // process_changed: the target called exec
   TraceCounters counters;
   std::unique_ptr<WindowCollector> windows;
-  std::vector<std::pair<std::string, std::string>> backend_details;  // e.g. the tracefs instance
+  std::vector<std::pair<std::string, nlohmann::json>> backend_details;  // e.g. the tracefs instance
   // Windows counted in the summary but left out of the output, by reason
   // (the output's business: "output_stalled", "json_limit", "all_events_lost").
   std::map<std::string, uint64_t> windows_not_shown;

@@ -53,7 +53,7 @@ class TracefsEngine : public TraceEngine {
   TraceCounters counters() const override;
   void detach() override;
   std::map<uint64_t, xref_window_result> window_results() const override { return machine_.window_results(); }
-  std::vector<std::pair<std::string, std::string>> details() const override;
+  std::vector<std::pair<std::string, nlohmann::json>> details() const override;
 
  private:
   // Reads what the buffers hold; returns the timestamp below which every
@@ -247,16 +247,16 @@ TraceCounters TracefsEngine::counters() const {
   return counters;
 }
 
-std::vector<std::pair<std::string, std::string>> TracefsEngine::details() const {
-  std::vector<std::pair<std::string, std::string>> facts = {
+std::vector<std::pair<std::string, nlohmann::json>> TracefsEngine::details() const {
+  std::vector<std::pair<std::string, nlohmann::json>> facts = {
       {"instance", instance_name_},
       {"event_group", group_},
       {"probe_path", paths_.empty() ? std::string() : paths_.front()},
       {"reader", "per_cpu_trace_pipe_raw"},
       {"clock", "mono"},
       {"tgid_filter", "user_space"},
-      {"reaped_instances", std::to_string(reaped_.instances.size())},
-      {"reaped_groups", std::to_string(reaped_.groups.size())},
+      {"reaped_instances", reaped_.instances.size()},
+      {"reaped_groups", reaped_.groups.size()},
   };
   for (size_t i = 1; i < paths_.size(); ++i) facts.emplace_back("probe_path_" + std::to_string(i), paths_[i]);
   if (!reaped_.failures.empty()) facts.emplace_back("reap_failure", reaped_.failures.front());

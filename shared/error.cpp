@@ -20,6 +20,7 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::breakpoint_collision: return "breakpoint_collision";
     case ErrorCode::limit_exceeded: return "limit_exceeded";
     case ErrorCode::unsupported_regex: return "unsupported_regex";
+    case ErrorCode::pid_is_thread: return "pid_is_thread";
   }
   return "internal";
 }
@@ -43,6 +44,7 @@ int error_exit_status(ErrorCode code) {
     case ErrorCode::breakpoint_collision: return 14;
     case ErrorCode::limit_exceeded: return 15;
     case ErrorCode::unsupported_regex: return 16;
+    case ErrorCode::pid_is_thread: return 17;
   }
   return 1;
 }

@@ -418,8 +418,11 @@ TEST(TraceCliTracefs, KilledHelperLeftoversAreReapedByTheNextStart) {
                         record_file.go_file());
   ASSERT_EQ(run.exit_status, 0) << run.err;
   const auto details = run.json()["summary"]["backend_details"];
-  EXPECT_EQ(details["reaped_instances"], "1");
-  EXPECT_EQ(details["reaped_groups"], "1");
+  // Counts are JSON numbers, not strings.
+  EXPECT_TRUE(details["reaped_instances"].is_number_unsigned()) << details.dump();
+  EXPECT_TRUE(details["reaped_groups"].is_number_unsigned()) << details.dump();
+  EXPECT_EQ(details["reaped_instances"], 1);
+  EXPECT_EQ(details["reaped_groups"], 1);
   EXPECT_FALSE(instance_exists(helper));
   EXPECT_FALSE(group_defined(helper));
   if (foreign_defined) {
