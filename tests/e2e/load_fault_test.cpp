@@ -177,8 +177,13 @@ std::vector<std::string> trace_under_load(pid_t pid, const std::string& duration
 }
 
 // The target's code, read from its memory, equals the file at every probed
-// place the helper held.
+// place the helper held. The kernel frees a closed link after an RCU grace
+// period, so the int3 may outlive the descriptor by a moment: waited for.
 void expect_code_restored(pid_t target, const HeldProbes& held) {
+  eventually([&] {
+    const CodeBytes bytes = code_bytes(target, held);
+    return bytes.in_memory == bytes.in_file;
+  });
   const CodeBytes bytes = code_bytes(target, held);
   EXPECT_EQ(bytes.in_memory, bytes.in_file) << "a probed instruction still differs from the file";
 }

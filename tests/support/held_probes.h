@@ -1,5 +1,6 @@
-// The probes one helper holds in a target, as the kernel lists them in the
-// helper's /proc/PID/fdinfo (the code bytes at those places: probed_code.h):
+// The probes one helper holds in a target's executable, as the kernel lists
+// them in the helper's /proc/PID/fdinfo (the code bytes at those places:
+// probed_code.h):
 // what tests read to prove that probes are in, and that nothing is left.
 #pragma once
 
@@ -28,6 +29,9 @@ struct HeldProbes {
 
 inline HeldProbes held_probes(pid_t helper, pid_t target) {
   HeldProbes held;
+  std::error_code ignored;
+  const std::string executable =
+      std::filesystem::read_symlink("/proc/" + std::to_string(target) + "/exe", ignored).string();
   const std::string fd_dir = "/proc/" + std::to_string(helper) + "/fdinfo";
   for (const auto& entry : std::filesystem::directory_iterator(fd_dir)) {
     std::ifstream info(entry.path());
@@ -50,7 +54,10 @@ inline HeldProbes held_probes(pid_t helper, pid_t target) {
         if (fields >> offset) offsets.push_back(std::stoull(offset, nullptr, 16));
       }
     }
-    if (type != "uprobe_multi" || pid != target) continue;
+    // The target's executable only: probes in a shared library (the unwind
+    // checks in libstdc++) share their file with every process, and other
+    // tracers' system-wide uprobes there are none of this helper's doing.
+    if (type != "uprobe_multi" || pid != target || path != executable) continue;
     held.link_ids.push_back(link_id);
     held.offsets.insert(held.offsets.end(), offsets.begin(), offsets.end());
     held.path = path;
