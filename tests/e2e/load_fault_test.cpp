@@ -188,6 +188,22 @@ void expect_code_restored(pid_t target, const HeldProbes& held) {
   EXPECT_EQ(bytes.in_memory, bytes.in_file) << "a probed instruction still differs from the file";
 }
 
+// While the output's reader still sleeps, the helper lets go of every link
+// and the target's code is as the file has it; then the output, read at
+// last, ends with `stop_reason` and accounts for every window.
+void expect_detached_before_reading(StalledXref& xref, TargetProcess& target, const HeldProbes& held,
+                                    const std::string& stop_reason, const RecordFile& record) {
+  EXPECT_TRUE(eventually([&] { return held_links(xref.pid()) == 0; })) << "xref still holds its links: " << xref.err();
+  expect_code_restored(target.pid(), held);
+  const std::string out = xref.read_all();
+  EXPECT_EQ(xref.exit_status(), 0) << xref.err();
+  target.stop();
+  const auto lines = json_lines(out);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines.back()["summary"]["stop_reason"], stop_reason);
+  expect_accounted_and_unmixed(lines, record.path);
+}
+
 TEST(LoadFault, DeadlineIsKeptWhileTheReaderSleeps) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
   const RecordFile record("load-deadline");
@@ -198,15 +214,7 @@ TEST(LoadFault, DeadlineIsKeptWhileTheReaderSleeps) {
   ASSERT_FALSE(held.offsets.empty());
   record.release();
   // Nobody reads its output, yet the probes go at the deadline.
-  EXPECT_TRUE(eventually([&] { return held_links(xref.pid()) == 0; })) << "xref still holds its links: " << xref.err();
-  expect_code_restored(target.pid(), held);
-  const std::string out = xref.read_all();
-  EXPECT_EQ(xref.exit_status(), 0) << xref.err();
-  target.stop();
-  const auto lines = json_lines(out);
-  ASSERT_FALSE(lines.empty());
-  EXPECT_EQ(lines.back()["summary"]["stop_reason"], "duration");
-  expect_accounted_and_unmixed(lines, record.path);
+  expect_detached_before_reading(xref, target, held, "duration", record);
 }
 
 TEST(LoadFault, SigtermStopsATraceWhileTheReaderSleeps) {
@@ -220,15 +228,7 @@ TEST(LoadFault, SigtermStopsATraceWhileTheReaderSleeps) {
   // Load first: the record grows once requests run traced.
   ASSERT_TRUE(eventually([&] { return slurp(record.path).size() > 100000; }));
   kill(xref.pid(), SIGTERM);
-  EXPECT_TRUE(eventually([&] { return held_links(xref.pid()) == 0; })) << "xref still holds its links: " << xref.err();
-  expect_code_restored(target.pid(), held);
-  const std::string out = xref.read_all();
-  EXPECT_EQ(xref.exit_status(), 0) << xref.err();
-  target.stop();
-  const auto lines = json_lines(out);
-  ASSERT_FALSE(lines.empty());
-  EXPECT_EQ(lines.back()["summary"]["stop_reason"], "interrupted");
-  expect_accounted_and_unmixed(lines, record.path);
+  expect_detached_before_reading(xref, target, held, "interrupted", record);
 }
 
 // A window's events stop where the detach began: the windows still open at
