@@ -33,6 +33,11 @@ __u32 stopped = 0;
  * in one by one, and a window opened before the last one is in could miss
  * events without knowing it. */
 __u32 armed = 0;
+/* Set by user space before it detaches: from then on every hit returns at
+ * once. Detaching removes probes one by one while the program still runs;
+ * without this, windows would go on (or open) with half of their probes
+ * gone and take in events of later requests. */
+__u32 detaching = 0;
 __u32 stop_reason = XREF_STOP_NONE;
 
 struct {
@@ -56,8 +61,13 @@ struct {
   __type(value, struct xref_thread_window);
 } threads SEC(".maps");
 
+/* The windows that ended while the ring buffer could not take their end
+ * record: how they ended and what they lost. An open window's state is in
+ * `threads`, so this holds nothing else; LRU, so a long run with much loss
+ * never fills it: user space counts an evicted window as ended with its
+ * status unknown. */
 struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
   __uint(max_entries, XREF_TRACE_MAX_THREADS);
   __type(key, __u64);
   __type(value, struct xref_window_result);
@@ -249,9 +259,6 @@ static __always_inline void count_loss(struct xref_thread_window *window) {
   if (per_cpu) *per_cpu += 1;
   __sync_fetch_and_add(&lost_events, 1);
   window->lost += 1;
-  __u64 window_id = window->window_id;
-  struct xref_window_result *result = bpf_map_lookup_elem(&window_results, &window_id);
-  if (result) __sync_fetch_and_add(&result->lost, 1);
 }
 
 static __always_inline void stop_emitting(__u32 reason) {
@@ -267,7 +274,8 @@ static __always_inline struct xref_trace_event *reserve_event(struct xref_thread
                                                               __u8 type) {
   __u64 seq = window->seq;
   window->seq = seq + 1;
-  if (max_events && __sync_fetch_and_add(&events_emitted, 1) >= max_events) {
+  /* --max-events counts the events a user sees, not the end records. */
+  if (max_events && type != XREF_EVENT_WINDOW_END && __sync_fetch_and_add(&events_emitted, 1) >= max_events) {
     stop_emitting(XREF_STOP_MAX_EVENTS);
     return 0;
   }
@@ -331,8 +339,6 @@ static __always_inline void emit_event(struct xref_thread_window *window, __u32 
 static __always_inline void close_window(struct xref_thread_window *window, __u32 tid, __u8 status,
                                          __u32 function_id, __u8 flags) {
   __u64 window_id = window->window_id;
-  struct xref_window_result *result = bpf_map_lookup_elem(&window_results, &window_id);
-  if (result) result->status = status;
   struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_WINDOW_END);
   if (event) {
     event->status = status;
@@ -340,6 +346,10 @@ static __always_inline void close_window(struct xref_thread_window *window, __u3
     event->function_id = function_id;
     event->flags = flags;
     submit(event);
+  } else {
+    /* The end record itself was lost (counted in window->lost). */
+    struct xref_window_result result = {.lost = window->lost, .tid = tid, .status = status};
+    bpf_map_update_elem(&window_results, &window_id, &result, BPF_ANY);
   }
   bpf_map_delete_elem(&threads, &tid);
   __u64 closed = __sync_fetch_and_add(&windows_closed, 1) + 1;
@@ -482,14 +492,16 @@ static __always_inline void open_window(struct pt_regs *ctx, __u32 tid, __u32 in
     return;
   }
   __u64 window_id = __sync_fetch_and_add(&windows_opened, 1) + 1;
-  if (max_windows && window_id > max_windows) return;
+  if (max_windows && window_id > max_windows) {
+    /* Not a window: the count goes back, so it ends at the windows opened. */
+    __sync_fetch_and_add(&windows_opened, -1);
+    return;
+  }
   if (bpf_map_update_elem(&threads, &tid, fresh, BPF_ANY) != 0) return;
   struct xref_thread_window *window = bpf_map_lookup_elem(&threads, &tid);
   if (!window) return;
   window->window_id = window_id;
   window->start_sp = frame_sp;
-  struct xref_window_result result = {.lost = 0, .tid = tid, .status = 0};
-  bpf_map_update_elem(&window_results, &window_id, &result, BPF_ANY);
   window->start_ns = bpf_ktime_get_ns();
   emit_entry(window, tid, index, probe, values, XREF_EVENT_F_WINDOW_BEGIN, frame_sp, XREF_FRAME_F_BY_RET);
 }
@@ -702,7 +714,7 @@ __noinline int run_role(struct pt_regs *ctx, __u32 tid, __u32 index) {
 
 SEC("uprobe")
 int trace_probe(struct pt_regs *ctx) {
-  if (stopped) return 0;
+  if (stopped || detaching) return 0;
   __u64 id = bpf_get_current_pid_tgid();
   if ((__u32)(id >> 32) != target_tgid) return 0;
   __u32 tid = (__u32)id;

@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "json_envelope.h"
 #include "libbpf_log.h"
+#include "option_values.h"
 #include "report.h"
 #include "sudo_user.h"
 #include "user_files.h"
@@ -94,7 +95,10 @@ Result<void> settle_privileges() {
 }  // namespace
 
 void add_process_options(CLI::App& command, ProcessCommandOptions& options) {
-  command.add_option("--pid,-p", options.pid, "target process ID")->required()->check(CLI::PositiveNumber);
+  command.add_option("--pid,-p", options.pid, "target process ID")
+      ->required()
+      ->transform(number_in({1, kMaxPid, "give the target's process ID (1 to " + std::to_string(kMaxPid) +
+                                             "), e.g. from `pgrep NAME`"}));
   command.add_option("--bin,-b", options.bin,
                      "the target's executable; verified against the process (build-id and SHA-256)");
   command.add_flag("--json", options.json, "print one JSON document (docs/json.md)");
@@ -130,7 +134,7 @@ int run_cli(int argc, char** argv) {
   } catch (const CLI::ParseError& parse_error) {
     // Usage mistakes share the invalid_argument exit status and, under
     // --json, the error object of every other failure.
-    return report_cli_error(args, make_error(ErrorCode::invalid_argument, parse_error.what(), "see `xref --help`"));
+    return report_cli_error(args, usage_error(parse_error, "see `xref --help`"));
   }
   return exit_status;
 }

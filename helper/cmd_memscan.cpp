@@ -7,6 +7,7 @@
 #include "hex.h"
 #include "memscan.h"
 #include "number_parse.h"
+#include "option_values.h"
 #include "process_command.h"
 
 namespace xref {
@@ -43,12 +44,17 @@ void setup_memscan(CLI::App& app, int& exit_status) {
   add_process_options(*command, *options);
   command->add_option("values", options->values, "u64 words to find, in order (0x hex or decimal)")->required();
   command->add_option("--before-words", options->scan.before_words, "context words before each hit")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(number_in({0, MemscanLimits::max_context_words}));
   command->add_option("--after-words", options->scan.after_words, "context words after the matched words")
-      ->capture_default_str();
-  command->add_option("--max-hits", options->scan.max_hits, "stop after this many hits")->capture_default_str();
+      ->capture_default_str()
+      ->transform(number_in({0, MemscanLimits::max_context_words}));
+  command->add_option("--max-hits", options->scan.max_hits, "stop after this many hits")
+      ->capture_default_str()
+      ->transform(number_in({1, MemscanLimits::max_hits}));
   command->add_option("--max-read-bytes", options->scan.max_read_bytes, "stop after reading this many bytes")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(number_in({8, MemscanLimits::max_read_bytes}));
   command->callback([options, &exit_status] {
     Envelope envelope;
     envelope.operation = "live_memscan";

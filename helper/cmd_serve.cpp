@@ -22,6 +22,8 @@ namespace {
 // How often the loop looks for ended sessions to join and for a front end
 // that stopped reading, when no input comes.
 constexpr int kIdlePollMs = 500;
+// At exit, after the detach: how long queued lines may wait for a reader.
+constexpr int kExitGraceMs = 2000;
 
 int refuse(const Error& error) {
   std::cerr << error_line(error) << std::endl;
@@ -98,6 +100,8 @@ int run_serve() {
     }
   }
   server.stop_sessions();
+  // Every probe is out; what is still queued gets a short while to go out.
+  writer.finish(kExitGraceMs);
   if (signal_fd >= 0) close(signal_fd);
   return 0;
 }

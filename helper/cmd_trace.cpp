@@ -1,13 +1,20 @@
 // xref trace --pid P --start FN [...]: ordered, thread-scoped call-trace
 // windows (docs/trace.md).
+#include <signal.h>
+#include <unistd.h>
+
 #include <iostream>
+#include <sstream>
 
 #include "commands.h"
 #include "hex.h"
 #include "mark_follower.h"
+#include "option_values.h"
+#include "output_queue.h"
 #include "process_command.h"
 #include "trace_command.h"
 #include "report.h"
+#include "stop_signals.h"
 #include "trace_output.h"
 #include "trace_plan.h"
 #include "trace_session.h"
@@ -17,7 +24,13 @@ namespace {
 
 constexpr uint64_t kMaxWindowsBound = 1000000;
 constexpr uint64_t kMaxEventsBound = 1000000000;
+constexpr uint64_t kMaxDurationMs = 365ull * 24 * 60 * 60 * 1000;  // a year
+constexpr uint64_t kMinRingbufBytes = 4096;
+constexpr uint64_t kMaxRingbufBytes = 1ull << 30;
 constexpr unsigned kMarkPollMs = 10;  // how often --mark-file is read
+// Events --json holds for its one document (about 100 bytes each); past
+// them, windows are counted, not kept: --jsonl streams any number.
+constexpr uint64_t kJsonEventsHeld = 2000000;
 
 }  // namespace
 
@@ -27,6 +40,12 @@ Result<void> validate_trace_request(const TraceRequest& request) {
   }
   if (request.max_events > kMaxEventsBound) {
     return make_error(ErrorCode::invalid_argument, "--max-events is at most " + std::to_string(kMaxEventsBound));
+  }
+  if ((request.ringbuf_bytes & (request.ringbuf_bytes - 1)) != 0) {
+    return make_error(ErrorCode::invalid_argument,
+                      "--ringbuf-bytes " + std::to_string(request.ringbuf_bytes) + " is not a power of two",
+                      "give a power of two from " + std::to_string(kMinRingbufBytes) + " to " +
+                          std::to_string(kMaxRingbufBytes) + ", e.g. 1048576");
   }
   if (!request.callees_of.empty() && !request.all_calls_in.empty()) {
     return make_error(ErrorCode::invalid_argument, "--callees-of and --all-calls-in exclude each other");
@@ -75,6 +94,9 @@ Result<std::unique_ptr<MarkFollower>> open_marks(const TraceRequest& request) {
   if (request.mark_file.empty()) return std::unique_ptr<MarkFollower>();
   auto regex = MarkRegex::compile(request.mark_regex);
   if (!regex) return regex.error();
+  // A file that cannot be followed is refused before the write clock's
+  // host-wide programs attach.
+  if (auto followable = MarkFollower::check(request.mark_file); !followable) return followable.error();
   // Exact line times need the write clock (BPF); without it a mark that was
   // read only after its window opened is shown uncertain.
   auto clock = MarkWriteClock::start();
@@ -101,37 +123,77 @@ int run_trace_command(const TraceCommandOptions& options) {
   TraceRenderer renderer(*target, *plan);
   renderer.set_marks(marks->get());
   const bool text = !options.json && !options.jsonl;
+  // From here to the end, Ctrl-C and SIGTERM are read, not fatal: the first
+  // ends the trace (everything detached, then the output), a later one the
+  // wait for a reader that stopped reading.
+  StopSignals signals;
+  signal(SIGPIPE, SIG_IGN);  // a reader that went away is a failed write
+  OutputQueue output(STDOUT_FILENO);
+  std::map<std::string, uint64_t> not_shown;
+  uint64_t json_events_held = 0;
+  auto text_of = [&](const TraceWindow& window, const TraceRun* run) {
+    std::ostringstream out;
+    renderer.print_window(out, window, run);
+    return out.str();
+  };
+  auto jsonl_of = [&](const TraceWindow& window, const TraceRun* run) {
+    return nlohmann::json{{"type", "window"}, {"window", renderer.window_json(window, run)}}.dump() + "\n";
+  };
   TraceCallbacks callbacks;
+  callbacks.cancel_fd = signals.fd();
+  callbacks.cancel_reason = "interrupted";
+  callbacks.output_closed = [&] { return output.broken(); };
   callbacks.attached = [&](const TraceAttachInfo& attached) {
     std::cerr << "xref: tracing PID " << options.pid << ": " << attached.probes << " probes in "
               << plan->functions.size() << " functions (backend " << attached.backend << "); stop with Ctrl-C"
               << std::endl;
-    if (text) renderer.print_header(std::cout, attached.backend);
+    if (text) {
+      std::ostringstream header;
+      renderer.print_header(header, attached.backend);
+      output.push(header.str(), false);
+    }
     // The process identity first, so a stream cut short still says which
     // build it traced (trace diff compares only windows of one build).
     if (options.jsonl) {
-      std::cout << nlohmann::json{{"type", "header"},
-                                  {"schema_version", kSchemaVersion},
-                                  {"tool", "xref"},
-                                  {"tool_version", XREF_VERSION},
-                                  {"operation", "live_trace"},
-                                  {"backend", attached.backend},
-                                  {"process", envelope.process}}
-                       .dump()
-                << std::endl;
+      output.push(nlohmann::json{{"type", "header"},
+                                 {"schema_version", kSchemaVersion},
+                                 {"tool", "xref"},
+                                 {"tool_version", XREF_VERSION},
+                                 {"operation", "live_trace"},
+                                 {"backend", attached.backend},
+                                 {"process", envelope.process}}
+                          .dump() +
+                      "\n",
+                  false);
     }
   };
+  // A window goes out as it closes and is then let go (text, --jsonl), so
+  // memory holds the open windows only; one the reader is too slow for is
+  // counted, never waited for. --json keeps windows for the document, up
+  // to a bound.
   callbacks.window_closed = [&](const TraceWindow& window) {
-    if (options.jsonl) {
-      std::cout << nlohmann::json{{"type", "window"}, {"window", renderer.window_json(window, nullptr)}}.dump()
-                << std::endl;
-    } else if (text) {
-      renderer.print_window(std::cout, window, nullptr);
-      std::cout.flush();
+    if (options.json) {
+      if (json_events_held + window.events.size() <= kJsonEventsHeld) {
+        json_events_held += window.events.size();
+        return false;
+      }
+      ++not_shown["json_limit"];
+      return true;
     }
+    if (text && window.events.empty()) {
+      ++not_shown["all_events_lost"];
+      return true;
+    }
+    if (!output.push(options.jsonl ? jsonl_of(window, nullptr) : text_of(window, nullptr), true)) {
+      ++not_shown["output_stalled"];
+    }
+    return true;
   };
   auto run = run_trace(*target, *plan, options.request, callbacks);
-  if (!run) return report_early_error(options, envelope, run.error());
+  if (!run) {
+    output.finish(signals.fd());
+    return report_early_error(options, envelope, run.error());
+  }
 
   std::optional<Error> error;
   if (run->target_exited) {
@@ -139,32 +201,65 @@ int run_trace_command(const TraceCommandOptions& options) {
                        "process " + std::to_string(options.pid) + " exited during the trace; windows still open are "
                                                                   "marked target_exited",
                        "the windows captured before the exit are shown");
+  } else if (run->target_changed) {
+    error = *run->target_changed;
+    error->hint = "the probes went with the old executable; the windows captured before the exec are shown";
   }
+  // The windows still held: open at the end, or ended with a lost end record.
+  std::vector<const TraceWindow*> rest;
+  for (const auto& [id, window] : run->windows->windows()) {
+    if (options.json) continue;
+    if (text && window.events.empty()) {
+      ++not_shown["all_events_lost"];
+      continue;
+    }
+    rest.push_back(&window);
+  }
+  if (options.json) {
+    // The bound holds for the windows still open, too.
+    std::vector<uint64_t> over;
+    for (const auto& [id, window] : run->windows->windows()) {
+      if (window.ended) continue;
+      if (json_events_held + window.events.size() <= kJsonEventsHeld) {
+        json_events_held += window.events.size();
+      } else {
+        over.push_back(id);
+      }
+    }
+    for (const uint64_t id : over) {
+      ++not_shown["json_limit"];
+      run->windows->release(id);
+    }
+  }
+  run->windows_not_shown = not_shown;
   if (options.json) {
     nlohmann::json document = renderer.document(*run);
     if (error) document["error"] = error_json(*error);
-    std::cout << document.dump() << std::endl;
+    output.push(document.dump() + "\n", false);
   } else if (options.jsonl) {
-    for (const auto& [id, window] : run->windows->windows()) {
-      if (!window.ended) {
-        std::cout << nlohmann::json{{"type", "window"}, {"window", renderer.window_json(window, &*run)}}.dump()
-                  << std::endl;
-      }
-    }
-    std::cout << nlohmann::json{{"type", "summary"},
-                                {"backend", run->backend},
-                                {"process", renderer.process_json_after(*run)},
-                                {"summary", renderer.summary_json(*run)}}
-                     .dump()
-              << std::endl;
+    for (const TraceWindow* window : rest) output.push(jsonl_of(*window, &*run), false);
+    output.push(nlohmann::json{{"type", "summary"},
+                               {"backend", run->backend},
+                               {"process", renderer.process_json_after(*run)},
+                               {"summary", renderer.summary_json(*run)}}
+                        .dump() +
+                    "\n",
+                false);
   } else {
-    for (const auto& [id, window] : run->windows->windows()) {
-      if (!window.ended) renderer.print_window(std::cout, window, &*run);
-    }
-    renderer.print_summary(std::cout, *run);
-    std::cout.flush();
-    if (error) std::cerr << error_line(*error) << std::endl;
+    for (const TraceWindow* window : rest) output.push(text_of(*window, &*run), false);
+    std::ostringstream summary;
+    renderer.print_summary(summary, *run);
+    output.push(summary.str(), false);
   }
+  // Everything is detached by now: wait for the reader, unless told to stop.
+  const OutputTotals totals = output.finish(signals.fd());
+  if (totals.pieces_unwritten > 0 || totals.broken) {
+    std::cerr << "xref: output cut short: " << totals.pieces_unwritten << " piece"
+              << (totals.pieces_unwritten == 1 ? "" : "s") << " (" << totals.bytes_unwritten
+              << " bytes) not written, " << (totals.broken ? "the reader went away" : "stopped while waiting for the reader")
+              << std::endl;
+  }
+  if (error && text) std::cerr << error_line(*error) << std::endl;
   return error ? error_exit_status(error->code) : 0;
 }
 
@@ -185,7 +280,8 @@ void add_trace_options(CLI::App& command_app, TraceCommandOptions& options_ref) 
                     "in a debugger: allow probes on enabled breakpoint locations (the probe swallows the breakpoint)");
   command->add_option("--start-filter", request.start_filter,
                       "open a window only when this holds over the --fetch values, e.g. \"asset >= 100\"");
-  command->add_option("--fetch", request.fetch, "values read at the start probe, e.g. \"id=+0(%di):u64\"");
+  command->add_option("--fetch", request.fetch, "values read at the start probe, e.g. \"id=+0(%di):u64\"")
+      ->check(not_empty("a fetch spec", "--fetch 'id=+0(%di):u64'"));
   command->add_option("--stop", request.stop, "static VA (or function) that closes the window when hit");
   command->add_option("--stop-return", request.stop_return,
                       "function whose return closes the window (default: the --start function)");
@@ -197,22 +293,31 @@ void add_trace_options(CLI::App& command_app, TraceCommandOptions& options_ref) 
   command->add_option("--callees-of", request.callees_of,
                       "trace the static callee tree of this function, at call and return sites");
   command->add_option("--depth", request.depth, "levels of the --callees-of tree (default 1; 2 with --here)")
-      ->check(CLI::Range(1, 16));
+      ->transform(number_in({1, 16}));
   command->add_option("--all-calls-in", request.all_calls_in,
                       "trace every call site (direct and indirect) in this function");
   command->add_option("--fetch-at", request.fetch_at, "VA SPEC: values read at that function's entry")
-      ->type_size(2);
+      ->type_size(2)
+      ->check(not_empty("a function or a fetch spec", "--fetch-at validate 'n=%di:u64'"));
   command->add_option("--fetch-ret", request.fetch_ret, "VA SPEC: values read at that function's returns")
-      ->type_size(2);
+      ->type_size(2)
+      ->check(not_empty("a function or a fetch spec", "--fetch-ret validate 'ok=%ax:u64'"));
   command->add_option("--max-windows", request.max_windows, "stop after this many windows (0: no limit)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(number_in({0, kMaxWindowsBound}));
   command->add_option("--max-events", request.max_events, "stop after this many events (0: no limit)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(number_in({0, kMaxEventsBound}));
   command->add_option("--duration-ms", request.duration_ms, "stop after this long (0: no limit)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(number_in({0, kMaxDurationMs,
+                             "give milliseconds from 0 (no limit) to " + std::to_string(kMaxDurationMs) + " (a year)"}));
   command->add_option("--ringbuf-bytes", request.ringbuf_bytes,
                       "ring buffer size, a power of two (tracefs: per CPU)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(number_in({kMinRingbufBytes, kMaxRingbufBytes,
+                             "give a power of two from " + std::to_string(kMinRingbufBytes) + " to " +
+                                 std::to_string(kMaxRingbufBytes) + " (1 GiB)"}));
   command->add_option("--backend", request.backend,
                       "auto, uprobe_multi, perf_uprobe, or tracefs (uprobe_events, no BPF; never chosen by auto)")
       ->capture_default_str();

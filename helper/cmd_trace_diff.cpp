@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "json_envelope.h"
+#include "option_values.h"
 #include "report.h"
 #include "trace_diff.h"
 #include "trace_diff_output.h"
@@ -45,39 +46,32 @@ int fail(const TraceDiffOptions& options, const Error& error) {
   return kTrouble;
 }
 
-// The selected window of a loaded file: by id, or the first one.
-Result<DiffSide> side_of(const std::string& path, const TraceFile& file, bool by_id, uint64_t id) {
-  const nlohmann::json* window = by_id ? window_with_id(file, id) : &file.windows.front();
-  if (window == nullptr) {
-    std::string ids;
-    for (const auto& each : file.windows) {
-      if (ids.size() > 60) {
-        ids += ", …";
-        break;
-      }
-      ids += (ids.empty() ? "" : ", ") + each.value("window_id", nlohmann::json()).dump();
-    }
+// The selected window of an opened file: by id, or the first one; only it
+// is read back.
+Result<DiffSide> side_of(const std::string& path, const SavedTrace& file, bool by_id, uint64_t id) {
+  const std::optional<size_t> index = by_id ? file.find_window(id) : std::optional<size_t>(0);
+  if (!index) {
     return make_error(ErrorCode::invalid_argument, path + " has no window " + std::to_string(id),
-                      "its windows are " + ids);
+                      "its windows are " + window_ids_text(file.window_ids()));
   }
-  return DiffSide{path, *window, file.process};
+  auto window = file.window(*index);
+  if (!window) return window.error();
+  return DiffSide{path, std::move(*window), file.process()};
 }
 
-// A file that does not load, named in the message (a file_error or
-// permission_denied names it already).
+// A file that does not load, named in the message (unless it names it already).
 Error in_file(const std::string& path, Error error) {
-  if (error.code != ErrorCode::file_error && error.code != ErrorCode::permission_denied) {
-    error.message = path + ": " + error.message;
-  }
+  if (error.message.find(path) == std::string::npos) error.message = path + ": " + error.message;
   return error;
 }
 
 int run_trace_diff(const TraceDiffOptions& options) {
-  auto file_a = load_trace_file(options.file_a);
+  auto file_a = SavedTrace::open(options.file_a);
   if (!file_a) return fail(options, in_file(options.file_a, file_a.error()));
-  auto file_b = load_trace_file(options.file_b);
+  auto file_b = SavedTrace::open(options.file_b);
   if (!file_b) return fail(options, in_file(options.file_b, file_b.error()));
-  auto warnings = check_same_build(options.file_a, *file_a, options.file_b, *file_b, options.allow_build_mismatch);
+  auto warnings = check_same_build(options.file_a, file_a->process(), options.file_b, file_b->process(),
+                                   options.allow_build_mismatch);
   if (!warnings) return fail(options, warnings.error());
 
   auto side_a = side_of(options.file_a, *file_a, options.window_given, options.window);
@@ -120,18 +114,21 @@ CLI::App* setup_trace_diff(CLI::App& trace, int& exit_status) {
               "exit status 0 equal, 1 different, 2 error; no process involved");
   command->add_option("A", options->file_a, "the first saved trace")->required();
   command->add_option("B", options->file_b, "the second saved trace")->required();
-  CLI::Option* window = command->add_option(
-      "--window", options->window, "compare the window with this window_id (in both files unless --window-b); "
-                                   "default: the first window of each");
+  CLI::Option* window = command
+                            ->add_option("--window", options->window,
+                                         "compare the window with this window_id (in both files unless --window-b); "
+                                         "default: the first window of each")
+                            ->transform(number_in(kWindowIds));
   CLI::Option* window_b =
-      command->add_option("--window-b", options->window_b, "the window_id to compare in B (default: --window's)");
+      command->add_option("--window-b", options->window_b, "the window_id to compare in B (default: --window's)")
+          ->transform(number_in(kWindowIds));
   command->add_flag("--json", options->json, "print one JSON document (operation trace_diff, docs/trace.md)");
   command->add_flag("--allow-build-mismatch", options->allow_build_mismatch,
                     "compare traces of different builds (or of unknown builds), whose static VAs may not match");
   command->add_option("--context", options->context,
                       "unchanged events shown around each difference; the others are collapsed")
       ->capture_default_str()
-      ->check(CLI::Range(size_t{0}, size_t{1000000000}));
+      ->transform(number_in({0, 1000000000}));
   command->callback([options, window, window_b, &exit_status] {
     options->window_given = window->count() > 0;
     options->window_b_given = window_b->count() > 0;

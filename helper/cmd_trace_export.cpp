@@ -8,6 +8,7 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <streambuf>
 #include <string_view>
 
 #include "commands.h"
@@ -41,10 +42,44 @@ bool write_all(int fd, std::string_view text) {
   return true;
 }
 
-// The output is opened without truncating it and compared with the input
-// first: `-o` naming the input itself (by a link, a symlink, another
-// spelling) is refused while the input is still intact.
-Result<void> write_output(const TraceExportOptions& options, const FileIdentity& input, const std::string& text) {
+// An ostream's bytes, buffered, written to a descriptor it does not own;
+// the first write error is kept (errno) and ends the writing.
+class DescriptorBuffer : public std::streambuf {
+ public:
+  explicit DescriptorBuffer(int fd) : fd_(fd) { setp(buffer_, buffer_ + sizeof buffer_); }
+  int error() const { return error_; }
+
+ protected:
+  int_type overflow(int_type byte) override {
+    if (sync() != 0) return traits_type::eof();
+    if (!traits_type::eq_int_type(byte, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(byte);
+      pbump(1);
+    }
+    return traits_type::not_eof(byte);
+  }
+  int sync() override {
+    if (error_ != 0) return -1;
+    if (!write_all(fd_, std::string_view(pbase(), static_cast<size_t>(pptr() - pbase())))) {
+      error_ = errno;
+      return -1;
+    }
+    setp(buffer_, buffer_ + sizeof buffer_);
+    return 0;
+  }
+
+ private:
+  int fd_;
+  int error_ = 0;
+  char buffer_[1 << 16];
+};
+
+// The output, opened with the user's rights (user_files.h) without
+// truncating it, and compared with the input first: the input is read back
+// window by window while the timeline is written, so `-o` naming the input
+// itself (by a link, a symlink, another spelling) is refused while the
+// input is still intact.
+Result<UniqueFd> open_output(const TraceExportOptions& options, const SavedTrace& input) {
   const auto failed = [&options] {
     return make_error(ErrorCode::file_error, "cannot write " + options.output + ": " + std::strerror(errno));
   };
@@ -56,29 +91,36 @@ Result<void> write_output(const TraceExportOptions& options, const FileIdentity&
   }
   struct stat status {};
   if (fstat(out->get(), &status) != 0) return failed();
-  if (FileIdentity{status.st_dev, status.st_ino} == input) {
+  if (FileIdentity{status.st_dev, status.st_ino} == input.identity()) {
     return make_error(ErrorCode::invalid_argument,
                       "-o " + options.output + " is the input " + options.file + " itself; writing would destroy it",
                       "give -o another file");
   }
   if (S_ISREG(status.st_mode) && ftruncate(out->get(), 0) != 0) return failed();
-  if (!write_all(out->get(), text) || !write_all(out->get(), "\n")) return failed();
-  return {};
+  return std::move(*out);
 }
 
 int run_trace_export(const TraceExportOptions& options) {
   if (options.format != "chrome") {
     return fail(make_error(ErrorCode::invalid_argument, "--format must be chrome"));
   }
-  FileIdentity input;
-  auto file = load_trace_file(options.file, &input);
+  auto file = SavedTrace::open(options.file);
   if (!file) return fail(file.error());
-  const std::string text = chrome_trace(*file).dump();
   if (options.output.empty() || options.output == "-") {
-    std::cout << text << std::endl;
-    return 0;
+    auto written = write_chrome_trace(*file, std::cout);
+    std::cout.flush();
+    return written ? 0 : fail(written.error());
   }
-  if (auto written = write_output(options, input, text); !written) return fail(written.error());
+  auto out = open_output(options, *file);
+  if (!out) return fail(out.error());
+  DescriptorBuffer buffer(out->get());
+  std::ostream stream(&buffer);
+  auto written = write_chrome_trace(*file, stream);
+  stream.flush();
+  if (!written) return fail(written.error());
+  if (const int error = buffer.error(); error != 0) {
+    return fail(make_error(ErrorCode::file_error, "cannot write " + options.output + ": " + std::strerror(error)));
+  }
   return 0;
 }
 

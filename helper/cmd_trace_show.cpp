@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "commands.h"
+#include "option_values.h"
 #include "report.h"
 #include "trace_file.h"
 #include "trace_show.h"
@@ -23,56 +24,77 @@ struct TraceShowOptions {
   bool json = false;
 };
 
-struct ShownWindow {
-  nlohmann::json window;
-  std::optional<WindowTree> tree;
-};
+// The windows to show, read back one at a time: a saved trace may be far
+// larger than the memory its windows take one by one.
+class WindowShow {
+ public:
+  WindowShow(const TraceShowOptions& options, Envelope& envelope) : options_(options), envelope_(envelope) {}
 
-Result<std::vector<ShownWindow>> show_windows(const TraceShowOptions& options, const TraceFile& file,
-                                              std::vector<std::string>& warnings) {
-  auto windows = select_windows(file, options.window);
-  if (!windows) return windows.error();
-  std::vector<ShownWindow> shown;
-  for (auto& window : *windows) shown.push_back({std::move(window), std::nullopt});
-  if (!options.tree) return shown;
-  auto image = open_traced_binary(file.process, options.bin, warnings);
-  if (!image) return image.error();
-  const TracedProbes traced = traced_probes(file.summary);
-  for (ShownWindow& one : shown) {
-    const int depth = options.depth > 0 ? options.depth : reached_depth(one.window);
-    auto tree = window_tree(**image, one.window, depth, traced);
-    if (!tree) return tree.error();
-    one.tree = std::move(*tree);
+  // Opens the trace (every window checked) and, with --tree, the binary.
+  Result<void> open() {
+    auto trace = SavedTrace::open(options_.file, check_saved_window);
+    if (!trace) return trace.error();
+    trace_ = std::move(*trace);
+    envelope_.process = trace_->process();
+    auto selected = select_window_indices(*trace_, options_.window);
+    if (!selected) return selected.error();
+    selected_ = std::move(*selected);
+    if (!options_.tree) return {};
+    auto image = open_traced_binary(trace_->process(), options_.bin, envelope_.warnings);
+    if (!image) return image.error();
+    image_ = std::move(*image);
+    traced_ = traced_probes(trace_->summary());
+    return {};
   }
-  return shown;
-}
+
+  // Each selected window, with its tree under --tree; stops at the first
+  // error, which goes into the envelope.
+  void each(const std::function<void(const nlohmann::json& window, const WindowTree* tree)>& show) {
+    auto shown = trace_->read_windows(selected_, [&](size_t, nlohmann::json&& window) -> Result<void> {
+      if (!options_.tree) {
+        show(window, nullptr);
+        return {};
+      }
+      const int depth = options_.depth > 0 ? options_.depth : reached_depth(window);
+      auto tree = window_tree(*image_, window, depth, traced_);
+      if (!tree) return tree.error();
+      show(window, &*tree);
+      return {};
+    });
+    if (!shown) envelope_.error = shown.error();
+  }
+
+ private:
+  const TraceShowOptions& options_;
+  Envelope& envelope_;
+  std::optional<SavedTrace> trace_;
+  std::vector<size_t> selected_;
+  std::shared_ptr<const ElfImage> image_;
+  TracedProbes traced_;
+};
 
 int run_trace_show(const TraceShowOptions& options) {
   Envelope envelope;
   envelope.operation = "trace_show";
   envelope.limits = {{"max_depth", 16}};
-  std::optional<Result<std::vector<ShownWindow>>> shown;
-  auto file = load_trace_file(options.file);
-  if (!file) {
-    envelope.error = file.error();
-  } else {
-    envelope.process = file->process;
-    shown = show_windows(options, *file, envelope.warnings);
-    if (!*shown) envelope.error = shown->error();
+  WindowShow windows(options, envelope);
+  if (auto opened = windows.open(); !opened) {
+    envelope.error = opened.error();
+    return report({options.json}, envelope, nullptr);
   }
-  if (!envelope.error) {
-    nlohmann::json windows = nlohmann::json::array();
-    for (const ShownWindow& one : **shown) {
-      windows.push_back(one.tree ? window_tree_json(one.window, *one.tree) : one.window);
-    }
-    envelope.data = {{"file", options.file}, {"tree", options.tree}, {"windows", windows}};
+  if (options.json) {
+    envelope.data = {{"file", options.file}, {"tree", options.tree}};
+    return report_json_streamed(envelope, "windows", [&](const EmitElement& emit) {
+      windows.each([&](const nlohmann::json& window, const WindowTree* tree) {
+        emit(tree ? window_tree_json(window, *tree) : window);
+      });
+    });
   }
-  return report({options.json}, envelope, [&](std::ostream& out) {
-    if (envelope.error) return;
-    for (const ShownWindow& one : **shown) {
-      if (one.tree) print_window_tree(out, one.window, *one.tree);
-      else print_window_text(out, one.window);
-    }
+  return report({false}, envelope, [&](std::ostream& out) {
+    windows.each([&](const nlohmann::json& window, const WindowTree* tree) {
+      if (tree) print_window_tree(out, window, *tree);
+      else print_window_text(out, window);
+    });
   });
 }
 
@@ -84,14 +106,15 @@ CLI::App* setup_trace_show(CLI::App& trace, int& exit_status) {
       "show", "print the windows of a saved trace (xref trace --json or --jsonl output); with --tree, each against "
               "the static callee tree of its start function: what was called, how often, and what was not");
   command->add_option("file", options->file, "the saved trace")->required();
-  command->add_option("--window", options->window, "only the window with this window_id");
+  command->add_option("--window", options->window, "only the window with this window_id")
+      ->transform(number_in(kWindowIds));
   command->add_flag("--tree", options->tree,
                     "match each window against the static callee tree of its start function; callees that were "
                     "not called are marked (not called)");
   CLI::Option* tree = command->get_option("--tree");
   command->add_option("--depth", options->depth,
                       "levels of the static tree with --tree (default: the depth the window reached, at least 1)")
-      ->check(CLI::Range(1, 16))
+      ->transform(number_in({1, 16}))
       ->needs(tree);
   command->add_option("--bin,-b", options->bin,
                       "the traced executable for --tree (default: the trace's process.exe_path); its build-id and "

@@ -14,7 +14,7 @@
 #include "doctor_checks.h"
 #include "tracefs_fs.h"
 #include "tracefs_instance.h"
-#include "tracefs_probes.h"
+#include "tracefs_owner.h"
 
 namespace xref {
 namespace {
@@ -96,14 +96,9 @@ void check_tracefs_backend(DoctorReport& report) {
   // mounts tracefs when it can), ...
   auto tracefs = Tracefs::open();
   if (!tracefs) {
-    // Tracefs::open() cannot tell "not mounted" from "not ours to see".
-    const std::string events = std::string(kTracefsPath) + "/uprobe_events";
-    if (access(events.c_str(), F_OK) != 0 && errno == EACCES) {
-      report.checks.push_back({name, CheckStatus::failed, events + " cannot be reached: " + std::strerror(EACCES),
-                               "run as root; tracefs is open to root only"});
-      return;
-    }
-    report.checks.push_back({name, CheckStatus::missing, tracefs.error().message, tracefs.error().hint});
+    const bool denied = tracefs.error().code == ErrorCode::permission_denied;
+    report.checks.push_back({name, denied ? CheckStatus::failed : CheckStatus::missing, tracefs.error().message,
+                             tracefs.error().hint});
     return;
   }
   // ... uprobe_events writable, for its probes ...
@@ -117,7 +112,8 @@ void check_tracefs_backend(DoctorReport& report) {
   // and configured (mono clock, buffer size, overwrite off) as the backend
   // does, under the name a trace of this PID would use, then removed. A
   // doctor killed in between leaves it to the next trace's reaper.
-  auto instance = TracefsInstance::create(*tracefs, tracefs_instance_name(getpid()), kTrialInstanceKb);
+  const std::string trial = tracefs_instance_name(tracefs_owner_of_process(getpid()));
+  auto instance = TracefsInstance::create(*tracefs, trial, kTrialInstanceKb);
   if (!instance) {
     const Error& error = instance.error();
     report.checks.push_back({name, error.code == ErrorCode::unsupported ? CheckStatus::missing : CheckStatus::failed,

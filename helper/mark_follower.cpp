@@ -2,7 +2,6 @@
 #include "monotonic_clock.h"
 #include "user_files.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,30 +35,16 @@ Result<std::unique_ptr<MarkFollower>> MarkFollower::open(const std::string& path
   std::unique_ptr<MarkFollower> follower(new MarkFollower(path, std::move(regex), limits));
   follower->clock_ = std::move(clock);
   // With the user's rights under sudo: a root-only file is refused.
-  auto opened = open_user_file(path, O_RDONLY);
-  struct stat status {};
-  if (opened && fstat(opened->get(), &status) != 0) opened = make_error(ErrorCode::file_error, path + ": " + errno_text(errno));
-  if (!opened) {
-    Error error = opened.error();
-    if (error.code == ErrorCode::file_error) {
-      error.code = ErrorCode::invalid_argument;
-      error.hint = "give a log file this user can read; it must exist when the trace starts";
-    }
-    error.message = "cannot read --mark-file " + error.message;
-    return error;
-  }
-  if (!S_ISREG(status.st_mode)) {
-    return make_error(ErrorCode::invalid_argument, "--mark-file " + path + " is not a regular file",
-                      "give the log file itself; pipes and devices cannot be followed");
-  }
-  follower->fd_ = opened->release();
-  follower->dev_ = status.st_dev;
-  follower->ino_ = status.st_ino;
+  auto file = open_file(path);
+  if (!file) return file.error();
+  follower->dev_ = file->identity.dev;
+  follower->ino_ = file->identity.ino;
+  follower->fd_ = file->fd.release();
   if (follower->clock_) {
-    follower->clock_->watch(status.st_dev, status.st_ino);
+    follower->clock_->watch(follower->dev_, follower->ino_);
     follower->clock_->watch_path(path);
   }
-  const uint64_t size = static_cast<uint64_t>(status.st_size);
+  const uint64_t size = file->size;
   if (size > limits.initial_tail) {
     // Start at a line boundary inside the tail: the line cut there is dropped.
     follower->offset_ = size - limits.initial_tail;
@@ -83,6 +68,26 @@ Result<std::unique_ptr<MarkFollower>> MarkFollower::open(const std::string& path
   // Lines past a read that stopped short may be older than `started`.
   if (follower->read_available(budget, 0)) follower->written_after_ns_ = started;
   return follower;
+}
+
+Result<InputFile> MarkFollower::open_file(const std::string& path) {
+  // Never blocks: a FIFO is refused, not waited on for a writer.
+  auto file = open_regular_file(path, "--mark-file");
+  if (file) return file;
+  Error error = file.error();
+  // A file the sudo user may not read keeps permission_denied and its hint.
+  if (error.code == ErrorCode::permission_denied) return error;
+  error.code = ErrorCode::invalid_argument;
+  error.hint = error.message.find("not a regular file") == std::string::npos
+                   ? "give a log file this user can read; it must exist when the trace starts"
+                   : "give the log file itself; pipes and devices cannot be followed";
+  return error;
+}
+
+Result<void> MarkFollower::check(const std::string& path) {
+  auto file = open_file(path);
+  if (!file) return file.error();
+  return {};
 }
 
 MarkFollower::~MarkFollower() {
@@ -205,10 +210,13 @@ void MarkFollower::poll_locked() {
     take_line(std::move(partial_), written_after_ns_, monotonic_ns(), offset_ - 1);
     partial_.clear();
   }
-  auto reopened = open_user_file(path_, O_RDONLY);
-  if (!reopened) return fail("open " + reopened.error().message + " after rotation", started);
-  if (fstat(reopened->get(), &named) != 0) return fail("stat " + path_ + " after rotation: " + errno_text(errno), started);
-  const int fd = reopened->release();
+  // The path may name anything now: a FIFO in its place must not block the
+  // poll, and a root-only file is not opened under sudo.
+  auto file = open_regular_file(path_, "");
+  if (!file) return fail("after rotation, " + file.error().message, started);
+  named.st_dev = file->identity.dev;
+  named.st_ino = file->identity.ino;
+  const int fd = file->fd.release();
   ::close(fd_);
   if (clock_) {
     clock_->watch(named.st_dev, named.st_ino);

@@ -14,6 +14,9 @@
 // Rotation (the path names a new file: the old one is read to its end
 // first) and truncation (the file got shorter: read again from 0) are
 // followed. Times are CLOCK_MONOTONIC, the clock of the window timestamps.
+// The file, at start and after a rotation, is opened through input_file.h:
+// regular files only, never blocking, with the sudo user's rights under sudo
+// (a log rotated into a symlink to a root-only file is not followed).
 #pragma once
 
 #include <sys/types.h>
@@ -27,6 +30,7 @@
 #include <string>
 #include <thread>
 
+#include "input_file.h"
 #include "mark_regex.h"
 #include "mark_write_clock.h"
 #include "result.h"
@@ -70,6 +74,10 @@ class MarkFollower {
   static Result<std::unique_ptr<MarkFollower>> open(const std::string& path, MarkRegex regex,
                                                     MarkFollowerLimits limits = {},
                                                     std::unique_ptr<MarkWriteClock> clock = nullptr);
+  // open()'s refusal of a file that cannot be followed (missing,
+  // unreadable, not a regular file), without reading it: for a check
+  // before anything is attached.
+  static Result<void> check(const std::string& path);
   ~MarkFollower();
   MarkFollower(const MarkFollower&) = delete;
   MarkFollower& operator=(const MarkFollower&) = delete;
@@ -92,6 +100,7 @@ class MarkFollower {
  private:
   MarkFollower(std::string path, MarkRegex regex, MarkFollowerLimits limits)
       : path_(std::move(path)), regex_(std::move(regex)), limits_(limits) {}
+  static Result<InputFile> open_file(const std::string& path);
   void poll_locked();
   // Reads from fd_ at offset_ up to `budget` bytes; true when it reached the end.
   bool read_available(size_t& budget, uint64_t written_after_ns);

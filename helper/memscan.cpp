@@ -9,6 +9,7 @@
 
 #include "hex.h"
 #include "json_envelope.h"
+#include "ptrace_access.h"
 #include "resolve.h"
 
 namespace xref {
@@ -127,8 +128,8 @@ Result<MemscanResult> memscan(pid_t pid, const AddressSpace& space, const Memsca
     if (saved == ENOENT || saved == ESRCH) {
       return make_error(ErrorCode::process_exited, "process " + std::to_string(pid) + " exited");
     }
-    return make_error(ErrorCode::permission_denied, path + ": " + std::strerror(saved),
-                      "run xref as root or as the target's user (ptrace access is needed)");
+    if (saved == EACCES || saved == EPERM) return ptrace_access_denied(pid, path, saved);
+    return make_error(ErrorCode::permission_denied, path + ": " + std::strerror(saved));
   }
 
   MemscanResult result;

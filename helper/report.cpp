@@ -24,4 +24,34 @@ int report(const OutputOptions& output, const Envelope& envelope,
   return envelope.error ? error_exit_status(envelope.error->code) : 0;
 }
 
+int report_json_streamed(Envelope& envelope, const std::string& list_key,
+                         const std::function<void(const EmitElement&)>& fill) {
+  std::ostream& out = std::cout;
+  // As dump() writes it: keys in sorted order, "data" first of the envelope's.
+  out << "{\"data\":{";
+  const char* separator = "";
+  bool listed = false;
+  auto write_list = [&] {
+    out << separator << nlohmann::json(list_key).dump() << ":[";
+    const char* comma = "";
+    fill([&](const nlohmann::json& element) {
+      out << comma << element.dump();
+      comma = ",";
+    });
+    out << ']';
+    separator = ",";
+    listed = true;
+  };
+  for (const auto& [key, value] : envelope.data.items()) {
+    if (!listed && list_key < key) write_list();
+    out << separator << nlohmann::json(key).dump() << ':' << value.dump();
+    separator = ",";
+  }
+  if (!listed) write_list();
+  nlohmann::json rest = envelope_json(envelope);
+  rest.erase("data");
+  out << "}," << rest.dump().substr(1) << std::endl;
+  return envelope.error ? error_exit_status(envelope.error->code) : 0;
+}
+
 }  // namespace xref

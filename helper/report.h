@@ -19,6 +19,16 @@ struct OutputOptions {
 int report(const OutputOptions& output, const Envelope& envelope,
            const std::function<void(std::ostream&)>& text);
 
+// Emits one element of a streamed list.
+using EmitElement = std::function<void(const nlohmann::json&)>;
+
+// JSON mode for a result too long to hold at once: prints the envelope as
+// report() would, with `envelope.data[list_key]` an array whose elements
+// `fill` emits one at a time. `fill` may add warnings or set the error
+// (data then holds what was emitted before it). Returns the exit status.
+int report_json_streamed(Envelope& envelope, const std::string& list_key,
+                         const std::function<void(const EmitElement&)>& fill);
+
 // One line: "xref: error: MESSAGE (column N); HINT".
 std::string error_line(const Error& error);
 

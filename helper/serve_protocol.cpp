@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "untrusted_json.h"
+
 namespace xref::serve {
 
 void LineSplitter::feed(std::string_view bytes) {
@@ -74,11 +76,17 @@ ParsedLine parse_request(const LineSplitter::Line& line) {
                                 "request line longer than " + std::to_string(kMaxLineBytes) + " bytes; skipped",
                                 "send shorter requests"))};
   }
-  nlohmann::json message = nlohmann::json::parse(line.text, nullptr, false);
-  if (message.is_discarded()) {
+  UntrustedJson parsed = parse_untrusted_json(line.text);
+  if (parsed.failure == UntrustedJson::Failure::too_deep) {
+    return RejectedLine{error_response(
+        nullptr, protocol_error("parse_error", "the line is JSON " + too_deep_text() + "; skipped",
+                                "send one JSON object per line; no request nests that deep"))};
+  }
+  if (!parsed.ok()) {
     return RejectedLine{error_response(nullptr, protocol_error("parse_error", "the line is not valid JSON",
                                                                "send one JSON object per line"))};
   }
+  const nlohmann::json& message = parsed.value;
   if (!message.is_object()) {
     return RejectedLine{error_response(
         nullptr, protocol_error("parse_error", std::string("the line is a JSON ") + message.type_name() +

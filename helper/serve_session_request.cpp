@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 
+#include "option_values.h"
+
 namespace xref::serve {
 namespace {
 
@@ -37,7 +39,7 @@ std::variant<SessionSpec, HelpText, ProtocolError> parse_session_start(const std
   } catch (const CLI::CallForAllHelp&) {
     return HelpText{app.help("", CLI::AppFormatMode::All)};
   } catch (const CLI::ParseError& error) {
-    return invalid_argument(error.what(), "see `xref trace --help`");
+    return cli_error(usage_error(error, "see `xref trace --help`"));
   }
   if (pid->count() == 0) {
     if (!context.pid) return invalid_argument("--pid is required", "pass --pid or context.pid");

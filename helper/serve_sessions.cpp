@@ -101,7 +101,7 @@ std::optional<ProtocolError> SessionManager::start(const nlohmann::json& request
   std::lock_guard lock(mutex_);
   const std::string& backend = spec.options.request.backend;
   if (backend == "tracefs") {
-    // The tracefs probe group and instance are named after the helper's PID.
+    // The tracefs probe group and instance are named after the helper (PID and start time).
     for (const auto& [id, other] : sessions_) {
       std::lock_guard other_lock(other->mutex);
       if (!other->ended && other->requested_backend == "tracefs") {
@@ -174,6 +174,7 @@ void SessionManager::run(std::shared_ptr<Session> session, nlohmann::json reques
       writer_.write(result_response(request_id, started_json(session->id, *target, *plan, request, info)));
       attached = true;
     };
+    uint64_t windows_not_sent = 0;
     callbacks.window_closed = [&](const TraceWindow& window) {
       nlohmann::json rendered = renderer.window_json(window, nullptr);
       {
@@ -181,7 +182,12 @@ void SessionManager::run(std::shared_ptr<Session> session, nlohmann::json reques
         ++session->windows;
         session->events += window.events.size();
       }
-      writer_.write(event_message("window", session->id, {{"window", std::move(rendered)}}));
+      // A front end too slow for the windows loses some, counted in the
+      // summary; it never holds up the session.
+      if (!writer_.write_droppable(event_message("window", session->id, {{"window", std::move(rendered)}}))) {
+        ++windows_not_sent;
+      }
+      return true;
     };
     auto run = run_trace(*target, *plan, request, callbacks);
     if (!run) return fail(run.error());
@@ -190,10 +196,10 @@ void SessionManager::run(std::shared_ptr<Session> session, nlohmann::json reques
       std::lock_guard lock(session->mutex);
       if (session->helper_exiting && run->stop_reason == "stopped") run->stop_reason = "helper_exiting";
     }
+    if (windows_not_sent > 0) run->windows_not_shown["output_stalled"] = windows_not_sent;
     nlohmann::json open_windows = nlohmann::json::array();
-    for (const auto& [id, window] : run->windows->windows()) {
-      if (!window.ended) open_windows.push_back(renderer.window_json(window, &*run));
-    }
+    // The windows not sent yet: open at the end, or ended with their end record lost.
+    for (const auto& [id, window] : run->windows->windows()) open_windows.push_back(renderer.window_json(window, &*run));
     nlohmann::json error = nullptr;
     if (run->target_exited) {
       error = error_object(cli_error(make_error(

@@ -3,7 +3,7 @@
 #include "elf_image.h"
 #include "build_check.h"
 #include "target_owner.h"
-#include "user_files.h"
+#include "input_file.h"
 
 namespace xref {
 

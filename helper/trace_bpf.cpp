@@ -174,6 +174,14 @@ std::map<uint64_t, xref_window_result> TraceBpf::window_results() const {
     key = next;
     previous = &key;
   }
+  // The open windows: their state lives in the thread map.
+  for (const auto& [tid, window] : thread_windows()) {
+    xref_window_result result;
+    std::memset(&result, 0, sizeof result);
+    result.tid = tid;
+    result.lost = window.lost;
+    results[window.window_id] = result;
+  }
   return results;
 }
 
@@ -200,18 +208,16 @@ TraceCounters TraceBpf::counters() const {
   return counters;
 }
 
+void TraceBpf::detach() {
+  if (skeleton_ != nullptr) __atomic_store_n(&skeleton_->bss->detaching, 1, __ATOMIC_SEQ_CST);
+  link_.close();
+}
+
 void TraceBpf::arm() { __atomic_store_n(&skeleton_->bss->armed, 1, __ATOMIC_SEQ_CST); }
 
 Result<uint64_t> TraceBpf::open_window(uint32_t tid, uint64_t entry_sp, uint32_t function_id, uint64_t start_ns) {
   auto* bss = skeleton_->bss;
   const uint64_t window_id = __atomic_add_fetch(&bss->windows_opened, 1, __ATOMIC_SEQ_CST);
-  xref_window_result result;
-  std::memset(&result, 0, sizeof result);
-  result.tid = tid;
-  if (bpf_map__update_elem(skeleton_->maps.window_results, &window_id, sizeof window_id, &result, sizeof result,
-                           BPF_ANY) != 0) {
-    return make_error(ErrorCode::internal, std::string("cannot record the --here window: ") + std::strerror(errno));
-  }
   auto state = std::make_unique<xref_thread_window>();
   std::memset(state.get(), 0, sizeof *state);
   state->window_id = window_id;
@@ -250,14 +256,8 @@ void TraceBpf::put_thread_window(uint32_t tid, const xref_thread_window& window)
   bpf_map_update_elem(bpf_map__fd(skeleton_->maps.threads), &tid, &window, BPF_EXIST);
 }
 
-void TraceBpf::end_thread_window(uint32_t tid, uint64_t window_id, uint8_t status) {
+void TraceBpf::end_thread_window(uint32_t tid) {
   bpf_map_delete_elem(bpf_map__fd(skeleton_->maps.threads), &tid);
-  const int results = bpf_map__fd(skeleton_->maps.window_results);
-  xref_window_result result;
-  if (bpf_map_lookup_elem(results, &window_id, &result) == 0) {
-    result.status = status;
-    bpf_map_update_elem(results, &window_id, &result, BPF_EXIST);
-  }
   const uint64_t closed = __atomic_add_fetch(&skeleton_->bss->windows_closed, 1, __ATOMIC_SEQ_CST);
   // The bound the BPF program's close_window checks.
   const uint64_t max_windows = skeleton_->rodata->max_windows;

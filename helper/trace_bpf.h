@@ -42,9 +42,13 @@ class TraceBpf {
   const std::string& backend() const { return backend_; }
   int ringbuf_fd() const;
   TraceCounters counters() const;
-  // Every window the BPF side opened, with its loss count and end status.
+  // The windows whose end record did not come: the open ones (from the
+  // thread map) and those whose end record the ring buffer refused (the
+  // results map), with their loss count and end status.
   std::map<uint64_t, xref_window_result> window_results() const;
-  void detach() { link_.close(); }
+  // Stops every probe from recording (the BPF program returns at once),
+  // then removes them: nothing fires half-removed.
+  void detach();
   // Lets start probes open windows; called once every probe is attached.
   void arm();
   // Puts an open window into the thread map, as the start probe would have
@@ -54,10 +58,10 @@ class TraceBpf {
   // The thread map: every open window's state, by thread.
   std::vector<std::pair<uint32_t, xref_thread_window>> thread_windows() const;
   // Writes a stopped thread's window state back (nothing races a stopped
-  // thread), or ends its window with `status` (the map entry goes, the
-  // result records the status, the closed count goes up).
+  // thread), or ends its window, whose end record the caller delivers (the
+  // thread's entry goes, the closed count goes up).
   void put_thread_window(uint32_t tid, const xref_thread_window& window);
-  void end_thread_window(uint32_t tid, uint64_t window_id, uint8_t status);
+  void end_thread_window(uint32_t tid);
 
  private:
   TraceBpf() = default;

@@ -99,8 +99,8 @@ struct BuildIdentity {
   std::string text() const { return build_id.empty() ? "exe_sha256 " + exe_sha256 : "build-id " + build_id; }
 };
 
-BuildIdentity build_identity(const TraceFile& file) {
-  return {saved_text(file.process, "build_id"), saved_text(file.process, "exe_sha256")};
+BuildIdentity build_identity(const nlohmann::json& process) {
+  return {saved_text(process, "build_id"), saved_text(process, "exe_sha256")};
 }
 
 }  // namespace
@@ -182,8 +182,8 @@ Result<WindowDiff> diff_windows(const nlohmann::json& a, const nlohmann::json& b
   return diff;
 }
 
-Result<std::vector<std::string>> check_same_build(const std::string& a_name, const TraceFile& a,
-                                                  const std::string& b_name, const TraceFile& b,
+Result<std::vector<std::string>> check_same_build(const std::string& a_name, const nlohmann::json& a,
+                                                  const std::string& b_name, const nlohmann::json& b,
                                                   bool allow_mismatch) {
   const BuildIdentity a_build = build_identity(a);
   const BuildIdentity b_build = build_identity(b);

@@ -77,9 +77,10 @@ Result<WindowDiff> diff_windows(const nlohmann::json& a, const nlohmann::json& b
 // traces whose process build-ids differ (SHA-256 of the executable when
 // neither has a build-id), or a trace that does not say its build, unless
 // `allow_mismatch`; then returns what was let through, as warnings.
-// `a_name` and `b_name` name the traces in messages.
-Result<std::vector<std::string>> check_same_build(const std::string& a_name, const TraceFile& a,
-                                                  const std::string& b_name, const TraceFile& b,
+// `a` and `b` are the traces' "process" objects; `a_name` and `b_name`
+// name the traces in messages.
+Result<std::vector<std::string>> check_same_build(const std::string& a_name, const nlohmann::json& a,
+                                                  const std::string& b_name, const nlohmann::json& b,
                                                   bool allow_mismatch);
 
 }  // namespace xref

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,15 +22,17 @@
 namespace xref {
 
 // Where records go: into the collector, and each window that ends to the
-// caller at once.
+// caller at once; the caller says whether it is done with it (true: the
+// collector keeps only its counts).
 class EventSink {
  public:
-  using WindowClosed = std::function<void(const TraceWindow&)>;
+  using WindowClosed = std::function<bool(const TraceWindow&)>;
   EventSink(WindowCollector& windows, WindowClosed window_closed)
       : windows_(windows), window_closed_(std::move(window_closed)) {}
 
   void add(const xref_trace_event& record) {
-    if (auto ended = windows_.add(record); ended && window_closed_) window_closed_(windows_.windows().at(*ended));
+    const auto ended = windows_.add(record);
+    if (ended && window_closed_ && window_closed_(windows_.windows().at(*ended))) windows_.release(*ended);
   }
   WindowCollector& windows() { return windows_; }
 
@@ -43,15 +46,20 @@ class TraceEngine {
   virtual ~TraceEngine() = default;
   // "uprobe_multi", "perf_uprobe", "tracefs"
   virtual const std::string& backend() const = 0;
-  // Hands every record that is ready to the sink. After detach(), all of them.
-  virtual Result<void> drain() = 0;
+  // Hands the records that are ready to the sink, at most a bounded round of
+  // them, so the caller gets back to its deadline and signals however fast
+  // the target produces: true when it stopped with more ready. After
+  // detach(), every record, and false.
+  virtual Result<bool> drain() = 0;
   virtual TraceCounters counters() const = 0;
   // Takes the probes out; nothing new is recorded afterwards.
   virtual void detach() = 0;
-  // Every window opened, with its loss count and end status.
+  // The windows whose end record was not delivered (open at the end, or its
+  // end record lost), with their loss count and end status.
   virtual std::map<uint64_t, xref_window_result> window_results() const = 0;
-  // Backend facts for the summary ("instance", "tgid_filter", ...).
-  virtual std::vector<std::pair<std::string, std::string>> details() const { return {}; }
+  // Backend facts for the summary ("instance", "tgid_filter", ...): text as
+  // JSON strings, counts as JSON numbers.
+  virtual std::vector<std::pair<std::string, nlohmann::json>> details() const { return {}; }
   // --here: opens the plan's window on the debugger's stopped thread and
   // hands its first record to the sink; returns the window id.
   virtual Result<uint64_t> open_here(const HereWindow&) {

@@ -121,23 +121,57 @@ void add_window(nlohmann::json& out, int pid, const nlohmann::json& window) {
                  {"ts", microseconds(start_ns)}, {"dur", microseconds(end_ns - start_ns)}, {"args", args}});
 }
 
-}  // namespace
+int pid_of(const nlohmann::json& process) { return process.is_object() ? process.value("pid", 0) : 0; }
 
-nlohmann::json chrome_trace(const TraceFile& file) {
-  const int pid = file.process.is_object() ? file.process.value("pid", 0) : 0;
+// The process and thread names, after every window.
+nlohmann::json metadata_events(int pid, const std::set<uint32_t>& tids) {
   nlohmann::json events = nlohmann::json::array();
-  std::set<uint32_t> tids;
-  for (const auto& window : file.windows) {
-    tids.insert(window.value("tid", 0u));
-    add_window(events, pid, window);
-  }
   events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", pid}, {"tid", 0},
                     {"args", {{"name", "pid " + std::to_string(pid)}}}});
   for (uint32_t tid : tids) {
     events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", tid},
                       {"args", {{"name", "tid " + std::to_string(tid)}}}});
   }
+  return events;
+}
+
+}  // namespace
+
+nlohmann::json chrome_trace(const TraceFile& file) {
+  const int pid = pid_of(file.process);
+  nlohmann::json events = nlohmann::json::array();
+  std::set<uint32_t> tids;
+  for (const auto& window : file.windows) {
+    tids.insert(window.value("tid", 0u));
+    add_window(events, pid, window);
+  }
+  for (auto& event : metadata_events(pid, tids)) events.push_back(std::move(event));
   return {{"traceEvents", events}, {"displayTimeUnit", "ns"}};
+}
+
+Result<void> write_chrome_trace(const SavedTrace& trace, std::ostream& out) {
+  const int pid = pid_of(trace.process());
+  // As chrome_trace(...).dump() writes it, one window at a time.
+  out << R"({"displayTimeUnit":"ns","traceEvents":[)";
+  const char* comma = "";
+  auto write = [&](const nlohmann::json& events) {
+    for (const auto& event : events) {
+      out << comma << event.dump();
+      comma = ",";
+    }
+  };
+  std::set<uint32_t> tids;
+  auto read = trace.read_windows(trace.every_window(), [&](size_t, nlohmann::json&& window) -> Result<void> {
+    tids.insert(window.value("tid", 0u));
+    nlohmann::json events = nlohmann::json::array();
+    add_window(events, pid, window);
+    write(events);
+    return {};
+  });
+  if (!read) return read.error();
+  write(metadata_events(pid, tids));
+  out << "]}\n";
+  return {};
 }
 
 }  // namespace xref

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <ostream>
 
 #include "trace_file.h"
 
@@ -16,5 +17,9 @@ namespace xref {
 // at the window's end, with args.closed_by saying why. pid is the traced
 // process's, tid the window's; one "M" thread_name event per thread.
 nlohmann::json chrome_trace(const TraceFile& file);
+
+// The same document written to `out` window by window (then a newline), so
+// only one window is in memory at a time.
+Result<void> write_chrome_trace(const SavedTrace& trace, std::ostream& out);
 
 }  // namespace xref

@@ -174,7 +174,8 @@ std::optional<std::pair<uint64_t, std::string>> TraceRenderer::indirect_target(c
 std::string TraceRenderer::status(const TraceWindow& window, bool target_exited) const {
   if (window.ended) {
     switch (window.end_status) {
-      case XREF_WINDOW_COMPLETE: return "complete";
+      // A window that lost events is never complete.
+      case XREF_WINDOW_COMPLETE: return window.has_loss() ? "incomplete" : "complete";
       case XREF_WINDOW_TRUNCATED: return "truncated";
       case XREF_WINDOW_UNWOUND: return "unwound";
     }
@@ -192,7 +193,7 @@ static std::optional<uint64_t> lost_count(const TraceWindow& window) {
 }
 
 bool TraceRenderer::possible_loss(const TraceWindow& window, const TraceRun* run) const {
-  if (window.lost_reported > 0 || window.missing_events() > 0 || window.loss_unattributed) return true;
+  if (window.has_loss()) return true;
   // A window whose end record never came may have lost it.
   return !window.ended && run != nullptr && run->counters.lost_events > 0;
 }
@@ -270,6 +271,7 @@ nlohmann::json TraceRenderer::window_json(const TraceWindow& window, const Trace
       {"possible_loss", possible_loss(window, run)},
       {"lost_events", lost_count(window) ? nlohmann::json(*lost_count(window)) : nlohmann::json(nullptr)},
       {"end_record_lost", window.end_record_lost},
+      {"events_not_kept", window.events_not_kept},
       {"start_fetches", start_fetches},
       {"events", events},
   };
@@ -317,12 +319,13 @@ void TraceRenderer::print_window(std::ostream& out, const TraceWindow& window, c
 }
 
 nlohmann::json TraceRenderer::summary_json(const TraceRun& run) const {
-  uint64_t complete = 0, events = 0;
+  const WindowTally& released = run.windows->released();
+  uint64_t complete = released.complete, events = released.events;
   for (const auto& [id, window] : run.windows->windows()) {
     events += window.events.size();
     if (status(window, run.target_exited) == "complete" && !possible_loss(window, &run)) ++complete;
   }
-  const uint64_t windows = run.windows->windows().size();
+  const uint64_t windows = released.windows + run.windows->windows().size();
   nlohmann::json summary = {
       {"windows", windows},
       {"complete_windows", complete},
@@ -340,9 +343,18 @@ nlohmann::json TraceRenderer::summary_json(const TraceRun& run) const {
       {"return_mode", plan_.return_mode},
       {"elapsed_ms", run.elapsed_ms},
       {"unparsed_events", run.windows->unparsed_events() + run.counters.unparsed_records},
+      // Received, but past the bound of events held at once (their windows show the gap).
+      {"events_not_kept", run.windows->events_not_kept()},
       {"excluded_other_tgid_events", run.counters.excluded_other_tgid_events},
       {"ambiguous_tid_events", run.counters.ambiguous_tid_events},
       {"windows_opened", run.counters.windows_opened},
+      // Every record of these was lost, and their results too.
+      {"windows_without_records", run.counters.windows_opened > windows ? run.counters.windows_opened - windows : 0},
+      {"windows_not_shown", [&] {
+         nlohmann::json reasons = nlohmann::json::object();
+         for (const auto& [reason, count] : run.windows_not_shown) reasons[reason] = count;
+         return reasons;
+       }()},
       {"starts_filtered", run.counters.starts_filtered},
       {"probes", plan_.probes.size()},
       {"unwind_checks", plan_.unwind_checks},
@@ -386,6 +398,22 @@ void TraceRenderer::print_summary(std::ostream& out, const TraceRun& run) const 
       << " complete=" << summary["complete_windows"].get<uint64_t>()
       << " events=" << summary["events"].get<uint64_t>() << " lost=" << run.counters.lost_events
       << " stop=" << run.stop_reason << " elapsed_ms=" << run.elapsed_ms << "\n";
+  // Every window opened is printed above or counted here, with the reason.
+  static constexpr std::pair<const char*, const char*> kReasons[] = {
+      {"all_events_lost", "every event was lost (the ring buffer was full)"},
+      {"output_stalled", "the output's reader fell behind; lost, not waited for"},
+      {"json_limit", "over the --json memory bound; --jsonl streams every window"},
+  };
+  for (const auto& [reason, why] : kReasons) {
+    auto found = run.windows_not_shown.find(reason);
+    if (found != run.windows_not_shown.end() && found->second > 0) {
+      out << "not shown: " << found->second << " window" << (found->second == 1 ? "" : "s") << ": " << why << "\n";
+    }
+  }
+  if (const uint64_t none = summary["windows_without_records"].get<uint64_t>(); none > 0) {
+    out << "not shown: " << none << " window" << (none == 1 ? "" : "s")
+        << ": every record was lost, the ring buffer being full\n";
+  }
 }
 
 nlohmann::json TraceRenderer::process_json_after(const TraceRun& run) const {

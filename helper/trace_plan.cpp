@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 
@@ -26,6 +27,24 @@ Error with_context(Error error, const std::string& context) {
 
 bool looks_like_number(const std::string& text) {
   return !text.empty() && (text[0] >= '0' && text[0] <= '9');
+}
+
+// A static VA in the image but outside its executable segments is data, not
+// code: named by its section (".data", ".rodata", ".bss") so the mistake is
+// plain, and refused as not an instruction rather than as unmapped.
+std::optional<Error> data_not_code(const ElfImage& image, uint64_t va, const std::string& what) {
+  constexpr uint64_t kSectionAllocated = 0x2;  // SHF_ALLOC
+  const auto segment = std::find_if(image.segments().begin(), image.segments().end(),
+                                    [va](const LoadSegment& each) { return each.contains_va(va); });
+  if (segment == image.segments().end() || segment->executable()) return std::nullopt;
+  std::string place = "a segment without execute permission";
+  for (const SectionInfo& section : image.sections()) {
+    if ((section.flags & kSectionAllocated) && va >= section.addr && va - section.addr < section.size) {
+      place = section.name;
+    }
+  }
+  return make_error(ErrorCode::not_an_instruction, what + " " + to_hex(va) + " is in " + place + ", not code",
+                    "give a function's name or the static VA of its first instruction, as nm -C prints them");
 }
 
 // The file byte already holds int3: a debugger breakpoint or a probe baked
@@ -800,6 +819,7 @@ class Planner {
     }
     const FunctionSymbol* owner = plan_.image->function_containing(stop_va);
     if (owner == nullptr) {
+      if (auto data = data_not_code(*plan_.image, stop_va, "--stop")) return *data;
       return make_error(ErrorCode::address_unmapped, "--stop " + to_hex(stop_va) + " is in no known function");
     }
     auto code = disassemble(*plan_.image, *owner);
@@ -1215,6 +1235,7 @@ Result<FunctionSymbol> resolve_function(const ElfImage& image, const std::string
                             to_hex(containing->start) + "), not at a function start",
                         "give the function's start address or its name");
     }
+    if (auto data = data_not_code(image, *va, what)) return *data;
     return make_error(ErrorCode::address_unmapped, what + " " + to_hex(*va) + " is not a known function start in " +
                                                        image.path(),
                       "addresses are static VAs as nm/objdump print them; check with `xref resolve`");

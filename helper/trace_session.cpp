@@ -1,14 +1,13 @@
 #include "trace_session.h"
 
 #include <poll.h>
-#include <signal.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstring>
 #include <optional>
 
+#include "stop_signals.h"
 #include "trace_bpf_engine.h"
 #include "tracefs_engine.h"
 
@@ -16,36 +15,13 @@ namespace xref {
 namespace {
 
 constexpr int kDrainIntervalMs = 20;
+constexpr int kIdentityCheckMs = 250;  // how often the target is checked for an exec
 
-// SIGINT and SIGTERM become readable events instead of killing the helper,
-// so it always detaches and prints what it captured. Restored on scope exit.
-class StopSignals {
- public:
-  StopSignals() {
-    sigemptyset(&set_);
-    sigaddset(&set_, SIGINT);
-    sigaddset(&set_, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &set_, &previous_);
-    fd_ = signalfd(-1, &set_, SFD_CLOEXEC | SFD_NONBLOCK);
-  }
-  ~StopSignals() {
-    // Take the pending signals out first: unblocked, they would kill the
-    // helper before it prints what it captured.
-    if (fd_ >= 0) {
-      signalfd_siginfo info;
-      while (read(fd_, &info, sizeof info) == sizeof info) {
-      }
-      close(fd_);
-    }
-    pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
-  }
-  int fd() const { return fd_; }
-
- private:
-  sigset_t set_;
-  sigset_t previous_;
-  int fd_ = -1;
-};
+// Takes one pending stop out of a signalfd or an eventfd.
+void consume_one(int fd) {
+  uint8_t buffer[128];
+  (void)!read(fd, buffer, sizeof buffer);
+}
 
 Result<std::unique_ptr<TraceEngine>> start_engine(const Target& target, const TracePlan& plan,
                                                   const TraceRequest& request, EventSink& sink) {
@@ -78,6 +54,7 @@ Result<TraceRun> run_trace(const Target& target, const TracePlan& plan, const Tr
   std::optional<StopSignals> signals;
   if (callbacks.cancel_fd < 0) signals.emplace();
   const int stop_fd = callbacks.cancel_fd >= 0 ? callbacks.cancel_fd : signals->fd();
+  const std::string stop_name = callbacks.cancel_fd >= 0 ? callbacks.cancel_reason : "interrupted";
   if (auto alive = target.process.recheck(); !alive) return alive.error();
   TraceRun run;
   run.windows = std::make_unique<WindowCollector>(plan);
@@ -105,16 +82,29 @@ Result<TraceRun> run_trace(const Target& target, const TracePlan& plan, const Tr
   if (callbacks.attached) callbacks.attached(attached);
 
   const auto started = std::chrono::steady_clock::now();
+  auto identity_checked = started;
   // poll ignores a negative descriptor: no drain requests from the CLI.
   pollfd watched[3] = {{target.process.pidfd(), POLLIN, 0}, {stop_fd, POLLIN, 0}, {callbacks.drain_fd, POLLIN, 0}};
+  bool more = false;
   for (;;) {
-    const int ready = poll(watched, 3, kDrainIntervalMs);
-    if (auto drained = (*engine)->drain(); !drained) return drained.error();
+    // With records still waiting (the target outruns the drain), only a
+    // look at the descriptors between rounds: the deadline and the signals
+    // are checked as often when the ring buffer never empties.
+    const int ready = poll(watched, 3, more ? 0 : kDrainIntervalMs);
+    auto drained = (*engine)->drain();
+    if (!drained) return drained.error();
+    more = *drained;
     if (ready > 0 && (watched[2].revents & POLLIN)) {
       uint64_t requests = 0;
       (void)!read(callbacks.drain_fd, &requests, sizeof requests);
-      // A drain comes at a debugger's stop: frames the stop shows to be over
-      // (left by longjmp, or by a jump no probe follows) end now.
+      // A drain comes at a debugger's stop, when the threads are stopped:
+      // what is left is finite. Frames the stop shows to be over (left by
+      // longjmp, or by a jump no probe follows) end after it.
+      while (more) {
+        auto rest = (*engine)->drain();
+        if (!rest) return rest.error();
+        more = *rest;
+      }
       (*engine)->settle_stopped_threads();
       if (callbacks.drained) callbacks.drained((*engine)->counters().stopped);
     }
@@ -130,14 +120,29 @@ Result<TraceRun> run_trace(const Target& target, const TracePlan& plan, const Tr
       break;
     }
     if (ready > 0 && (watched[1].revents & POLLIN)) {
-      run.stop_reason = callbacks.cancel_fd >= 0 ? "stopped" : "interrupted";
+      consume_one(stop_fd);  // a later one may stop what comes after the trace
+      run.stop_reason = stop_name;
       break;
     }
-    const auto elapsed = std::chrono::steady_clock::now() - started;
+    if (callbacks.output_closed && callbacks.output_closed()) {
+      run.stop_reason = "output_closed";
+      break;
+    }
+    const auto now = std::chrono::steady_clock::now();
     if (request.duration_ms > 0 &&
-        std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count() >= static_cast<long>(request.duration_ms)) {
+        std::chrono::duration_cast<std::chrono::milliseconds>(now - started).count() >=
+            static_cast<long>(request.duration_ms)) {
       run.stop_reason = "duration";
       break;
+    }
+    // An exec keeps the PID but takes every probe away with the old image.
+    if (now - identity_checked >= std::chrono::milliseconds(kIdentityCheckMs)) {
+      identity_checked = now;
+      if (auto same = target.process.recheck(); !same && same.error().code == ErrorCode::process_changed) {
+        run.target_changed = same.error();
+        run.stop_reason = "target_changed";
+        break;
+      }
     }
   }
   (*engine)->detach();

@@ -6,7 +6,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,12 +25,18 @@ namespace xref {
 
 struct TraceRun {
   std::string backend;
-  std::string stop_reason;  // max_windows, max_events, duration, interrupted, stopped, target_exited
+  // max_windows, max_events, duration, interrupted, stopped, target_exited,
+  // target_changed (an exec), output_closed (the reader went away)
+  std::string stop_reason;
   uint64_t elapsed_ms = 0;
   bool target_exited = false;
+  std::optional<Error> target_changed;  // process_changed: the target called exec
   TraceCounters counters;
   std::unique_ptr<WindowCollector> windows;
-  std::vector<std::pair<std::string, std::string>> backend_details;  // e.g. the tracefs instance
+  std::vector<std::pair<std::string, nlohmann::json>> backend_details;  // e.g. the tracefs instance
+  // Windows counted in the summary but left out of the output, by reason
+  // (the output's business: "output_stalled", "json_limit", "all_events_lost").
+  std::map<std::string, uint64_t> windows_not_shown;
 };
 
 struct TraceAttachInfo {
@@ -38,11 +47,18 @@ struct TraceAttachInfo {
 
 struct TraceCallbacks {
   std::function<void(const TraceAttachInfo&)> attached;
-  std::function<void(const TraceWindow&)> window_closed;
-  // -1 (the CLI): SIGINT and SIGTERM stop the trace ("interrupted"). Else a
-  // descriptor that becomes readable to stop it ("stopped"; xref serve's
-  // session.stop), and signals are left alone.
+  // Each window as it ends; true when the caller is done with it (it went
+  // out), so the run keeps only its counts.
+  std::function<bool(const TraceWindow&)> window_closed;
+  // -1: SIGINT and SIGTERM stop the trace ("interrupted"). Else a
+  // descriptor that becomes readable to stop it, with `cancel_reason` as
+  // the stop reason (xref serve's session.stop: "stopped"; the CLI's own
+  // signalfd: "interrupted"), and signals are left alone. One pending stop
+  // is read from it.
   int cancel_fd = -1;
+  std::string cancel_reason = "stopped";
+  // True when the output's reader went away: the trace stops ("output_closed").
+  std::function<bool()> output_closed;
   // Readable (an eventfd): drain the ring buffer now, then call `drained`
   // (xref serve's `drain`, sent by a front end when the process stops);
   // `ending`: a bound was reached, the trace ends with no further window.

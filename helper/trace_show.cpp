@@ -7,7 +7,7 @@
 #include "build_check.h"
 #include "number_parse.h"
 #include "trace_file.h"
-#include "user_files.h"
+#include "input_file.h"
 
 namespace xref {
 namespace {
@@ -71,7 +71,9 @@ Result<void> check_event(const nlohmann::json& event, const std::string& where) 
   return {};
 }
 
-Result<void> check_window(const nlohmann::json& window, size_t index) {
+}  // namespace
+
+Result<void> check_saved_window(const nlohmann::json& window, size_t index) {
   using Type = nlohmann::json::value_t;
   std::string where = "window #" + std::to_string(index + 1) + " of the file";
   if (!window.is_object()) return bad_window(where, "not an object");
@@ -91,6 +93,8 @@ Result<void> check_window(const nlohmann::json& window, size_t index) {
   }
   return {};
 }
+
+namespace {
 
 Error wrong_build(const std::string& path, const std::string& what) {
   return make_error(ErrorCode::invalid_argument, path + " is not the traced build: " + what,
@@ -149,20 +153,35 @@ Result<std::shared_ptr<const ElfImage>> open_traced_binary(const nlohmann::json&
   return std::make_shared<const ElfImage>(std::move(*image));
 }
 
+namespace {
+
+Error no_such_window(uint64_t id, const std::vector<std::optional<uint64_t>>& ids) {
+  return make_error(ErrorCode::invalid_argument, "the trace has no window " + std::to_string(id),
+                    "its windows are " + window_ids_text(ids));
+}
+
+}  // namespace
+
 Result<std::vector<nlohmann::json>> select_windows(const TraceFile& file, std::optional<uint64_t> window_id) {
   std::vector<nlohmann::json> selected;
-  std::string ids;  // for the error: the first few ids
+  std::vector<std::optional<uint64_t>> ids;
   for (size_t index = 0; index < file.windows.size(); ++index) {
     const nlohmann::json& window = file.windows[index];
-    if (auto checked = check_window(window, index); !checked) return checked.error();
-    const uint64_t id = window["window_id"].get<uint64_t>();
-    if (!window_id || id == *window_id) selected.push_back(window);
-    if (index < 10) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
-    if (index == 10) ids += ", ...";
+    if (auto checked = check_saved_window(window, index); !checked) return checked.error();
+    ids.push_back(window["window_id"].get<uint64_t>());
+    if (!window_id || ids.back() == *window_id) selected.push_back(window);
   }
   if (!selected.empty()) return selected;
-  return make_error(ErrorCode::invalid_argument, "the trace has no window " + std::to_string(*window_id),
-                    "its windows are " + ids);
+  return no_such_window(*window_id, ids);
+}
+
+Result<std::vector<size_t>> select_window_indices(const SavedTrace& trace, std::optional<uint64_t> window_id) {
+  std::vector<size_t> selected;
+  for (size_t index = 0; index < trace.window_count(); ++index) {
+    if (!window_id || trace.window_ids()[index] == *window_id) selected.push_back(index);
+  }
+  if (!selected.empty()) return selected;
+  return no_such_window(*window_id, trace.window_ids());
 }
 
 int reached_depth(const nlohmann::json& window) {

@@ -40,9 +40,19 @@ TracedProbes traced_probes(const nlohmann::json& summary);
 Result<std::shared_ptr<const ElfImage>> open_traced_binary(const nlohmann::json& process, const std::string& bin,
                                                           std::vector<std::string>& warnings);
 
+// The fields of a saved window that trace show reads have the types
+// docs/trace.md gives them (invalid_argument naming the field otherwise),
+// so the rest of the code reads them without checking again. `index`: the
+// window's place in the file, for a window without a window_id.
+Result<void> check_saved_window(const nlohmann::json& window, size_t index);
+
 // All windows, or the one whose window_id is `window_id` (invalid_argument
-// when there is none).
+// when there is none), each checked.
 Result<std::vector<nlohmann::json>> select_windows(const TraceFile& file, std::optional<uint64_t> window_id);
+
+// The same for a trace opened with check_saved_window: the indices of the
+// windows to show.
+Result<std::vector<size_t>> select_window_indices(const SavedTrace& trace, std::optional<uint64_t> window_id);
 
 enum class ShowNodeKind : uint8_t {
   function,       // the root, or a static callee of its parent (direct call or tail jump)

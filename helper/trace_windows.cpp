@@ -15,6 +15,15 @@ uint64_t TraceWindow::missing_events() const {
 }
 
 void WindowCollector::apply_results(const std::map<uint64_t, xref_window_result>& results) {
+  // Not open at the end, no end record, no result: the window ended while
+  // its end record was lost, and its result did not survive either.
+  for (auto& [window_id, window] : windows_) {
+    if (window.ended || results.count(window_id)) continue;
+    window.ended = true;
+    window.end_status = 0;
+    window.end_record_lost = true;
+    window.loss_unattributed = true;
+  }
   for (const auto& [window_id, result] : results) {
     TraceWindow& window = windows_[window_id];
     window.window_id = window_id;
@@ -26,6 +35,16 @@ void WindowCollector::apply_results(const std::map<uint64_t, xref_window_result>
       window.end_record_lost = true;
     }
   }
+}
+
+void WindowCollector::release(uint64_t window_id) {
+  auto found = windows_.find(window_id);
+  if (found == windows_.end()) return;
+  ++released_.windows;
+  released_.complete += found->second.complete() ? 1 : 0;
+  released_.events += found->second.events.size();
+  events_held_ -= found->second.events.size();
+  windows_.erase(found);
 }
 
 void WindowCollector::mark_possible_loss(uint64_t window_id) {
@@ -53,6 +72,14 @@ std::optional<uint64_t> WindowCollector::add(const xref_trace_event& record) {
     window.end_inferred = (record.flags & XREF_EVENT_F_INFERRED) != 0;
     return record.window_id;
   }
+  // Past the bound, an event is counted, not kept: its sequence number
+  // stays a gap, so the window shows the loss.
+  if (events_held_ >= max_events_held_) {
+    ++window.events_not_kept;
+    ++events_not_kept_;
+    return std::nullopt;
+  }
+  ++events_held_;
   TraceEvent event;
   event.seq = record.seq;
   event.type = record.type;

@@ -58,31 +58,64 @@ struct TraceWindow {
   // Events were lost while the window was open, but which and how many of
   // them is unknown (tracefs: the kernel counts loss per CPU only).
   bool loss_unattributed = false;
+  // Events received but not kept: the collector held its bound of events.
+  uint64_t events_not_kept = 0;
 
   uint64_t first_timestamp_ns() const { return events.empty() ? 0 : events.front().timestamp_ns; }
   // Sequence numbers never received: lost events, including a lost end.
   uint64_t missing_events() const;
+  // Some event of the window is known (or, tracefs, may be) missing.
+  bool has_loss() const {
+    return lost_reported > 0 || missing_events() > 0 || loss_unattributed || events_not_kept > 0;
+  }
+  // The start call returned (or the stop was reached) and nothing was lost.
+  bool complete() const { return ended && end_status == XREF_WINDOW_COMPLETE && !has_loss(); }
+};
+
+// What the windows taken out of a collector (release) still count for.
+struct WindowTally {
+  uint64_t windows = 0;
+  uint64_t complete = 0;
+  uint64_t events = 0;
 };
 
 class WindowCollector {
  public:
-  explicit WindowCollector(const TracePlan& plan) : plan_(plan) {}
+  // Events held at once, in the windows not released (about 100 bytes
+  // each): past it, events are counted, not kept, and their windows show
+  // the gap. A window that never ends cannot take all memory.
+  static constexpr uint64_t kMaxEventsHeld = 2000000;
+
+  explicit WindowCollector(const TracePlan& plan, uint64_t max_events_held = kMaxEventsHeld)
+      : plan_(plan), max_events_held_(max_events_held) {}
 
   // Adds one ring-buffer record; returns the window id when it ended a window.
   std::optional<uint64_t> add(const xref_trace_event& record);
 
+  // The windows held: open ones, and ended ones not released yet.
   const std::map<uint64_t, TraceWindow>& windows() const { return windows_; }
-  // Final word from BPF: exact loss per window and how each ended, even when
-  // the end record (or every record) of a window was lost.
+  // Drops a window whose output is done, keeping only its counts, so a
+  // streaming output holds the open windows, not the whole run.
+  void release(uint64_t window_id);
+  const WindowTally& released() const { return released_; }
+  // Final word from the engine on the windows whose end record did not
+  // come: the open ones, and those that ended while their end record was
+  // lost (exact loss, how each ended). Any other window without an end
+  // ended with its status unknown.
   void apply_results(const std::map<uint64_t, xref_window_result>& results);
   // Loss happened somewhere while the window was open (see loss_unattributed).
   void mark_possible_loss(uint64_t window_id);
   uint64_t events_received() const { return events_received_; }
   uint64_t unparsed_events() const { return unparsed_events_; }
+  uint64_t events_not_kept() const { return events_not_kept_; }
 
  private:
   const TracePlan& plan_;
+  const uint64_t max_events_held_;
   std::map<uint64_t, TraceWindow> windows_;
+  WindowTally released_;
+  uint64_t events_held_ = 0;
+  uint64_t events_not_kept_ = 0;
   uint64_t events_received_ = 0;
   uint64_t unparsed_events_ = 0;
 };

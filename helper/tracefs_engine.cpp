@@ -15,11 +15,14 @@
 #include "tracefs_records.h"
 #include "tracefs_ring.h"
 #include "tracefs_threads.h"
+#include "tracefs_watchdog.h"
 #include "window_machine.h"
 #include "monotonic_clock.h"
 
 namespace xref {
 namespace {
+
+constexpr size_t kPagesPerRound = 64;  // per CPU, while the probes are in
 
 Error with_prefix(Error error, const std::string& prefix) {
   error.message = prefix + error.message;
@@ -33,8 +36,9 @@ class TracefsEngine : public TraceEngine {
         plan_(plan),
         options_(options),
         sink_(sink),
-        group_(tracefs_group_name(options.helper_pid)),
-        instance_name_(tracefs_instance_name(options.helper_pid)),
+        owner_(tracefs_owner_of_process(options.helper_pid)),
+        group_(tracefs_group_name(owner_)),
+        instance_name_(tracefs_instance_name(owner_)),
         threads_(tracefs, options.pid),
         machine_(plan, WindowMachineOptions{options.max_events, options.max_windows}),
         loss_(0) {}
@@ -45,17 +49,18 @@ class TracefsEngine : public TraceEngine {
   Result<void> start();
 
   const std::string& backend() const override { return backend_; }
-  Result<void> drain() override;
+  Result<bool> drain() override;
   TraceCounters counters() const override;
   void detach() override;
   std::map<uint64_t, xref_window_result> window_results() const override { return machine_.window_results(); }
-  std::vector<std::pair<std::string, std::string>> details() const override;
+  std::vector<std::pair<std::string, nlohmann::json>> details() const override;
 
  private:
   // Reads what the buffers hold; returns the timestamp below which every
   // record has been read (everything, unless a CPU was cut short).
   uint64_t read_records();
   void deliver(const xref_trace_event& record);
+  Result<void> start_watchdog();
   void cleanup();
 
   Tracefs tracefs_;
@@ -63,10 +68,12 @@ class TracefsEngine : public TraceEngine {
   TracefsEngineOptions options_;
   EventSink& sink_;
   const std::string backend_ = "tracefs";
+  TracefsOwner owner_;
   std::string group_;
   std::string instance_name_;
   std::vector<std::string> paths_;  // per plan module
   ReapReport reaped_;
+  std::optional<TracefsWatchdog> watchdog_;
   bool group_defined_ = false;
   std::optional<TracefsInstance> instance_;
   RingPageLayout page_layout_;
@@ -78,6 +85,7 @@ class TracefsEngine : public TraceEngine {
   LossTimeline loss_;
   uint64_t previous_round_ns_ = 0;
   bool detached_ = false;
+  bool round_capped_ = false;  // the last round left pages unread
   std::map<uint64_t, uint64_t> open_windows_;  // window id -> its first timestamp
   uint64_t excluded_other_tgid_ = 0;
   uint64_t ambiguous_tid_ = 0;
@@ -85,12 +93,13 @@ class TracefsEngine : public TraceEngine {
 };
 
 Result<void> TracefsEngine::start() {
-  reaped_ = reap_tracefs_leftovers(tracefs_, options_.helper_pid);
+  reaped_ = reap_tracefs_leftovers(tracefs_, owner_);
   for (const PlanModule& module : plan_.modules) {
     auto path = tracefs_probe_path(*module.module, options_.pid);
     if (!path) return path.error();
     paths_.push_back(*path);
   }
+  if (auto watched = start_watchdog(); !watched) return watched;
 
   group_defined_ = true;  // from here on, cleanup removes whatever part got defined
   if (auto defined = define_tracefs_probes(tracefs_, plan_, group_, paths_); !defined) return defined.error();
@@ -127,10 +136,27 @@ Result<void> TracefsEngine::start() {
   return {};
 }
 
+// Before anything is defined: from the first event on, a crash of this
+// process leaves nothing behind.
+Result<void> TracefsEngine::start_watchdog() {
+  TracefsWatchdogPlan plan{tracefs_.path("instances/" + instance_name_), tracefs_.path("uprobe_events"), {}};
+  for (size_t index = 0; index < plan_.probes.size(); ++index) {
+    if (plan_.probes[index].head) plan.event_removals.push_back("-:" + group_ + "/" + tracefs_event_name(index) + "\n");
+  }
+  auto watchdog = TracefsWatchdog::start(std::move(plan));
+  if (!watchdog) return watchdog.error();
+  watchdog_.emplace(std::move(*watchdog));
+  return {};
+}
+
 uint64_t TracefsEngine::read_records() {
   threads_.refresh();
   std::map<int, uint64_t> last_read;  // per CPU, the newest stamp read
-  const size_t max_pages = 2 * options_.ringbuf_bytes / instance_->page_size() + 16;
+  // While probes are in, a round reads a bounded number of pages per CPU,
+  // so the caller's deadline and signals come round however busy the
+  // target is; after the detach, all of them.
+  const size_t all_pages = 2 * options_.ringbuf_bytes / instance_->page_size() + 16;
+  const size_t max_pages = detached_ ? all_pages : std::min(all_pages, kPagesPerRound);
   auto read = readers_.read_available(max_pages, [&](int cpu, std::span<const uint8_t> page) {
     const RingPageSummary summary = parse_ring_page(page, page_layout_, [&](uint64_t timestamp,
                                                                              std::span<const uint8_t> record) {
@@ -149,6 +175,7 @@ uint64_t TracefsEngine::read_records() {
     if (summary.malformed) ++unparsed_;
   });
   if (!read) return 0;  // a CPU not read at all: release nothing this round
+  round_capped_ = *read > 0;
   if (*read == 0) return HitMerger::everything;
   // A CPU cut short still holds records: nothing stamped after what was
   // read of it may be released yet. Which CPU it was is not known, so the
@@ -160,8 +187,8 @@ uint64_t TracefsEngine::read_records() {
   return complete_below;
 }
 
-Result<void> TracefsEngine::drain() {
-  if (!instance_) return {};
+Result<bool> TracefsEngine::drain() {
+  if (!instance_) return false;
   const uint64_t round_ns = monotonic_ns();
   uint64_t complete_below = read_records();
   // After the detach nothing is written any more: read until the buffers
@@ -181,7 +208,7 @@ Result<void> TracefsEngine::drain() {
       if (loss_.during(first_ns, HitMerger::everything)) sink_.windows().mark_possible_loss(window_id);
     }
   }
-  return {};
+  return !detached_ && round_capped_;
 }
 
 void TracefsEngine::deliver(const xref_trace_event& record) {
@@ -220,16 +247,16 @@ TraceCounters TracefsEngine::counters() const {
   return counters;
 }
 
-std::vector<std::pair<std::string, std::string>> TracefsEngine::details() const {
-  std::vector<std::pair<std::string, std::string>> facts = {
+std::vector<std::pair<std::string, nlohmann::json>> TracefsEngine::details() const {
+  std::vector<std::pair<std::string, nlohmann::json>> facts = {
       {"instance", instance_name_},
       {"event_group", group_},
       {"probe_path", paths_.empty() ? std::string() : paths_.front()},
       {"reader", "per_cpu_trace_pipe_raw"},
       {"clock", "mono"},
       {"tgid_filter", "user_space"},
-      {"reaped_instances", std::to_string(reaped_.instances.size())},
-      {"reaped_groups", std::to_string(reaped_.groups.size())},
+      {"reaped_instances", reaped_.instances.size()},
+      {"reaped_groups", reaped_.groups.size()},
   };
   for (size_t i = 1; i < paths_.size(); ++i) facts.emplace_back("probe_path_" + std::to_string(i), paths_[i]);
   if (!reaped_.failures.empty()) facts.emplace_back("reap_failure", reaped_.failures.front());
@@ -238,15 +265,20 @@ std::vector<std::pair<std::string, std::string>> TracefsEngine::details() const 
 
 void TracefsEngine::cleanup() {
   readers_.close();  // an open file of the instance keeps it from being removed
+  bool removed = true;
   if (instance_) {
     detach();
-    (void)instance_->remove();
+    removed = instance_->remove().ok();
     instance_.reset();
   }
   if (group_defined_) {
-    (void)remove_tracefs_group(tracefs_, group_);
+    removed = remove_tracefs_group(tracefs_, group_).failed == 0 && removed;
     group_defined_ = false;
   }
+  // All gone: the watchdog exits untouched. Else it removes what is left
+  // as soon as it is let go, with nothing of this process holding it.
+  if (watchdog_ && removed) watchdog_->release();
+  watchdog_.reset();
 }
 
 }  // namespace

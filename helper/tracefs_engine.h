@@ -4,9 +4,10 @@
 // per-CPU raw ring buffers are read without blocking (tracefs_ring.h),
 // decoded (tracefs_records.h), kept to the target's threads
 // (tracefs_threads.h), merged by timestamp and run through the C++ port of
-// the BPF window state machine (window_machine.h). Leftovers of dead
-// helpers are reaped at start (tracefs_reaper.h); ours are removed on
-// every exit path the process lives through.
+// the BPF window state machine (window_machine.h). Ours are removed on
+// every exit path the process lives through, and by a watchdog process
+// when it dies (tracefs_watchdog.h); what a helper and its watchdog both
+// left is reaped at the next start (tracefs_reaper.h).
 #pragma once
 
 #include <sys/types.h>
@@ -21,7 +22,7 @@ namespace xref {
 
 struct TracefsEngineOptions {
   pid_t pid = 0;                      // the target
-  pid_t helper_pid = 0;               // names our instance and event group
+  pid_t helper_pid = 0;               // with its start time, names our instance and event group
   uint64_t ringbuf_bytes = 4u << 20;  // per CPU
   uint64_t max_events = 0;
   uint64_t max_windows = 0;

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 namespace xref {
 
@@ -18,10 +19,19 @@ Error tracefs_error(const std::string& what, const std::string& path, int error_
 }
 
 Result<Tracefs> Tracefs::open() {
+  // tracefs is mode 0700 root: for anyone else, a mounted tracefs cannot
+  // even be looked into, which is not the same as not mounted.
+  std::optional<Error> denied;
   for (const char* root : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}) {
     const std::string events = std::string(root) + "/uprobe_events";
     if (access(events.c_str(), F_OK) == 0) return Tracefs(root);
+    if ((errno == EACCES || errno == EPERM) && !denied) {
+      denied = make_error(ErrorCode::permission_denied,
+                          "cannot reach " + events + ": " + std::strerror(errno) + " (tracefs is open to root only)",
+                          "run xref as root");
+    }
   }
+  if (denied) return *denied;
   if (access("/sys/kernel/tracing/README", F_OK) == 0) {
     return make_error(ErrorCode::unsupported, "this kernel has no uprobe_events (CONFIG_UPROBE_EVENTS is off)",
                       "use a BPF backend, or a kernel built with uprobe events");

@@ -1,4 +1,4 @@
-// xref's private ftrace instance, instances/xref-<helper pid>: its own
+// xref's private ftrace instance, instances/xref-<helper pid>-<start>: its own
 // per-CPU ring buffers, clock and switches, so the global trace buffer and
 // other tracers are never touched. Events defined in uprobe_events appear
 // in every instance; only the ones enabled here record into it.

@@ -47,8 +47,6 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 }  // namespace
 
-std::string tracefs_group_name(pid_t helper_pid) { return "xref_" + std::to_string(helper_pid); }
-std::string tracefs_instance_name(pid_t helper_pid) { return "xref-" + std::to_string(helper_pid); }
 std::string tracefs_event_name(size_t probe_index) { return "p" + std::to_string(probe_index); }
 
 PlannedProbe tracefs_event_probe(const TracePlan& plan, size_t head) {

@@ -1,8 +1,8 @@
 // The uprobe events of one tracefs trace: one event per planned probe, all
-// in the group xref_<helper pid>, named p<probe index>, defined in the
-// global uprobe_events file:
-//   p:xref_4242/p0 /path/to/exe:0x1c20 sp=%sp ra=+0(%sp):x64 id=+0(%di):u64
-//   r:xref_4242/p7 /path/to/exe:0x1c20 sp=%sp ret=%ax:u64      (--uretprobes)
+// in the group xref_<helper pid>_<its start time> (tracefs_owner.h), named
+// p<probe index>, defined in the global uprobe_events file:
+//   p:xref_4242_81234/p0 /path/to/exe:0x1c20 sp=%sp ra=+0(%sp):x64 id=+0(%di):u64
+//   r:xref_4242_81234/p7 /path/to/exe:0x1c20 sp=%sp ret=%ax:u64      (--uretprobes)
 // Every event records the stack pointer (frames are identified by it),
 // entries the return address at sp, then the probe's own fetches.
 #pragma once
@@ -18,9 +18,7 @@
 
 namespace xref {
 
-std::string tracefs_group_name(pid_t helper_pid);     // "xref_4242"
-std::string tracefs_instance_name(pid_t helper_pid);  // "xref-4242"
-std::string tracefs_event_name(size_t probe_index);   // "p17"
+std::string tracefs_event_name(size_t probe_index);  // "p17"
 
 // The names of xref's own arguments in a probe's event: "sp" and "ra",
 // unless one of the probe's fetches is already called that. `ra` is empty

@@ -1,6 +1,8 @@
-// Leftovers of tracefs helpers that died without cleaning up (SIGKILL, a
-// crash): their instance xref-<PID> and their uprobe event group xref_<PID>.
-// Removed when PID is not a live xref helper; nothing else is touched.
+// Leftovers of tracefs helpers that died without cleaning up and whose
+// watchdog could not either (both killed, e.g. by SIGKILL to the process
+// group): their instance xref-<PID>-<start> and their uprobe event group
+// xref_<PID>_<start>. Removed when that process no longer runs; nothing
+// else is touched.
 #pragma once
 
 #include <sys/types.h>
@@ -9,15 +11,9 @@
 #include <vector>
 
 #include "tracefs_fs.h"
+#include "tracefs_owner.h"
 
 namespace xref {
-
-// /proc/PID exists and its comm is "xref", or it runs this executable
-// (a helper started under another name).
-bool is_live_xref_helper(pid_t pid);
-
-// "xref_123" (prefix "xref_") or "xref-123" (prefix "xref-") -> 123; 0 otherwise.
-pid_t xref_owner_pid(const std::string& name, const std::string& prefix);
 
 struct ReapReport {
   std::vector<std::string> instances;  // removed
@@ -25,8 +21,9 @@ struct ReapReport {
   std::vector<std::string> failures;   // what could not be removed, and why
 };
 
-// Reaps the leftovers of dead helpers, and any of `self` (a dead helper
-// whose PID this process now has).
-ReapReport reap_tracefs_leftovers(const Tracefs& tracefs, pid_t self);
+// Reaps the leftovers of owners that are gone, and any under `self`'s PID
+// (a dead helper whose PID this process now has, or an earlier trace of
+// this one that could not remove its own).
+ReapReport reap_tracefs_leftovers(const Tracefs& tracefs, const TracefsOwner& self);
 
 }  // namespace xref

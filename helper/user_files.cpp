@@ -115,7 +115,7 @@ struct Opened {
 
 Opened open_directly(const std::string& path, int flags, mode_t mode) {
   Opened opened;
-  opened.fd.reset(::open(path.c_str(), flags | O_CLOEXEC, mode));
+  opened.fd.reset(::open(path.c_str(), flags | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, mode));
   if (!opened.fd) opened.error = errno;
   return opened;
 }
@@ -155,15 +155,19 @@ Opened ask_opener(const std::string& path, int flags, mode_t mode) {
   }
   if (got != static_cast<ssize_t>(sizeof error)) return {UniqueFd(), kOpenerGone};
   if (error != 0 || !opened.fd) return {UniqueFd(), error != 0 ? error : kOpenerGone};
-  if (!(flags & (O_NONBLOCK | O_PATH))) {
+  return opened;
+}
+
+// Either way the open never blocks (a FIFO without a writer, a device that
+// waits for carrier); O_NONBLOCK is taken off again unless the caller asked
+// for it.
+Opened open_with_user_rights(const std::string& path, int flags, mode_t mode) {
+  Opened opened = opener == nullptr ? open_directly(path, flags, mode) : ask_opener(path, flags, mode);
+  if (opened.fd && !(flags & (O_NONBLOCK | O_PATH))) {
     const int status = fcntl(opened.fd.get(), F_GETFL);
     if (status >= 0) fcntl(opened.fd.get(), F_SETFL, status & ~O_NONBLOCK);
   }
   return opened;
-}
-
-Opened open_with_user_rights(const std::string& path, int flags, mode_t mode) {
-  return opener == nullptr ? open_directly(path, flags, mode) : ask_opener(path, flags, mode);
 }
 
 // A copy of `fd` numbered 10 or more (`fd` is closed): above whatever xref
@@ -239,18 +243,6 @@ Result<std::optional<struct stat>> stat_user_file(const std::string& path) {
   struct stat status {};
   if (fstat(opened.fd.get(), &status) != 0) return open_error(path, errno);
   return std::optional<struct stat>{status};
-}
-
-Result<ElfImage> open_user_elf(const std::string& path) {
-  auto fd = open_user_file(path, O_RDONLY);
-  if (!fd) return fd.error();
-  return ElfImage::open_descriptor(std::move(*fd), path);
-}
-
-Result<FileIdentity> identity_of(int fd, const std::string& path) {
-  struct stat status {};
-  if (fstat(fd, &status) != 0) return open_error(path, errno);
-  return FileIdentity{status.st_dev, status.st_ino};
 }
 
 }  // namespace xref

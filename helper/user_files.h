@@ -1,5 +1,7 @@
 // Files the user names: --bin, --mark-file, saved traces, trace export's
-// -o. Under sudo (sudo_user.h) xref runs as root for a user who is not, so
+// -o. This is the one place that opens them (files read as input go
+// through input_file.h, which adds its checks to what is opened here).
+// Under sudo (sudo_user.h) xref runs as root for a user who is not, so
 // each of them is opened with that user's rights: a root-only file stays
 // closed, and a path the user cannot reach fails the same way whether or
 // not it exists. Outside sudo they are opened directly.
@@ -18,7 +20,6 @@
 #include <optional>
 #include <string>
 
-#include "elf_image.h"
 #include "result.h"
 #include "sudo_user.h"
 #include "unique_fd.h"
@@ -33,8 +34,11 @@ Result<void> act_for_sudo_user(const SudoUser& user);
 // The user set by act_for_sudo_user, if any.
 const std::optional<SudoUser>& acting_sudo_user();
 
-// open(2) of `path` with `flags` (O_CLOEXEC added) and `mode`, with the
-// user's rights. Errors: permission_denied (EACCES, EPERM) or file_error,
+// open(2) of `path` with `flags` (O_CLOEXEC and O_NOCTTY added) and
+// `mode`, with the user's rights. The open never blocks (O_NONBLOCK, taken
+// off the descriptor again unless `flags` has it): a FIFO without a writer
+// opens at once for reading, and fails (ENXIO) for writing without a
+// reader. Errors: permission_denied (EACCES, EPERM) or file_error,
 // "PATH: REASON"; internal when the opener is gone.
 Result<UniqueFd> open_user_file(const std::string& path, int flags, mode_t mode = 0666);
 
@@ -42,15 +46,11 @@ Result<UniqueFd> open_user_file(const std::string& path, int flags, mode_t mode 
 // nothing (ENOENT); other failures as open_user_file.
 Result<std::optional<struct stat>> stat_user_file(const std::string& path);
 
-// The ELF image at `path`, opened with the user's rights (--bin).
-Result<ElfImage> open_user_elf(const std::string& path);
-
 // A file's device and inode: what makes two names the same file.
 struct FileIdentity {
   dev_t dev = 0;
   ino_t ino = 0;
   bool operator==(const FileIdentity&) const = default;
 };
-Result<FileIdentity> identity_of(int fd, const std::string& path);
 
 }  // namespace xref

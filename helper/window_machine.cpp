@@ -88,7 +88,8 @@ std::optional<xref_trace_event> WindowMachine::reserve_event(const Current& curr
                                                              uint8_t type) {
   const uint64_t seq = window.seq;
   window.seq = seq + 1;
-  if (options_.max_events && events_emitted_++ >= options_.max_events) {
+  // --max-events counts the events a user sees, not the end records.
+  if (options_.max_events && type != XREF_EVENT_WINDOW_END && events_emitted_++ >= options_.max_events) {
     stop_emitting(XREF_STOP_MAX_EVENTS);
     return std::nullopt;
   }
@@ -144,6 +145,7 @@ void WindowMachine::close_window(const Current& current, xref_thread_window& win
     event->function_id = function_id;
     event->flags = flags;
     current.emit(*event);
+    results_.erase(window.window_id);  // the end record says all the result did: open windows stay
   }
   threads_.erase(current.hit.tid);
   const uint64_t closed = ++windows_closed_;
@@ -250,11 +252,9 @@ void WindowMachine::open_window(const Current& current, const Probe& probe, xref
   std::memset(&window, 0, sizeof window);
   window.window_id = window_id;
   window.start_sp = current.hit.sp;
-  if (results_.size() < XREF_TRACE_MAX_THREADS) {
-    xref_window_result result{};
-    result.tid = current.hit.tid;
-    results_[window_id] = result;
-  }
+  xref_window_result result{};
+  result.tid = current.hit.tid;
+  results_[window_id] = result;
   window.start_ns = current.hit.timestamp_ns;
   emit_entry(current, window, probe, values, XREF_EVENT_F_WINDOW_BEGIN, current.hit.sp, XREF_FRAME_F_BY_RET);
 }

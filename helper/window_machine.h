@@ -54,8 +54,8 @@ class WindowMachine {
   void hit(const ProbeHit& hit, const Emit& emit);
 
   TraceCounters counters() const;
-  // Every window opened, with its end status (0 while open), as the BPF
-  // window_results map holds them.
+  // The windows whose end record has not gone out (open ones), with their
+  // loss, as the BPF window_results map holds them.
   const std::map<uint64_t, xref_window_result>& window_results() const { return results_; }
   bool stopped() const { return stopped_; }
   size_t open_windows() const { return threads_.size(); }

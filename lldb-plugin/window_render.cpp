@@ -141,7 +141,8 @@ std::string window_status_text(const nlohmann::json& window) {
   else if (status == "unwound") why = "unwound: the start frame was left by unwinding";
   else if (status == "open_at_stop") why = "still open when the trace stopped";
   else if (status == "target_exited") why = "the process exited";
-  else if (status != "complete") why = status;
+  else if (status == "unknown") why = "ended, but its end record was lost";
+  else if (status != "complete" && status != "incomplete") why = status;
   if (possible_loss) why += std::string(why.empty() ? "" : ", ") + "events may be missing";
   return "incomplete (" + why + ")";
 }

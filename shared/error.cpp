@@ -18,6 +18,9 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::elf_error: return "elf_error";
     case ErrorCode::not_an_instruction: return "not_an_instruction";
     case ErrorCode::breakpoint_collision: return "breakpoint_collision";
+    case ErrorCode::limit_exceeded: return "limit_exceeded";
+    case ErrorCode::unsupported_regex: return "unsupported_regex";
+    case ErrorCode::pid_is_thread: return "pid_is_thread";
   }
   return "internal";
 }
@@ -39,6 +42,9 @@ int error_exit_status(ErrorCode code) {
     case ErrorCode::elf_error: return 12;
     case ErrorCode::not_an_instruction: return 13;
     case ErrorCode::breakpoint_collision: return 14;
+    case ErrorCode::limit_exceeded: return 15;
+    case ErrorCode::unsupported_regex: return 16;
+    case ErrorCode::pid_is_thread: return 17;
   }
   return 1;
 }

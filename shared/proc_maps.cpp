@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "hex.h"
+#include "ptrace_access.h"
 
 namespace xref {
 namespace {
@@ -130,8 +131,8 @@ Result<std::vector<MapEntry>> read_maps(pid_t pid) {
     if (saved == ENOENT || saved == ESRCH) {
       return make_error(ErrorCode::process_exited, "process " + std::to_string(pid) + " has exited");
     }
-    return make_error(saved == EACCES ? ErrorCode::permission_denied : ErrorCode::file_error,
-                      path + ": " + std::strerror(saved), "run xref as root or as the target's user");
+    if (saved == EACCES || saved == EPERM) return ptrace_access_denied(pid, path, saved);
+    return make_error(ErrorCode::file_error, path + ": " + std::strerror(saved));
   }
   std::ostringstream content;
   content << file.rdbuf();

@@ -12,6 +12,7 @@
 
 #include "elf_image.h"
 #include "file_digest.h"
+#include "ptrace_access.h"
 
 namespace xref {
 namespace {
@@ -41,6 +42,17 @@ uid_t real_uid_from_status(const std::string& status) {
   const size_t at = status.find("\nUid:");
   if (at == std::string::npos) return 0;
   return static_cast<uid_t>(std::strtoul(status.c_str() + at + 5, nullptr, 10));
+}
+
+// The thread group (process) a thread ID belongs to: /proc/TID/status
+// Tgid, readable for any thread although /proc lists only processes; 0
+// when unknown.
+pid_t thread_group_of(pid_t tid) {
+  int error_number = 0;
+  const std::string status = read_small_file("/proc/" + pid_text(tid) + "/status", error_number);
+  const size_t at = status.find("\nTgid:");
+  if (error_number != 0 || at == std::string::npos) return 0;
+  return static_cast<pid_t>(std::strtol(status.c_str() + at + 6, nullptr, 10));
 }
 
 }  // namespace
@@ -80,7 +92,17 @@ Result<ProcessHandle> ProcessHandle::open(pid_t pid) {
       return make_error(ErrorCode::no_such_process, "no process with PID " + pid_text(pid),
                         "check the PID with `pgrep` or `ps`");
     }
-    return make_error(ErrorCode::internal, "pidfd_open(" + pid_text(pid) + "): " + std::strerror(errno));
+    // pidfd_open refuses a thread that does not lead its thread group
+    // (EINVAL; ENOENT since Linux 6.9).
+    const int saved = errno;
+    if (saved == EINVAL || saved == ENOENT) {
+      if (const pid_t leader = thread_group_of(pid); leader > 0 && leader != pid) {
+        return make_error(ErrorCode::pid_is_thread,
+                          pid_text(pid) + " is a thread ID: the thread belongs to process " + pid_text(leader),
+                          "pass the process's PID, " + pid_text(leader));
+      }
+    }
+    return make_error(ErrorCode::internal, "pidfd_open(" + pid_text(pid) + "): " + std::strerror(saved));
   }
 
   const std::string proc = "/proc/" + pid_text(pid);
@@ -105,11 +127,7 @@ Result<ProcessHandle> ProcessHandle::open(pid_t pid) {
   char link[4096];
   const ssize_t length = readlink((proc + "/exe").c_str(), link, sizeof link - 1);
   if (length < 0) {
-    if (errno == EACCES || errno == EPERM) {
-      return make_error(ErrorCode::permission_denied,
-                        "cannot read /proc/" + pid_text(pid) + "/exe: " + std::strerror(errno),
-                        "run xref as root or as the target's user (ptrace access is needed)");
-    }
+    if (errno == EACCES || errno == EPERM) return ptrace_access_denied(pid, proc + "/exe", errno);
     if (errno == ENOENT && handle.alive()) {
       return make_error(ErrorCode::not_a_user_process, "PID " + pid_text(pid) + " has no executable",
                         "xref traces user-space processes");

@@ -26,6 +26,9 @@ enum class ErrorCode {
   elf_error,           // a file is not a usable ELF image
   not_an_instruction,  // an address inside an instruction, not at its start
   breakpoint_collision,  // a probe would sit on an enabled debugger breakpoint location
+  limit_exceeded,        // an input over a safety limit: a file's size, JSON nesting
+  unsupported_regex,     // a regex construct without a linear-time match (a backreference)
+  pid_is_thread,         // the PID is a thread's ID, not its process's
 };
 
 struct Error {

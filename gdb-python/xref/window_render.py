@@ -160,6 +160,8 @@ def window_status_text(window):
         "unwound": "unwound: the start frame was left by unwinding",
         "open_at_stop": "still open when the trace stopped",
         "target_exited": "the process exited",
+        "unknown": "ended, but its end record was lost",
+        "incomplete": "",
         "complete": "",
     }.get(status, status)
     if possible_loss:

@@ -58,7 +58,7 @@ TEST(DoctorCli, ReportsWhatTheHostDoes) {
   XREF_REQUIRE(usable["tracefs_backend"] == true, "tracefs backend (uprobe_events and an ftrace instance)");
   XREF_REQUIRE(usable["mark_write_clock"] == true, "the --mark-file write clock (raw syscall tracepoints)");
   // The trial instance doctor created is removed again. The detail reads
-  // "TRACEFS_ROOT: uprobe_events writable, instances/xref-PID created ...".
+  // "TRACEFS_ROOT: uprobe_events writable, instances/xref-PID-START created ...".
   std::string backend_detail;
   for (const auto& check : document["data"]["checks"]) {
     if (check["name"] == "tracefs_backend") backend_detail = check["detail"];

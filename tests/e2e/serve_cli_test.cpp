@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "held_probes.h"
 #include "sample_target.h"
 #include "serve_client.h"
 #include "trace_harness.h"
@@ -39,88 +40,8 @@ nlohmann::json trace_start(ServeClient& helper, pid_t pid, std::vector<std::stri
   return helper.request("session.start", {{"argv", argv}, {"context", {{"pid", pid}}}});
 }
 
-// The probes one helper holds in one target, as the kernel lists them in
-// the helper's /proc/PID/fdinfo: uprobe_multi link ids and file offsets.
-struct HeldProbes {
-  std::vector<uint64_t> link_ids;
-  std::vector<uint64_t> offsets;
-  std::string path;
-};
-
-HeldProbes held_probes(pid_t helper, pid_t target) {
-  HeldProbes held;
-  const std::string fd_dir = "/proc/" + std::to_string(helper) + "/fdinfo";
-  for (const auto& entry : std::filesystem::directory_iterator(fd_dir)) {
-    std::ifstream info(entry.path());
-    std::string line, type, path;
-    uint64_t link_id = 0;
-    pid_t pid = 0;
-    std::vector<uint64_t> offsets;
-    bool table = false;
-    while (std::getline(info, line)) {
-      std::istringstream fields(line);
-      std::string key;
-      fields >> key;
-      if (key == "link_type:") fields >> type;
-      else if (key == "link_id:") fields >> link_id;
-      else if (key == "pid:") fields >> pid;
-      else if (key == "path:") fields >> path;
-      else if (key == "cookie") table = true;
-      else if (table) {
-        std::string offset;
-        if (fields >> offset) offsets.push_back(std::stoull(offset, nullptr, 16));
-      }
-    }
-    if (type != "uprobe_multi" || pid != target) continue;
-    held.link_ids.push_back(link_id);
-    held.offsets.insert(held.offsets.end(), offsets.begin(), offsets.end());
-    held.path = path;
-  }
-  return held;
-}
-
 bool link_exists(uint64_t id) {
   return std::system(("bpftool link show id " + std::to_string(id) + " >/dev/null 2>&1").c_str()) == 0;
-}
-
-// The byte at each probed file offset, read from the target's memory
-// through its mapping of the file, and from the file itself.
-struct CodeBytes {
-  std::vector<int> in_memory;
-  std::vector<int> in_file;
-};
-
-CodeBytes code_bytes(pid_t target, const HeldProbes& held) {
-  struct Mapping {
-    uint64_t start, end, offset;
-  };
-  std::vector<Mapping> mappings;
-  for (const auto& line : command_lines("cat /proc/" + std::to_string(target) + "/maps")) {
-    std::istringstream fields(line);
-    std::string range, perms, offset, dev, inode, path;
-    if (!(fields >> range >> perms >> offset >> dev >> inode >> path) || path != held.path) continue;
-    const size_t dash = range.find('-');
-    mappings.push_back({std::stoull(range.substr(0, dash), nullptr, 16), std::stoull(range.substr(dash + 1), nullptr, 16),
-                        std::stoull(offset, nullptr, 16)});
-  }
-  CodeBytes bytes;
-  const int memory = open(("/proc/" + std::to_string(target) + "/mem").c_str(), O_RDONLY);
-  const int file = open(held.path.c_str(), O_RDONLY);
-  for (uint64_t offset : held.offsets) {
-    unsigned char in_memory = 0, in_file = 0;
-    for (const Mapping& mapping : mappings) {
-      if (offset >= mapping.offset && offset < mapping.offset + (mapping.end - mapping.start)) {
-        const uint64_t live = mapping.start + (offset - mapping.offset);
-        if (pread(memory, &in_memory, 1, static_cast<off_t>(live)) != 1) in_memory = 0;
-      }
-    }
-    if (pread(file, &in_file, 1, static_cast<off_t>(offset)) != 1) in_file = 0;
-    bytes.in_memory.push_back(in_memory);
-    bytes.in_file.push_back(in_file);
-  }
-  close(memory);
-  close(file);
-  return bytes;
 }
 
 // While attached the probed instructions are patched (int3, or a call on a
@@ -129,13 +50,13 @@ CodeBytes code_bytes(pid_t target, const HeldProbes& held) {
 void expect_attached(pid_t target, const HeldProbes& held) {
   ASSERT_FALSE(held.link_ids.empty()) << "no uprobe_multi link into PID " << target;
   ASSERT_FALSE(held.offsets.empty());
-  const CodeBytes bytes = code_bytes(target, held);
+  const CodeBytes bytes = code_bytes(target, held.path, held.offsets);
   EXPECT_NE(bytes.in_memory, bytes.in_file) << "the probes should show in the target's code";
 }
 
 void expect_nothing_attached(pid_t target, const HeldProbes& held) {
   for (uint64_t id : held.link_ids) EXPECT_FALSE(link_exists(id)) << "link " << id << " is still there";
-  const CodeBytes bytes = code_bytes(target, held);
+  const CodeBytes bytes = code_bytes(target, held.path, held.offsets);
   EXPECT_EQ(bytes.in_memory, bytes.in_file) << "a probed instruction still differs from the file";
   for (int byte : bytes.in_memory) EXPECT_NE(byte, 0xcc);
 }
@@ -223,6 +144,38 @@ TEST(ServeCli, HandshakeFirstAndProtocolErrorsKeepTheHelperUp) {
   // shutdown answers, then the helper exits with its stdin still open.
   EXPECT_EQ(helper.request("shutdown")["result"], nlohmann::json::object());
   EXPECT_EQ(helper.read_to_end().size(), 0u);
+  EXPECT_EQ(helper.wait(), 0);
+}
+
+// Nesting parses fine but copying and dumping recurse per level: ~300k
+// levels in one line crashed the helper. Each such line is a parse_error
+// now, and the helper answers the next request.
+TEST(ServeCli, DeeplyNestedLinesAreAnsweredAndTheHelperGoesOn) {
+  ServeClient helper;
+  ASSERT_NO_FATAL_FAILURE(handshake(helper));
+  auto objects = [](int levels) {
+    std::string text;
+    for (int level = 0; level < levels; ++level) text += "{\"a\":";
+    return text;
+  };
+  const std::string arrays = std::string(300000, '[') + std::string(300000, ']');
+  const std::vector<std::string> lines = {
+      std::string(300000, '['), objects(200000),
+      "{\"id\": 5, \"method\": \"sessions\", \"params\": {\"x\": " + arrays + "}}"};
+  for (const std::string& line : lines) {
+    helper.send_raw(line + "\n");
+    const auto answer = helper.read();
+    EXPECT_EQ(answer["error"]["code"], "parse_error") << answer.dump();
+    EXPECT_TRUE(answer["id"].is_null());
+    EXPECT_NE(answer["error"]["message"].get<std::string>().find("nested deeper than 256 levels"), std::string::npos);
+    EXPECT_EQ(helper.request("sessions")["result"]["sessions"], nlohmann::json::array());
+  }
+  // 300k `{"a":` are 1.5 MB: over the line limit, answered as such.
+  helper.send_raw(objects(300000) + "\n");
+  EXPECT_EQ(helper.read()["error"]["code"], "message_too_large");
+  EXPECT_EQ(helper.request("sessions")["result"]["sessions"], nlohmann::json::array());
+  EXPECT_EQ(kill(helper.pid(), 0), 0);
+  EXPECT_EQ(helper.request("shutdown")["result"], nlohmann::json::object());
   EXPECT_EQ(helper.wait(), 0);
 }
 

@@ -126,7 +126,9 @@ TEST(TraceExportCli, SeveralThreadsGetOneTrackEachWithStrictlyNestedSlices) {
 }
 
 // `-o` naming the input, by any name (itself, a symlink, a hard link, another
-// spelling of the path), is refused and the input is left byte for byte.
+// spelling of the path), is refused and the input is left byte for byte:
+// export reads its input back window by window while it writes, so writing
+// over it would destroy the trace being exported.
 TEST(TraceExportCli, OutputThatIsTheInputIsRefusedAndTheInputKept) {
   char name[] = "/tmp/xref-export-same-XXXXXX";
   const std::string directory = mkdtemp(name);
@@ -154,7 +156,9 @@ TEST(TraceExportCli, OutputThatIsTheInputIsRefusedAndTheInputKept) {
   const XrefRun run = run_xref({"trace", "export", input, "-o", other});
   EXPECT_EQ(run.exit_status, 0) << run.err;
   std::ifstream written(other);
-  EXPECT_TRUE(nlohmann::json::parse(written).contains("traceEvents"));
+  const nlohmann::json timeline = nlohmann::json::parse(written);
+  ASSERT_TRUE(timeline.contains("traceEvents"));
+  EXPECT_EQ(timeline["traceEvents"][0]["name"], "window 1");
   EXPECT_EQ(contents(), original);
   std::filesystem::remove_all(directory);
 }

@@ -4,6 +4,10 @@
 // request id the window fetched itself, even when requests come every half
 // millisecond (far faster than the log is polled: the write clock places
 // each line exactly).
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -125,6 +129,85 @@ TEST(TraceMarkCli, BadMarkOptionsAreRefusedBeforeAnythingIsAttached) {
   EXPECT_EQ(json.exit_status, 2);
   EXPECT_EQ(json.json()["error"]["code"], "invalid_argument") << json.out;
   std::filesystem::remove(log);
+}
+
+// A backreference needs backtracking, which can take exponential time (a
+// line of a's against ^(a*)*\1b$ hung with 8 GB): refused up front, with
+// its own status, before the write clock or any probe is attached.
+TEST(TraceMarkCli, ABackreferenceIsRefusedBeforeAnythingIsAttached) {
+  SampleTarget target;
+  const std::string log = "/tmp/xref-mark-backref-" + std::to_string(getpid()) + ".log";
+  std::ofstream(log) << std::string(100000, 'a') << "\n";
+  const std::vector<std::string> args = {"trace", "--pid", target.pid(), "--start", "handle_request", "--functions",
+                                         "validate", "--mark-file", log, "--mark-regex", "^(a*)*\\1b$"};
+  const XrefRun text = run_xref(args);
+  EXPECT_EQ(text.exit_status, 16) << text.err;
+  EXPECT_NE(text.err.find("has a backreference (\\1), which xref does not support"), std::string::npos) << text.err;
+  EXPECT_EQ(text.err.find('\n'), text.err.size() - 1) << "one line: " << text.err;
+  EXPECT_EQ(text.err.find("xref: tracing"), std::string::npos) << "nothing is attached: " << text.err;
+  auto json_args = args;
+  json_args.push_back("--json");
+  const XrefRun json = run_xref(json_args);
+  EXPECT_EQ(json.exit_status, 16);
+  EXPECT_EQ(json.json()["error"]["code"], "unsupported_regex");
+  EXPECT_EQ(json.json()["error"]["exit_status"], 16);
+  std::filesystem::remove(log);
+}
+
+// A pattern that makes a backtracking matcher take exponential time, on
+// lines made for it: the trace runs, and the marks are what POSIX says.
+TEST(TraceMarkCli, APathologicalPatternStillStampsWindows) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  SampleTarget target;
+  const std::string log = "/tmp/xref-mark-nested-" + std::to_string(getpid()) + ".log";
+  const std::string matching(1000, 'a');
+  std::ofstream(log) << matching << "\n" << std::string(60000, 'a') << "b\n";
+  const XrefRun trace = run_xref({"trace", "--pid", target.pid(), "--start", "handle_request", "--functions",
+                                  "validate", "--max-windows", "1", "--duration-ms", "60000", "--mark-file", log,
+                                  "--mark-regex", "^(a+)+$", "--json"});
+  ASSERT_EQ(trace.exit_status, 0) << trace.err;
+  const auto window = trace.json()["windows"][0];
+  EXPECT_EQ(window["mark_status"], "matched") << window.dump();
+  EXPECT_EQ(window["mark"], matching) << "the line of a's and a b does not match";
+  EXPECT_EQ(window["mark_match"], matching);
+  std::filesystem::remove(log);
+}
+
+// open() of a FIFO without a writer waits forever; --mark-file on one is
+// refused at once, as any file that is not regular.
+TEST(TraceMarkCli, AFifoMarkFileIsRefused) {
+  SampleTarget target;
+  const std::string fifo = "/tmp/xref-mark-fifo-" + std::to_string(getpid());
+  unlink(fifo.c_str());
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string out = fifo + ".out";
+  // In the background, so that a regression fails the test instead of hanging it.
+  const std::string command = shell_quote(XREF_BINARY) + " trace --pid " + target.pid() +
+                              " --start handle_request --functions validate --mark-file " + shell_quote(fifo) +
+                              " --mark-regex x > " + shell_quote(out) + " 2>&1; echo \"exit=$?\" >> " + shell_quote(out);
+  const pid_t runner = fork();
+  if (runner == 0) {
+    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  bool finished = false;
+  for (int poll = 0; poll < 3000 && !finished; ++poll) {  // a cap of a minute for a hung run
+    finished = waitpid(runner, &status, WNOHANG) == runner;
+    if (!finished) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (!finished) {
+    kill(runner, SIGKILL);
+    waitpid(runner, nullptr, 0);
+    if (int writer = open(fifo.c_str(), O_WRONLY | O_NONBLOCK); writer >= 0) close(writer);  // unblocks a stuck xref
+  }
+  std::ifstream result(out);
+  const std::string text((std::istreambuf_iterator<char>(result)), {});
+  EXPECT_TRUE(finished) << "xref blocked on the FIFO";
+  EXPECT_NE(text.find("--mark-file " + fifo + " is not a regular file (it is a FIFO)"), std::string::npos) << text;
+  EXPECT_NE(text.find("exit=2"), std::string::npos) << text;
+  unlink(fifo.c_str());
+  unlink(out.c_str());
 }
 
 }  // namespace

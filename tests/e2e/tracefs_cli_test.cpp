@@ -8,35 +8,10 @@
 
 
 #include "trace_harness.h"
+#include "tracefs_state.h"
 
 namespace xref::test {
 namespace {
-
-const std::string kTracefs = "/sys/kernel/tracing";
-
-bool tracefs_usable() { return geteuid() == 0 && access((kTracefs + "/uprobe_events").c_str(), W_OK) == 0; }
-
-std::string uprobe_events() { return command_output("cat " + kTracefs + "/uprobe_events"); }
-
-bool instance_exists(pid_t helper) {
-  return access((kTracefs + "/instances/xref-" + std::to_string(helper)).c_str(), F_OK) == 0;
-}
-
-bool group_defined(pid_t helper) {
-  return uprobe_events().find(":xref_" + std::to_string(helper) + "/") != std::string::npos;
-}
-
-// Any xref instance or event group at all.
-std::string xref_leftovers() {
-  std::string found;
-  for (const auto& line : command_lines("ls " + kTracefs + "/instances")) {
-    if (line.rfind("xref-", 0) == 0) found += "instance " + line + "\n";
-  }
-  for (const auto& line : command_lines("cat " + kTracefs + "/uprobe_events")) {
-    if (line.find(":xref_") != std::string::npos) found += "event " + line + "\n";
-  }
-  return found;
-}
 
 std::vector<std::string> trace_args(const TargetProcess& target, const std::string& backend,
                                     std::vector<std::string> extra,
@@ -388,7 +363,8 @@ TEST(TraceCliTracefs, LossIsCountedAndMarksTheWindow) {
   EXPECT_EQ(document["summary"]["complete_windows"], 0);
 }
 
-// A helper killed with SIGKILL cannot clean up: its event group and its
+// A helper killed with SIGKILL together with its watchdog (as kill -9 of
+// its process group would) cannot clean up: its event group and its
 // instance stay (and its uprobes keep firing). The next tracefs helper
 // removes them before it starts, and nothing else.
 TEST(TraceCliTracefs, KilledHelperLeftoversAreReapedByTheNextStart) {
@@ -407,12 +383,22 @@ TEST(TraceCliTracefs, KilledHelperLeftoversAreReapedByTheNextStart) {
     _exit(127);
   }
   // Running once its instance records (the events are defined before it).
-  const std::string tracing_on = kTracefs + "/instances/xref-" + std::to_string(helper) + "/tracing_on";
   bool running = false;
   for (int attempt = 0; attempt < 400 && !running; ++attempt) {
+    const std::string tracing_on = kTracefs + "/instances/" + instance_of(helper) + "/tracing_on";
     auto state = try_command_lines("cat " + tracing_on + " 2>/dev/null");
     running = state && !state->empty() && (*state)[0] == "1";
     if (!running) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  const pid_t watchdog = watchdog_of(helper);
+  EXPECT_GT(watchdog, 0) << "no watchdog for helper " << helper;
+  if (watchdog > 0) {
+    kill(watchdog, SIGKILL);
+    // Dead (a zombie of the helper's) before the helper goes.
+    EXPECT_TRUE(eventually([&] {
+      auto state = try_command_lines("cut -d' ' -f3 /proc/" + std::to_string(watchdog) + "/stat 2>/dev/null");
+      return !state || state->empty() || (*state)[0] == "Z";
+    }));
   }
   kill(helper, SIGKILL);
   waitpid(helper, nullptr, 0);
@@ -432,8 +418,11 @@ TEST(TraceCliTracefs, KilledHelperLeftoversAreReapedByTheNextStart) {
                         record_file.go_file());
   ASSERT_EQ(run.exit_status, 0) << run.err;
   const auto details = run.json()["summary"]["backend_details"];
-  EXPECT_EQ(details["reaped_instances"], "1");
-  EXPECT_EQ(details["reaped_groups"], "1");
+  // Counts are JSON numbers, not strings.
+  EXPECT_TRUE(details["reaped_instances"].is_number_unsigned()) << details.dump();
+  EXPECT_TRUE(details["reaped_groups"].is_number_unsigned()) << details.dump();
+  EXPECT_EQ(details["reaped_instances"], 1);
+  EXPECT_EQ(details["reaped_groups"], 1);
   EXPECT_FALSE(instance_exists(helper));
   EXPECT_FALSE(group_defined(helper));
   if (foreign_defined) {

@@ -80,6 +80,11 @@ def main():
     expect_equal(window_render.window_status_text(window), "incomplete (the process exited)")
     window = dict(SAMPLE, possible_loss=True)
     expect_equal(window_render.window_status_text(window), "incomplete (events may be missing)")
+    window = dict(SAMPLE, status="incomplete", possible_loss=True)
+    expect_equal(window_render.window_status_text(window), "incomplete (events may be missing)")
+    window = dict(SAMPLE, status="unknown", possible_loss=True)
+    expect_equal(window_render.window_status_text(window),
+                 "incomplete (ended, but its end record was lost, events may be missing)")
     window = dict(SAMPLE, status="open_at_stop", lost_events=None)
     expect_equal(window_render.render_window(window, 1, FakeSymbols())[0],
                  "window 3 (session 1)  tid 4243  incomplete (still open when the trace stopped)  6 events  lost ?"

@@ -164,6 +164,10 @@ TEST(WindowRender, SaysWhyAWindowIsIncomplete) {
   window["possible_loss"] = true;
   window["lost_events"] = nullptr;
   EXPECT_EQ(window_status_text(window), "incomplete (events may be missing)");
+  window["status"] = "incomplete";  // the start call returned, but events were lost
+  EXPECT_EQ(window_status_text(window), "incomplete (events may be missing)");
+  window["status"] = "unknown";
+  EXPECT_EQ(window_status_text(window), "incomplete (ended, but its end record was lost, events may be missing)");
   FakeSymbols symbols;
   EXPECT_NE(render_window(window, 1, symbols)[0].find("lost ?"), std::string::npos);
 }

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -179,6 +180,74 @@ TEST_F(MarkFollowerTest, AFileThatCannotBeReadIsRefused) {
   auto directory = MarkFollower::open(dir_.string(), *regex);
   ASSERT_FALSE(directory);
   EXPECT_NE(directory.error().message.find("not a regular file"), std::string::npos);
+}
+
+// open() of a FIFO with no writer would wait forever; it is refused at once.
+TEST_F(MarkFollowerTest, AFifoIsRefusedWithoutWaitingForAWriter) {
+  const std::string fifo = (dir_ / "fifo.log").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  auto regex = MarkRegex::compile("x");
+  ASSERT_TRUE(regex);
+  auto refused = MarkFollower::open(fifo, *regex);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::invalid_argument);
+  EXPECT_EQ(refused.error().message, "--mark-file " + fifo + " is not a regular file (it is a FIFO)");
+  EXPECT_EQ(refused.error().hint, "give the log file itself; pipes and devices cannot be followed");
+}
+
+// A FIFO put in the log's place at a rotation does not block the poll: the
+// follower stops, and says why.
+TEST_F(MarkFollowerTest, AFifoInTheLogsPlaceAfterARotationIsNotFollowed) {
+  append("batch 1\n");
+  auto follower = follow("^batch ([0-9]+)");
+  std::filesystem::rename(path_, path_ + ".1");
+  ASSERT_EQ(mkfifo(path_.c_str(), 0600), 0);
+  const MarkStamp stamp = follower->stamp(monotonic_ns() + 1000000000ull);
+  EXPECT_EQ(stamp.status, MarkStamp::Status::unreadable);
+  EXPECT_NE(stamp.error.find("is not a regular file (it is a FIFO)"), std::string::npos) << stamp.error;
+}
+
+TEST(MarkRegex, ABackreferenceIsRefusedAsUnsupported) {
+  for (const char* pattern : {"^(a*)*\\1b$", "(x)\\9"}) {
+    auto refused = MarkRegex::compile(pattern);
+    ASSERT_FALSE(refused) << pattern;
+    EXPECT_EQ(refused.error().code, ErrorCode::unsupported_regex);
+    EXPECT_NE(refused.error().message.find("has a backreference (\\"), std::string::npos) << refused.error().message;
+    EXPECT_NE(refused.error().message.find("RE2"), std::string::npos);
+    EXPECT_NE(refused.error().hint.find("without backreferences"), std::string::npos);
+  }
+}
+
+// Patterns that make a backtracking matcher take exponential time match in
+// linear time: the results are what POSIX says.
+TEST(MarkRegex, PatternsThatBacktrackingChokesOnStillMatch) {
+  const std::string as(1u << 16, 'a');
+  auto nested = MarkRegex::compile("^(a+)+$");
+  ASSERT_TRUE(nested);
+  EXPECT_EQ(nested->match(as + "b"), std::nullopt);
+  EXPECT_EQ(nested->match(as), as);
+  auto stars = MarkRegex::compile("^(a*)*b$");
+  ASSERT_TRUE(stars);
+  EXPECT_EQ(stars->match(as + "c"), std::nullopt);
+  EXPECT_EQ(stars->match(as + "b"), as) << "the last iteration of the group";
+}
+
+// grep -E as before: POSIX classes, leftmost-longest, bytes not UTF-8, and
+// the \d \s \w \b GNU grep takes too.
+TEST(MarkRegex, GrepExtendedSyntax) {
+  auto classes = MarkRegex::compile("^req[[:space:]]+([[:digit:]]+)");
+  ASSERT_TRUE(classes);
+  EXPECT_EQ(classes->match("req  42 ok"), "42");
+  auto perl = MarkRegex::compile("\\bid=(\\d+)\\s");
+  ASSERT_TRUE(perl);
+  EXPECT_EQ(perl->match("x id=7 y"), "7");
+  EXPECT_EQ(perl->match("xid=7 y"), std::nullopt);
+  auto longest = MarkRegex::compile("(a|ab)(c|bcd)");
+  ASSERT_TRUE(longest);
+  EXPECT_EQ(longest->match("abcd"), "a") << "leftmost-longest: abcd as a + bcd";
+  auto bytes = MarkRegex::compile("^batch (.)$");
+  ASSERT_TRUE(bytes);
+  EXPECT_EQ(bytes->match("batch \xff"), "\xff") << "a byte that is not UTF-8 is still a character";
 }
 
 TEST(MarkRegex, ARegexThatDoesNotCompileIsRefused) {

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <future>
 #include <thread>
 
 #include "command_output.h"
@@ -74,6 +75,25 @@ TEST(ProcessIdentity, RefusesMissingZombieAndKernelThreads) {
   auto invalid = ProcessHandle::open(-5);
   ASSERT_FALSE(invalid);
   EXPECT_EQ(invalid.error().code, ErrorCode::invalid_argument);
+}
+
+TEST(ProcessIdentity, AThreadIdNamesItsProcess) {
+  std::promise<pid_t> tid;
+  std::promise<void> done;
+  std::thread thread([&] {
+    tid.set_value(gettid());
+    done.get_future().wait();
+  });
+  const pid_t thread_id = tid.get_future().get();
+  auto handle = ProcessHandle::open(thread_id);
+  done.set_value();
+  thread.join();
+  ASSERT_FALSE(handle);
+  EXPECT_EQ(handle.error().code, ErrorCode::pid_is_thread);
+  EXPECT_EQ(error_exit_status(ErrorCode::pid_is_thread), 17);
+  EXPECT_EQ(handle.error().message, std::to_string(thread_id) + " is a thread ID: the thread belongs to process " +
+                                        std::to_string(getpid()));
+  EXPECT_EQ(handle.error().hint, "pass the process's PID, " + std::to_string(getpid()));
 }
 
 TEST(ProcessIdentity, RecheckSeesExitAndExec) {

@@ -44,6 +44,27 @@ TEST(ServeFraming, SplitsLinesAcrossChunks) {
   EXPECT_EQ(lines[0].text, "{\"id\":3}");
 }
 
+// ~300k nested levels fit in a 1 MiB line; parsing them must not crash,
+// and the answer is the usual parse_error (id null: none was read).
+TEST(ServeProtocol, DeeplyNestedLinesAreParseErrors) {
+  std::string objects;  // 200k levels: 300k of them are over the line limit
+  for (int level = 0; level < 200000; ++level) objects += "{\"a\":";
+  const std::string params = "{\"id\": 1, \"method\": \"hello\", \"params\": {\"x\": " + std::string(300000, '[') +
+                             std::string(300000, ']') + "}}";
+  for (const std::string& line : {std::string(300000, '['), objects, params}) {
+    ASSERT_LT(line.size(), kMaxLineBytes);
+    const nlohmann::json response = reject(line);
+    ASSERT_TRUE(response.is_object()) << "accepted";
+    EXPECT_TRUE(response["id"].is_null());
+    EXPECT_EQ(response["error"]["code"], "parse_error");
+    EXPECT_NE(response["error"]["message"].get<std::string>().find("nested deeper than 256 levels"),
+              std::string::npos)
+        << response.dump();
+  }
+  // Nesting under the limit is an ordinary request.
+  EXPECT_EQ(accept(R"({"id": 2, "method": "hello", "params": {"x": [[[[1]]]]}})").params["x"][0][0][0][0], 1);
+}
+
 TEST(ServeFraming, OversizedLineIsReportedOnceAndSkipped) {
   LineSplitter splitter(16);
   splitter.feed("0123456789");

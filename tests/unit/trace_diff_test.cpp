@@ -366,16 +366,12 @@ TEST(TraceDiff, MalformedEventsNameTheEvent) {
   EXPECT_FALSE(diff_windows(a, nlohmann::json{{"window_id", 1}}));
 }
 
-TraceFile traced(const nlohmann::json& process) {
-  TraceFile file;
-  file.process = process;
-  file.windows = {window(1, "0x4", "0x30", "h", "0x1")};
-  return file;
-}
+// A saved trace's process object, which decides its build.
+nlohmann::json traced(const nlohmann::json& process) { return process; }
 
 TEST(TraceDiff, BuildMismatchIsRefusedUnlessAllowed) {
-  const TraceFile a = traced({{"build_id", "aaaa"}, {"exe_sha256", "11"}});
-  const TraceFile b = traced({{"build_id", "bbbb"}, {"exe_sha256", "11"}});
+  const nlohmann::json a = traced({{"build_id", "aaaa"}, {"exe_sha256", "11"}});
+  const nlohmann::json b = traced({{"build_id", "bbbb"}, {"exe_sha256", "11"}});
   auto refused = check_same_build("a.json", a, "b.json", b, false);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code, ErrorCode::invalid_argument);
@@ -397,8 +393,8 @@ TEST(TraceDiff, BuildMismatchIsRefusedUnlessAllowed) {
 }
 
 TEST(TraceDiff, UnknownBuildIsRefusedUnlessAllowed) {
-  const TraceFile a = traced({{"build_id", "aaaa"}});
-  const TraceFile interrupted = traced(nullptr);  // a JSONL stream without header or summary
+  const nlohmann::json a = traced({{"build_id", "aaaa"}});
+  const nlohmann::json interrupted = traced(nullptr);  // a JSONL stream without header or summary
   auto refused = check_same_build("a.json", a, "b.jsonl", interrupted, false);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().message.rfind("b.jsonl does not say which build it traced", 0), 0u)

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <sstream>
 #include <string>
 
 #include "trace_export.h"
@@ -96,6 +97,17 @@ TEST(TraceExport, OneThreadTrackPerTid) {
     if (event["ph"] == "M" && event["name"] == "thread_name") thread_names[event["tid"]]++;
   }
   EXPECT_EQ(thread_names, (std::map<uint32_t, int>{{7, 1}, {8, 1}}));
+}
+
+// Written window by window, the timeline is the document chrome_trace makes.
+TEST(TraceExport, TheStreamedTimelineIsTheDocument) {
+  auto file = parse_trace_file(kDocument);
+  ASSERT_TRUE(file);
+  auto trace = SavedTrace::parse(kDocument);
+  ASSERT_TRUE(trace) << trace.error().message;
+  std::ostringstream streamed;
+  ASSERT_TRUE(write_chrome_trace(*trace, streamed));
+  EXPECT_EQ(streamed.str(), chrome_trace(*file).dump() + "\n");
 }
 
 TEST(TraceFile, ReadsJsonLines) {

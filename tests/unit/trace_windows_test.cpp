@@ -76,6 +76,49 @@ TEST(WindowCollector, BpfResultsFillInALostEndRecord) {
   EXPECT_EQ(four.lost_reported, 2u);
 }
 
+// A window without its end record that the final results do not name ended
+// with its end and its result lost: never left looking open.
+TEST(WindowCollector, AWindowTheResultsDoNotNameEndedUnknown) {
+  const TracePlan plan = plan_with_one_fetch();
+  WindowCollector collector(plan);
+  (void)collector.add(record(5, 0, XREF_EVENT_ENTRY));
+  (void)collector.add(record(6, 0, XREF_EVENT_ENTRY));
+  std::map<uint64_t, xref_window_result> results;
+  results[6] = xref_window_result{0, 7, 0, {0, 0, 0}};  // still open
+  collector.apply_results(results);
+  const TraceWindow& five = collector.windows().at(5);
+  EXPECT_TRUE(five.ended);
+  EXPECT_EQ(five.end_status, 0u);
+  EXPECT_TRUE(five.end_record_lost);
+  EXPECT_TRUE(five.has_loss());
+  EXPECT_FALSE(five.complete());
+  EXPECT_FALSE(collector.windows().at(6).ended);
+}
+
+// Past the bound of events held, events are counted, not kept; a released
+// window gives its room back and only its counts stay.
+TEST(WindowCollector, EventsPastTheBoundAreCountedNotKept) {
+  const TracePlan plan = plan_with_one_fetch();
+  WindowCollector collector(plan, 3);
+  for (uint64_t seq = 0; seq < 5; ++seq) (void)collector.add(record(1, seq, XREF_EVENT_ENTRY, static_cast<uint32_t>(seq)));
+  const TraceWindow& one = collector.windows().at(1);
+  EXPECT_EQ(one.events.size(), 3u);
+  EXPECT_EQ(one.events_not_kept, 2u);
+  EXPECT_EQ(collector.events_not_kept(), 2u);
+  EXPECT_TRUE(one.has_loss());
+  auto end = record(1, 5, XREF_EVENT_WINDOW_END);
+  end.status = XREF_WINDOW_COMPLETE;
+  ASSERT_EQ(collector.add(end), std::optional<uint64_t>(1));
+  EXPECT_FALSE(collector.windows().at(1).complete()) << "a window that kept only part of its events";
+  collector.release(1);
+  EXPECT_TRUE(collector.windows().empty());
+  EXPECT_EQ(collector.released().windows, 1u);
+  EXPECT_EQ(collector.released().events, 3u);
+  EXPECT_EQ(collector.released().complete, 0u);
+  (void)collector.add(record(2, 0, XREF_EVENT_ENTRY));
+  EXPECT_EQ(collector.windows().at(2).events.size(), 1u) << "the released window's room is back";
+}
+
 TEST(WindowCollector, FailedFetchesKeepTheirErrorNotAValue) {
   const TracePlan plan = plan_with_one_fetch();
   WindowCollector collector(plan);

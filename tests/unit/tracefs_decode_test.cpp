@@ -1,6 +1,8 @@
 // Reading what tracefs hands out: event formats, raw ring buffer pages,
 // per-CPU stats, and the uprobe_events lines xref writes.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <vector>
@@ -188,14 +190,43 @@ TEST(TracefsProbes, DefinitionLines) {
             "p:xref_42/p3 /bin/t:0x1c9f xref_sp=%sp sp=%sp:u64");
 }
 
-TEST(TracefsReaper, OwnerPidsOfNames) {
-  EXPECT_EQ(xref_owner_pid("xref_4242", "xref_"), 4242);
-  EXPECT_EQ(xref_owner_pid("xref-4242", "xref-"), 4242);
-  EXPECT_EQ(xref_owner_pid("xref_other", "xref_"), 0);
-  EXPECT_EQ(xref_owner_pid("xref_", "xref_"), 0);
-  EXPECT_EQ(xref_owner_pid("uprobes", "xref_"), 0);
-  EXPECT_EQ(xref_owner_pid("xref_12x", "xref_"), 0);
-  EXPECT_FALSE(is_live_xref_helper(0x3fffffff));
+TEST(TracefsReaper, OwnersOfNames) {
+  EXPECT_EQ(tracefs_owner_in_name("xref_4242_81234", '_'), (TracefsOwner{4242, 81234}));
+  EXPECT_EQ(tracefs_owner_in_name("xref-4242-81234", '-'), (TracefsOwner{4242, 81234}));
+  // An older helper's names: the PID alone.
+  EXPECT_EQ(tracefs_owner_in_name("xref_4242", '_'), (TracefsOwner{4242, 0}));
+  EXPECT_EQ(tracefs_owner_in_name("xref-4242", '-'), (TracefsOwner{4242, 0}));
+  EXPECT_EQ(tracefs_owner_in_name("xref_other", '_'), std::nullopt);
+  EXPECT_EQ(tracefs_owner_in_name("xref_", '_'), std::nullopt);
+  EXPECT_EQ(tracefs_owner_in_name("uprobes", '_'), std::nullopt);
+  EXPECT_EQ(tracefs_owner_in_name("xref_12x", '_'), std::nullopt);
+  EXPECT_EQ(tracefs_owner_in_name("xref_12_x", '_'), std::nullopt);
+  EXPECT_EQ(tracefs_owner_in_name("xref_12_", '_'), std::nullopt);
+  EXPECT_EQ(tracefs_owner_in_name("xref-12_34", '-'), std::nullopt);
+  EXPECT_EQ(tracefs_owner_in_name("xref_0_5", '_'), std::nullopt);
+  const TracefsOwner self = tracefs_owner_of_process(getpid());
+  EXPECT_EQ(tracefs_owner_in_name(tracefs_group_name(self), '_'), self);
+  EXPECT_EQ(tracefs_owner_in_name(tracefs_instance_name(self), '-'), self);
+}
+
+// Liveness is the process itself, PID and start time, whatever its name.
+TEST(TracefsReaper, OwnersAreAliveOnlyAsTheProcessTheyName) {
+  const TracefsOwner self = tracefs_owner_of_process(getpid());
+  ASSERT_GT(self.start_ticks, 0u);
+  EXPECT_TRUE(tracefs_owner_alive(self));
+  EXPECT_TRUE(tracefs_owner_alive({self.pid, 0}));                     // an older name: the PID alone
+  EXPECT_FALSE(tracefs_owner_alive({self.pid, self.start_ticks + 1}));  // the PID reused by another process
+  EXPECT_FALSE(tracefs_owner_alive({0x3fffffff, 0}));
+  // A zombie has closed every file: it holds nothing of its trace.
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  ASSERT_GT(child, 0);
+  const TracefsOwner zombie = tracefs_owner_of_process(child);
+  siginfo_t info{};
+  ASSERT_EQ(waitid(P_PID, static_cast<id_t>(child), &info, WEXITED | WNOWAIT), 0);
+  EXPECT_FALSE(tracefs_owner_alive(zombie));
+  waitpid(child, nullptr, 0);
+  EXPECT_FALSE(tracefs_owner_alive(zombie));
 }
 
 TEST(TracefsMerge, ReleasesInTimestampOrderUpToTheLimit) {

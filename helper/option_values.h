@@ -1,0 +1,57 @@
+// Option values checked where CLI11 reads them, the same way for every
+// command (and for `xref serve`, which parses a front end's words with the
+// same definitions). CLI11 2.1 reads numbers with strtoull/strtoll: "-1" into
+// an unsigned option is 18446744073709551615, a number past 64 bits
+// saturates, and "010" is octal. Every number option goes through
+// number_in() instead.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "result.h"
+
+namespace xref {
+
+// The largest PID Linux hands out (PID_MAX_LIMIT - 1 on 64-bit).
+constexpr uint64_t kMaxPid = 4194303;
+
+// What an option's number may be; `hint` replaces the default "give a
+// whole number from MIN to MAX" (it should name the range too).
+struct NumberRange {
+  NumberRange() = default;
+  NumberRange(uint64_t min_value, uint64_t max_value, std::string hint_text = {})
+      : min(min_value), max(max_value), hint(std::move(hint_text)) {}
+
+  uint64_t min = 0;
+  uint64_t max = UINT64_MAX;
+  std::string hint;
+};
+
+// Reads a whole number, decimal or 0x hex, without sign or spaces, within
+// `range`. The error (invalid_argument) quotes the value and says why it is
+// refused, with the column of a bad character; its hint gives the range.
+Result<uint64_t> parse_number_in(std::string_view text, const NumberRange& range);
+
+// A window_id (trace show, trace diff).
+inline const NumberRange kWindowIds{0, UINT64_MAX, "give a window_id of the trace, a whole number"};
+
+// parse_number_in as a CLI11 transform: the value is handed on in decimal,
+// which the option's type holds as long as `range` fits in it. CLI11 puts
+// the option's name before the message ("--max-windows: '-1' is ...").
+CLI::Validator number_in(NumberRange range);
+
+// Refuses an empty value (--fetch ''); `what` names the value ("a fetch
+// spec"), `example` shows one.
+CLI::Validator not_empty(const std::string& what, const std::string& example);
+
+// The error a CLI11 parse failure reports, under --json as in text: the
+// message of number_in or not_empty keeps its own WHAT TO DO; CLI11's own
+// messages get `hint`.
+Error usage_error(const CLI::ParseError& failure, const std::string& hint);
+
+}  // namespace xref

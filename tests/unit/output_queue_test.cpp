@@ -1,0 +1,111 @@
+// The output queue over real pipes: in order when the reader reads, never
+// blocking the producer when it does not, and counting what it could not
+// write.
+#include "output_queue.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+
+namespace xref {
+namespace {
+
+struct Pipe {
+  int read_end = -1;
+  int write_end = -1;
+  Pipe() {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) == 0) {
+      read_end = fds[0];
+      write_end = fds[1];
+    }
+  }
+  ~Pipe() {
+    if (read_end >= 0) close(read_end);
+    if (write_end >= 0) close(write_end);
+  }
+  std::string read_all() {
+    close(write_end);
+    write_end = -1;
+    std::string text;
+    char buffer[65536];
+    ssize_t count;
+    while ((count = read(read_end, buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<size_t>(count));
+    return text;
+  }
+};
+
+TEST(OutputQueue, WritesEverythingInOrder) {
+  Pipe pipe;
+  ASSERT_GE(pipe.read_end, 0);
+  std::string expected;
+  std::thread reader;
+  std::string got;
+  {
+    OutputQueue queue(pipe.write_end, 1 << 20);
+    reader = std::thread([&] {
+      char buffer[4096];
+      ssize_t count;
+      while ((count = read(pipe.read_end, buffer, sizeof buffer)) > 0) got.append(buffer, static_cast<size_t>(count));
+    });
+    for (int i = 0; i < 2000; ++i) {
+      std::string line = "line " + std::to_string(i) + " " + std::string(static_cast<size_t>(i % 97), 'x') + "\n";
+      expected += line;
+      ASSERT_TRUE(queue.push(line, false));
+    }
+    const OutputTotals totals = queue.finish();
+    EXPECT_EQ(totals.pieces_written, 2000u);
+    EXPECT_EQ(totals.pieces_unwritten, 0u);
+    EXPECT_EQ(totals.pieces_refused, 0u);
+  }
+  close(pipe.write_end);
+  pipe.write_end = -1;
+  reader.join();
+  EXPECT_EQ(got, expected);
+}
+
+// Nobody reads: the producer is never held up; past the budget droppable
+// pieces are refused, essential ones still go in; a cancel ends the wait
+// and what was left is counted.
+TEST(OutputQueue, AStalledReaderCostsOutputNotTime) {
+  Pipe pipe;
+  const int cancel = eventfd(0, EFD_CLOEXEC);
+  ASSERT_GE(cancel, 0);
+  OutputQueue queue(pipe.write_end, 256 * 1024);
+  const std::string piece(64 * 1024, 'w');
+  size_t accepted = 0, refused = 0;
+  for (int i = 0; i < 64; ++i) (queue.push(piece, true) ? accepted : refused) += 1;
+  EXPECT_GT(refused, 0u) << "4 MiB into a stalled pipe and a 256 KiB budget";
+  EXPECT_TRUE(queue.push("summary\n", false)) << "essential pieces always go in";
+  const uint64_t one = 1;
+  ASSERT_EQ(write(cancel, &one, sizeof one), static_cast<ssize_t>(sizeof one));
+  const OutputTotals totals = queue.finish(cancel);
+  EXPECT_EQ(totals.pieces_refused, refused);
+  EXPECT_EQ(totals.pieces_written + totals.pieces_unwritten, accepted + 1);
+  EXPECT_GT(totals.pieces_unwritten, 0u);
+  EXPECT_FALSE(queue.push("late\n", false)) << "nothing is queued after finish";
+  close(cancel);
+}
+
+// The reader goes away: the queue says so, and refuses what comes next.
+TEST(OutputQueue, AReaderThatLeftBreaksIt) {
+  signal(SIGPIPE, SIG_IGN);
+  Pipe pipe;
+  close(pipe.read_end);
+  pipe.read_end = -1;
+  OutputQueue queue(pipe.write_end);
+  queue.push("first\n", false);
+  const OutputTotals totals = queue.finish(-1, 5000);
+  EXPECT_TRUE(totals.broken);
+  EXPECT_TRUE(queue.broken());
+  EXPECT_FALSE(queue.push("second\n", false));
+}
+
+}  // namespace
+}  // namespace xref
