@@ -164,10 +164,11 @@ void expect_accounted_and_unmixed(const std::vector<nlohmann::json>& lines, cons
 }
 
 // trace_target at full speed, once `record`'s go file exists; `requests`
-// per thread, 0 for as long as the test runs (then nothing is recorded).
+// per thread, 0 for as long as the test runs. A test that lets it run for
+// ever stops it as soon as the trace is over, so the record stays small.
 std::vector<std::string> loaded_target(const RecordFile& record, const std::string& threads,
-                                       const std::string& requests = "4000") {
-  return {XREF_TRACE_TARGET, "--record", requests == "0" ? "/dev/null" : record.path, "--go-file", record.go_file(),
+                                       const std::string& requests = "4000", bool recorded = true) {
+  return {XREF_TRACE_TARGET, "--record", recorded ? record.path : "/dev/null", "--go-file", record.go_file(),
           "--threads", threads, "--requests", requests, "--interval-us", "0"};
 }
 
@@ -195,9 +196,9 @@ void expect_detached_before_reading(StalledXref& xref, TargetProcess& target, co
                                     const std::string& stop_reason, const RecordFile& record) {
   EXPECT_TRUE(eventually([&] { return held_links(xref.pid()) == 0; })) << "xref still holds its links: " << xref.err();
   expect_code_restored(target.pid(), held);
+  target.stop();  // it runs for ever; its record holds every traced request by now
   const std::string out = xref.read_all();
   EXPECT_EQ(xref.exit_status(), 0) << xref.err();
-  target.stop();
   const auto lines = json_lines(out);
   ASSERT_FALSE(lines.empty());
   EXPECT_EQ(lines.back()["summary"]["stop_reason"], stop_reason);
@@ -207,7 +208,7 @@ void expect_detached_before_reading(StalledXref& xref, TargetProcess& target, co
 TEST(LoadFault, DeadlineIsKeptWhileTheReaderSleeps) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
   const RecordFile record("load-deadline");
-  TargetProcess target(loaded_target(record, "4"));
+  TargetProcess target(loaded_target(record, "4", "0"));
   StalledXref xref(trace_under_load(target.pid(), "1500"));
   ASSERT_TRUE(eventually([&] { return xref.attached(); })) << xref.err();
   const HeldProbes held = held_probes(xref.pid(), target.pid());
@@ -220,7 +221,7 @@ TEST(LoadFault, DeadlineIsKeptWhileTheReaderSleeps) {
 TEST(LoadFault, SigtermStopsATraceWhileTheReaderSleeps) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
   const RecordFile record("load-sigterm");
-  TargetProcess target(loaded_target(record, "4"));
+  TargetProcess target(loaded_target(record, "4", "0"));
   StalledXref xref(trace_under_load(target.pid(), "0"));
   ASSERT_TRUE(eventually([&] { return xref.attached(); })) << xref.err();
   const HeldProbes held = held_probes(xref.pid(), target.pid());
@@ -238,7 +239,7 @@ TEST(LoadFault, SigtermStopsATraceWhileTheReaderSleeps) {
 TEST(LoadFault, PerfUprobeDetachMixesNoRequests) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
   const RecordFile record("load-perf");
-  TargetProcess target(loaded_target(record, "2"));
+  TargetProcess target(loaded_target(record, "2", "40000"));
   std::vector<std::string> args = trace_under_load(target.pid(), "1000");
   args.insert(args.end(), {"--backend", "perf_uprobe"});
   const XrefRun run = run_xref_attached(args, record.go_file());
@@ -395,7 +396,7 @@ TEST(LoadFault, ServeDetachesOnSigtermWhileTheFrontEndSleeps) {
 TEST(LoadFault, JsonUnderLoadIsWrittenOnSigint) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
   const RecordFile record("load-json");
-  TargetProcess target(loaded_target(record, "4"));
+  TargetProcess target(loaded_target(record, "4", "0"));
   std::vector<std::string> args = trace_under_load(target.pid(), "0");
   args.back() = "--json";
   StalledXref xref(args);
@@ -403,6 +404,8 @@ TEST(LoadFault, JsonUnderLoadIsWrittenOnSigint) {
   record.release();
   ASSERT_TRUE(eventually([&] { return slurp(record.path).size() > 100000; }));
   kill(xref.pid(), SIGINT);
+  EXPECT_TRUE(eventually([&] { return held_links(xref.pid()) == 0; })) << xref.err();
+  target.stop();
   const std::string out = xref.read_all();
   EXPECT_EQ(xref.exit_status(), 0) << xref.err();
   const auto document = nlohmann::json::parse(out);
@@ -436,7 +439,7 @@ TEST(LoadFault, SignalsAtRandomMomentsOnEveryBackend) {
   for (const std::string backend : {"uprobe_multi", "perf_uprobe", "tracefs"}) {
     for (int round = 0; round < 2; ++round) {
       const RecordFile record("load-signal-" + backend);
-      TargetProcess target(loaded_target(record, "2", "0"));
+      TargetProcess target(loaded_target(record, "2", "0", false));
       std::vector<std::string> args = trace_under_load(target.pid(), "0");
       args.insert(args.end(), {"--backend", backend});
       StalledXref xref(args);
