@@ -69,7 +69,7 @@ int report_cli_error(const std::vector<std::string>& args, const Error& error) {
     Envelope envelope;
     envelope.operation = operation_for(args);
     envelope.error = error;
-    std::cout << envelope_json(envelope).dump() << std::endl;
+    std::cout << json_text(envelope_json(envelope)) << std::endl;
   } else {
     std::cerr << error_line(error) << std::endl;
   }

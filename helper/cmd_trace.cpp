@@ -137,7 +137,7 @@ int run_trace_command(const TraceCommandOptions& options) {
     return out.str();
   };
   auto jsonl_of = [&](const TraceWindow& window, const TraceRun* run) {
-    return nlohmann::json{{"type", "window"}, {"window", renderer.window_json(window, run)}}.dump() + "\n";
+    return json_text({{"type", "window"}, {"window", renderer.window_json(window, run)}}) + "\n";
   };
   TraceCallbacks callbacks;
   callbacks.cancel_fd = signals.fd();
@@ -155,14 +155,13 @@ int run_trace_command(const TraceCommandOptions& options) {
     // The process identity first, so a stream cut short still says which
     // build it traced (trace diff compares only windows of one build).
     if (options.jsonl) {
-      output.push(nlohmann::json{{"type", "header"},
-                                 {"schema_version", kSchemaVersion},
-                                 {"tool", "xref"},
-                                 {"tool_version", XREF_VERSION},
-                                 {"operation", "live_trace"},
-                                 {"backend", attached.backend},
-                                 {"process", envelope.process}}
-                          .dump() +
+      output.push(json_text({{"type", "header"},
+                             {"schema_version", kSchemaVersion},
+                             {"tool", "xref"},
+                             {"tool_version", XREF_VERSION},
+                             {"operation", "live_trace"},
+                             {"backend", attached.backend},
+                             {"process", envelope.process}}) +
                       "\n",
                   false);
     }
@@ -235,14 +234,13 @@ int run_trace_command(const TraceCommandOptions& options) {
   if (options.json) {
     nlohmann::json document = renderer.document(*run);
     if (error) document["error"] = error_json(*error);
-    output.push(document.dump() + "\n", false);
+    output.push(json_text(document) + "\n", false);
   } else if (options.jsonl) {
     for (const TraceWindow* window : rest) output.push(jsonl_of(*window, &*run), false);
-    output.push(nlohmann::json{{"type", "summary"},
-                               {"backend", run->backend},
-                               {"process", renderer.process_json_after(*run)},
-                               {"summary", renderer.summary_json(*run)}}
-                        .dump() +
+    output.push(json_text({{"type", "summary"},
+                           {"backend", run->backend},
+                           {"process", renderer.process_json_after(*run)},
+                           {"summary", renderer.summary_json(*run)}}) +
                     "\n",
                 false);
   } else {

@@ -39,7 +39,7 @@ int fail(const TraceDiffOptions& options, const Error& error) {
     envelope.error = error;
     nlohmann::json document = envelope_json(envelope);
     document["error"]["exit_status"] = kTrouble;
-    std::cout << document.dump() << std::endl;
+    std::cout << json_text(document) << std::endl;
   } else {
     std::cerr << error_line(error) << std::endl;
   }
@@ -97,7 +97,7 @@ int run_trace_diff(const TraceDiffOptions& options) {
     envelope.data = diff_json(report);
     envelope.warnings = report.warnings;
     envelope.limits = {{"max_differing_events", kMaxDifferingEvents}};
-    std::cout << envelope_json(envelope).dump() << std::endl;
+    std::cout << json_text(envelope_json(envelope)) << std::endl;
   } else {
     print_diff(std::cout, report, options.context);
     std::cout.flush();

@@ -15,6 +15,7 @@
 #include "report.h"
 #include "trace_export.h"
 #include "trace_file.h"
+#include "trace_show.h"
 #include "user_files.h"
 
 namespace xref {
@@ -104,7 +105,9 @@ int run_trace_export(const TraceExportOptions& options) {
   if (options.format != "chrome") {
     return fail(make_error(ErrorCode::invalid_argument, "--format must be chrome"));
   }
-  auto file = SavedTrace::open(options.file);
+  // Windows are checked as trace show checks them: the timeline reads
+  // the same fields.
+  auto file = SavedTrace::open(options.file, check_saved_window);
   if (!file) return fail(file.error());
   if (options.output.empty() || options.output == "-") {
     auto written = write_chrome_trace(*file, std::cout);

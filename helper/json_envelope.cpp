@@ -6,6 +6,10 @@ namespace xref {
 
 std::string hex_value(uint64_t value) { return to_hex(value); }
 
+std::string json_text(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 nlohmann::json process_json(const ProcessIdentity& identity, const std::string& binary_match) {
   return {
       {"pid", identity.pid},

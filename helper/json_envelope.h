@@ -32,4 +32,9 @@ nlohmann::json envelope_json(const Envelope& envelope);
 // "0x..." spelling for 64-bit values in JSON.
 std::string hex_value(uint64_t value);
 
+// A JSON value as xref prints it (documents, JSON lines, a mark in text):
+// compact, with bytes that are not UTF-8 (a log line, a symbol name, a
+// path) written as U+FFFD instead of failing the output.
+std::string json_text(const nlohmann::json& value);
+
 }  // namespace xref

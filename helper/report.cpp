@@ -14,7 +14,7 @@ std::string error_line(const Error& error) {
 int report(const OutputOptions& output, const Envelope& envelope,
            const std::function<void(std::ostream&)>& text) {
   if (output.json) {
-    std::cout << envelope_json(envelope).dump() << std::endl;
+    std::cout << json_text(envelope_json(envelope)) << std::endl;
   } else {
     if (text) text(std::cout);
     std::cout.flush();
@@ -27,15 +27,15 @@ int report(const OutputOptions& output, const Envelope& envelope,
 int report_json_streamed(Envelope& envelope, const std::string& list_key,
                          const std::function<void(const EmitElement&)>& fill) {
   std::ostream& out = std::cout;
-  // As dump() writes it: keys in sorted order, "data" first of the envelope's.
+  // As json_text() writes it: keys in sorted order, "data" first of the envelope's.
   out << "{\"data\":{";
   const char* separator = "";
   bool listed = false;
   auto write_list = [&] {
-    out << separator << nlohmann::json(list_key).dump() << ":[";
+    out << separator << json_text(list_key) << ":[";
     const char* comma = "";
     fill([&](const nlohmann::json& element) {
-      out << comma << element.dump();
+      out << comma << json_text(element);
       comma = ",";
     });
     out << ']';
@@ -44,13 +44,13 @@ int report_json_streamed(Envelope& envelope, const std::string& list_key,
   };
   for (const auto& [key, value] : envelope.data.items()) {
     if (!listed && list_key < key) write_list();
-    out << separator << nlohmann::json(key).dump() << ':' << value.dump();
+    out << separator << json_text(key) << ':' << json_text(value);
     separator = ",";
   }
   if (!listed) write_list();
   nlohmann::json rest = envelope_json(envelope);
   rest.erase("data");
-  out << "}," << rest.dump().substr(1) << std::endl;
+  out << "}," << json_text(rest).substr(1) << std::endl;
   return envelope.error ? error_exit_status(envelope.error->code) : 0;
 }
 

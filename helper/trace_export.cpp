@@ -17,7 +17,8 @@ nlohmann::json fetch_args(const nlohmann::json& fetches) {
   nlohmann::json args = nlohmann::json::object();
   if (!fetches.is_array()) return args;
   for (const auto& fetch : fetches) {
-    args[fetch.value("name", "?")] = saved_fetch_value(fetch);
+    const auto name = fetch.find("name");
+    args[name != fetch.end() && name->is_string() ? name->get<std::string>() : "?"] = saved_fetch_value(fetch);
   }
   return args;
 }
@@ -121,7 +122,10 @@ void add_window(nlohmann::json& out, int pid, const nlohmann::json& window) {
                  {"ts", microseconds(start_ns)}, {"dur", microseconds(end_ns - start_ns)}, {"args", args}});
 }
 
-int pid_of(const nlohmann::json& process) { return process.is_object() ? process.value("pid", 0) : 0; }
+int pid_of(const nlohmann::json& process) {
+  const auto pid = process.find("pid");
+  return pid != process.end() && pid->is_number_integer() ? pid->get<int>() : 0;
+}
 
 // The process and thread names, after every window.
 nlohmann::json metadata_events(int pid, const std::set<uint32_t>& tids) {

@@ -439,7 +439,8 @@ std::string saved_text(const nlohmann::json& object, const char* key) {
 nlohmann::json saved_fetch_value(const nlohmann::json& fetch) {
   if (fetch.contains("signed_value")) return fetch["signed_value"];
   if (fetch.contains("value") && !fetch["value"].is_null()) return fetch["value"];
-  return "<unreadable: " + fetch.value("error", std::string("?")) + ">";
+  const auto error = fetch.find("error");
+  return "<unreadable: " + (error != fetch.end() && error->is_string() ? error->get<std::string>() : "?") + ">";
 }
 
 }  // namespace xref

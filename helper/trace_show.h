@@ -40,10 +40,10 @@ TracedProbes traced_probes(const nlohmann::json& summary);
 Result<std::shared_ptr<const ElfImage>> open_traced_binary(const nlohmann::json& process, const std::string& bin,
                                                           std::vector<std::string>& warnings);
 
-// The fields of a saved window that trace show reads have the types
-// docs/trace.md gives them (invalid_argument naming the field otherwise),
-// so the rest of the code reads them without checking again. `index`: the
-// window's place in the file, for a window without a window_id.
+// The fields of a saved window that trace show and trace export read have
+// the types docs/trace.md gives them (invalid_argument naming the field
+// otherwise), so the rest of the code reads them without checking again.
+// `index`: the window's place in the file, for a window without a window_id.
 Result<void> check_saved_window(const nlohmann::json& window, size_t index);
 
 // All windows, or the one whose window_id is `window_id` (invalid_argument

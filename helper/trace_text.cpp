@@ -2,6 +2,7 @@
 #include "trace_file.h"
 
 #include "demangle.h"
+#include "json_envelope.h"
 
 #include <algorithm>
 #include <iomanip>
@@ -124,7 +125,7 @@ std::string window_mark_text(const nlohmann::json& window) {
   const std::string status = saved_text(window, "mark_status");
   if (status.empty()) return "";
   if (status == "matched") {
-    return "mark " + nlohmann::json(saved_text(window, "mark_match")).dump() +
+    return "mark " + json_text(saved_text(window, "mark_match")) +
            (window.value("mark_certain", false) ? "" : "?");
   }
   if (status == "no_match_yet") return "mark (no match yet)";

@@ -6,5 +6,6 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/mount-tracefs.sh
 bash scripts/build.sh
+bash scripts/fuzz.sh  # the fuzz targets (clang-19, ASan, UBSan) into build/fuzz; ctest runs them (label fuzz)
 cd build
 ctest --output-on-failure --timeout 600

@@ -8,6 +8,7 @@
 #include "eh_frame.h"
 
 #include "dwarf_pointer_encoding.h"
+#include "parse_error_render.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -282,8 +283,7 @@ Result<EhFrameCie> parse_cie(std::span<const uint8_t> section, const RecordHeade
     const size_t at = data.pos();
     if (letter == 'S' || letter == 'B') continue;  // signal frame / AArch64 B-key: no data
     if (!cie.has_augmentation_data) {
-      return malformed(augmentation_pos, "CIE augmentation \"" + std::string(augmentation) +
-                                             "\" lacks a leading 'z'");
+      return malformed(augmentation_pos, "CIE augmentation " + quoted_text(augmentation) + " lacks a leading 'z'");
     }
     uint8_t encoding = 0;
     switch (letter) {
@@ -309,8 +309,7 @@ Result<EhFrameCie> parse_cie(std::span<const uint8_t> section, const RecordHeade
       default:
         // Unknown letters may carry data of unknown size, and may come before
         // 'R', so the FDE layout cannot be trusted.
-        return malformed(augmentation_pos + i,
-                         std::string("unknown CIE augmentation character '") + letter + "'");
+        return malformed(augmentation_pos + i, "unknown CIE augmentation character " + quoted_character(letter));
     }
   }
   return cie;

@@ -4,6 +4,7 @@
 #include <array>
 
 #include "number_parse.h"
+#include "parse_error_render.h"
 
 namespace xref {
 namespace {
@@ -51,8 +52,6 @@ bool is_identifier_char(char c) { return is_identifier_start(c) || (c >= '0' && 
 
 bool is_space(char c) { return c == ' ' || c == '\t'; }
 
-std::string quoted(char c) { return std::string("'") + c + "'"; }
-
 // Recursive descent over the whole spec, so every error knows its column.
 class FetchSpecParser {
  public:
@@ -82,7 +81,7 @@ class FetchSpecParser {
         return error_here("unbalanced parenthesis: ')' without a matching '('",
                           "remove the ')' or add the '(' of a dereference such as +16(%dx)");
       }
-      return error_here("expected ',' or the end of the spec but found " + quoted(peek()),
+      return error_here("expected ',' or the end of the spec but found " + quoted_character(peek()),
                         "separate fetches with ','");
     }
   }
@@ -93,7 +92,7 @@ class FetchSpecParser {
     const size_t name_start = position_;
     if (at_end() || peek() == ',') return error_here("expected a fetch name", item_hint);
     if (!is_identifier_start(peek())) {
-      return error_here("expected a fetch name (a letter or '_') but found " + quoted(peek()),
+      return error_here("expected a fetch name (a letter or '_') but found " + quoted_character(peek()),
                         item_hint);
     }
     while (!at_end() && is_identifier_char(peek())) ++position_;
@@ -150,7 +149,7 @@ class FetchSpecParser {
     if (peek() != '+' && peek() != '-' && !(peek() >= '0' && peek() <= '9')) {
       return error_here(
           "expected a register such as %r8 or a dereference such as +16(%dx) but found " +
-              quoted(peek()),
+              quoted_character(peek()),
           item_hint);
     }
     if (depth == fetch_max_derefs) {
@@ -247,7 +246,7 @@ class FetchSpecParser {
   }
 
   std::string found_suffix() const {
-    return at_end() ? " but the spec ended" : " but found " + quoted(peek());
+    return at_end() ? " but the spec ended" : " but found " + quoted_character(peek());
   }
 
   Error error_at(size_t index, std::string message, std::string_view hint) const {

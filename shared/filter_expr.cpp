@@ -1,6 +1,7 @@
 #include "filter_expr.h"
 
 #include "number_parse.h"
+#include "parse_error_render.h"
 
 namespace xref {
 namespace {
@@ -139,7 +140,7 @@ std::vector<Token> tokenize(std::string_view text) {
       push_invalid(error_at(column, "unexpected '|'; write '||' for \"or\""));
       break;
     } else {
-      push_invalid(error_at(column, std::string("unexpected character '") + c + "'"));
+      push_invalid(error_at(column, "unexpected character " + quoted_character(c)));
       break;
     }
   }

@@ -90,6 +90,9 @@ bool evaluate_filter(const FilterNode& node, std::span<const uint64_t> values);
 
 // Filter text that parses back to an equivalent tree; comparisons are
 // written out ("flag" becomes "flag != 0") and nested &&/|| get parentheses.
+// Those parentheses, and the ones around a negated comparison, can nest the
+// text deeper than the filter it came from: the text of a tree parsed from
+// a filter near filter_max_nesting may be refused as nesting too deep.
 std::string to_string(const FilterNode& node);
 
 }  // namespace xref

@@ -2,12 +2,21 @@
 
 #include <algorithm>
 
+#include "hex.h"
+
 namespace xref {
 namespace {
 
 bool is_control(char c) {
   const auto byte = static_cast<unsigned char>(c);
   return byte < 0x20 || byte == 0x7f;
+}
+
+bool is_printable(char c) { return !is_control(c) && static_cast<unsigned char>(c) < 0x80; }
+
+std::string two_hex_digits(char c) {
+  const std::string hex = to_hex(static_cast<unsigned char>(c)).substr(2);
+  return hex.size() == 1 ? "0" + hex : hex;
 }
 
 // A UTF-8 continuation byte shares a terminal cell with the bytes before it.
@@ -38,6 +47,17 @@ std::string render_parse_error(std::string_view subject, std::string_view text,
   }
   rendered += "\n  " + echo + "\n  " + padding + "^";
   return rendered;
+}
+
+std::string quoted_character(char c) {
+  if (!is_printable(c)) return "byte 0x" + two_hex_digits(c);
+  return std::string("'") + c + "'";
+}
+
+std::string quoted_text(std::string_view text) {
+  std::string quoted = "\"";
+  for (char c : text) quoted += is_printable(c) ? std::string(1, c) : "\\x" + two_hex_digits(c);
+  return quoted + "\"";
 }
 
 }  // namespace xref

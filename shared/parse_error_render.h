@@ -20,4 +20,14 @@ namespace xref {
 // The hint is left out: callers print it the same way for every Error.
 std::string render_parse_error(std::string_view subject, std::string_view text, const Error& error);
 
+// A character of parsed text as a message quotes it: 'x' when it is
+// printable, else its value ("byte 0x0a"), so a message naming a stray
+// newline or control character still reads as one line.
+std::string quoted_character(char c);
+
+// Text read from a file (an .eh_frame augmentation string) as a message
+// quotes it: in double quotes, with each byte that is not printable ASCII
+// written as \xNN.
+std::string quoted_text(std::string_view text);
+
 }  // namespace xref

@@ -163,5 +163,34 @@ TEST(TraceExportCli, OutputThatIsTheInputIsRefusedAndTheInputKept) {
   std::filesystem::remove_all(directory);
 }
 
+// Found by the saved_trace fuzz target: export read fields without checking
+// their types, and a depth that was not a number (or a fetch name, an error
+// or a pid that was not what docs/trace.md says) aborted it with an uncaught
+// nlohmann::json::type_error. Windows are now checked as trace show checks them.
+TEST(TraceExportCli, AFieldOfTheWrongTypeIsRefusedNotFatal) {
+  char name[] = "/tmp/xref-export-types-XXXXXX";
+  const std::string directory = mkdtemp(name);
+  auto export_of = [&](const std::string& document) {
+    const std::string input = directory + "/trace.json";
+    std::ofstream(input, std::ios::binary) << document;
+    return run_xref({"trace", "export", input});
+  };
+  const XrefRun depth = export_of(
+      R"({"schema_version": 1, "operation": "live_trace", "windows": [{"window_id": 3, "events": [)"
+      R"({"kind": "return", "depth": [1]}]}]})");
+  EXPECT_EQ(depth.exit_status, 2) << depth.err;
+  EXPECT_EQ(depth.err, "xref: error: window 3, event 0: depth is not a number from 0 to 65535; give the output of "
+                       "`xref trace --json` or `xref trace --jsonl`\n");
+  // Fields the check leaves alone are read as what they can be.
+  const XrefRun loose = export_of(
+      R"({"schema_version": 1, "operation": "live_trace", "process": {"pid": "42"}, "windows": [{"window_id": 1, )"
+      R"("start_fetches": [7, {"name": 8, "error": 9}], "events": []}]})");
+  EXPECT_EQ(loose.exit_status, 0) << loose.err;
+  const nlohmann::json timeline = nlohmann::json::parse(loose.out);
+  EXPECT_EQ(timeline["traceEvents"][0]["pid"], 0) << loose.out;
+  EXPECT_EQ(timeline["traceEvents"][0]["args"]["?"], "<unreadable: ?>") << loose.out;
+  std::filesystem::remove_all(directory);
+}
+
 }  // namespace
 }  // namespace xref::test

@@ -105,6 +105,38 @@ TEST(TraceMarkCli, NoMatchingLineYetIsSaid) {
   EXPECT_TRUE(window["mark"].is_null());
 }
 
+// A log holds whatever bytes its writer wrote. A matching line that is not
+// UTF-8 is shown with U+FFFD in its place, in text and JSON alike; it used
+// to make every output mode throw from nlohmann::json::dump and abort.
+TEST(TraceMarkCli, ALogLineThatIsNotUtf8IsShownNotFatal) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  SampleTarget target;
+  const std::string log = "/tmp/xref-mark-bytes-" + std::to_string(getpid()) + ".log";
+  std::ofstream(log) << "request \xff\xfe 7\n";
+  auto trace = [&](const std::string& mode) {
+    std::vector<std::string> args = {"trace", "--pid", target.pid(), "--start", "handle_request", "--max-windows",
+                                     "1", "--duration-ms", "60000", "--mark-file", log, "--mark-regex",
+                                     "^request (.*)"};
+    if (!mode.empty()) args.push_back(mode);
+    return run_xref(args);
+  };
+  const std::string replaced = "\xef\xbf\xbd\xef\xbf\xbd 7";  // U+FFFD twice, then " 7"
+  const XrefRun text = trace("");
+  ASSERT_EQ(text.exit_status, 0) << text.err;
+  EXPECT_NE(text.out.find("mark \"" + replaced + "\""), std::string::npos) << text.out;
+  const XrefRun json = trace("--json");
+  ASSERT_EQ(json.exit_status, 0) << json.err;
+  EXPECT_EQ(json.json()["windows"][0]["mark_match"], replaced) << json.out;
+  const XrefRun jsonl = trace("--jsonl");
+  ASSERT_EQ(jsonl.exit_status, 0) << jsonl.err;
+  std::istringstream lines(jsonl.out);
+  std::string header, window;
+  std::getline(lines, header);
+  std::getline(lines, window);
+  EXPECT_EQ(nlohmann::json::parse(window)["window"]["mark_match"], replaced) << jsonl.out;
+  std::filesystem::remove(log);
+}
+
 TEST(TraceMarkCli, BadMarkOptionsAreRefusedBeforeAnythingIsAttached) {
   SampleTarget target;
   const std::string log = "/tmp/xref-mark-bad-" + std::to_string(getpid()) + ".log";

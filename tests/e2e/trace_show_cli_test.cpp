@@ -249,6 +249,16 @@ TEST(TraceShowCli, SkippedCalleesAreNotCalledAsTheRecordSays) {
   EXPECT_EQ(windows_with_recover, 1u);
 }
 
+// A file name is whatever bytes it was given. One that is not UTF-8 used to
+// make the --json error document throw from nlohmann::json::dump (exit 134).
+TEST(TraceShowCli, AFileNameThatIsNotUtf8IsReportedInJson) {
+  const XrefRun run = run_xref({"trace", "show", "/tmp/xref-absent-\xff.json", "--json"});
+  EXPECT_EQ(run.exit_status, 11) << run.err;
+  EXPECT_EQ(run.json()["error"]["code"], "file_error") << run.out;
+  const std::string message = run.json()["error"]["message"];
+  EXPECT_NE(message.find("xref-absent-\xef\xbf\xbd.json"), std::string::npos) << message;
+}
+
 TEST(TraceShowCli, BadInputIsRefusedWithExitStatus2) {
   const SavedTrace not_a_trace("not-a-trace", R"({"hello": "world"})");
   XrefRun run = run_xref({"trace", "show", not_a_trace.path});

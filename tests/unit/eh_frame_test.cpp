@@ -546,5 +546,21 @@ TEST(EhFrame, Leb128Limits) {
                              {0, 0x10}, {0x7fffffffffff0000, 0x100}, {0xffffffffffffff00, 0x10}}));
 }
 
+// Found by the eh_frame fuzz target: augmentation bytes were quoted as they
+// were, so a newline among them split the message and other bytes made it
+// invalid UTF-8.
+TEST(EhFrame, AugmentationBytesAreQuotedPrintably) {
+  {
+    SectionBuilder b;
+    b.cie({.augmentation = "z\nR", .augmentation_data = {0x1b}});
+    expect_error(b, "unknown CIE augmentation character byte 0x0a", 10);
+  }
+  {
+    SectionBuilder b;
+    b.cie({.augmentation = "R\xff", .augmentation_data = {}});
+    expect_error(b, "CIE augmentation \"R\\xff\" lacks a leading 'z'", 9);
+  }
+}
+
 }  // namespace
 }  // namespace xref

@@ -363,5 +363,15 @@ TEST(FetchSpec, ErrorRendersWithACaret) {
             "         ^");
 }
 
+// Found by the fetch_spec fuzz target: a newline after a name was quoted as
+// it was, and the one-line message took two.
+TEST(FetchSpec, AnUnprintableCharacterIsNamedByItsValue) {
+  const Error newline = parse_error("i\n");
+  EXPECT_EQ(newline.column, 2);
+  EXPECT_EQ(newline.message, "expected '=' after the name 'i' but found byte 0x0a");
+  EXPECT_EQ(parse_error("a=%r8,\x01").message, "expected a fetch name (a letter or '_') but found byte 0x01");
+  EXPECT_EQ(parse_error("a=+0x1\xc3\xa9(%dx)").message, "expected '(' after the offset but found byte 0xc3");
+}
+
 }  // namespace
 }  // namespace xref

@@ -357,5 +357,11 @@ TEST(FilterExpr, ErrorRendersWithACaret) {
             "               ^");
 }
 
+TEST(FilterExpr, AnUnprintableCharacterIsNamedByItsValue) {
+  const Error error = parse_error("a == 1 \x7f");
+  EXPECT_EQ(error.column, 8);
+  EXPECT_EQ(error.message, "unexpected character byte 0x7f");
+}
+
 }  // namespace
 }  // namespace xref

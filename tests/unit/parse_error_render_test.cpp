@@ -58,5 +58,15 @@ TEST(ParseErrorRender, TabsAndMultibyteCharactersKeepTheCaretAligned) {
             "    ^");
 }
 
+TEST(ParseErrorRender, QuotedCharactersAndTextStayOnePrintableLine) {
+  EXPECT_EQ(quoted_character('x'), "'x'");
+  EXPECT_EQ(quoted_character(' '), "' '");
+  EXPECT_EQ(quoted_character('\n'), "byte 0x0a");
+  EXPECT_EQ(quoted_character('\x7f'), "byte 0x7f");
+  EXPECT_EQ(quoted_character('\xc3'), "byte 0xc3");
+  EXPECT_EQ(quoted_text("zR"), "\"zR\"");
+  EXPECT_EQ(quoted_text("z\n\xffR"), "\"z\\x0a\\xffR\"");
+}
+
 }  // namespace
 }  // namespace xref
