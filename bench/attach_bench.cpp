@@ -19,10 +19,10 @@
 #include <vector>
 
 #include "address_space.h"
+#include "attach/uprobe_attach.h"
 #include "disassembly.h"
 #include "doctor.skel.h"
 #include "process_identity.h"
-#include "uprobe_attach.h"
 
 namespace {
 

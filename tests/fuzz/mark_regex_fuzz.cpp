@@ -6,9 +6,9 @@
 #include <string>
 
 #include "fuzz_support.h"
-#include "json_envelope.h"
-#include "mark_regex.h"
-#include "trace_text.h"
+#include "mark/regex.h"
+#include "output/json_envelope.h"
+#include "trace/text.h"
 
 using namespace xref;
 

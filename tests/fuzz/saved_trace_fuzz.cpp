@@ -9,9 +9,9 @@
 #include <sstream>
 #include <vector>
 
-#include "commands.h"
 #include "fuzz_support.h"
-#include "trace_file.h"
+#include "trace/commands.h"
+#include "trace/saved/file.h"
 
 using namespace xref;
 

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "fuzz_support.h"
-#include "serve_context.h"
-#include "serve_protocol.h"
+#include "serve/context.h"
+#include "serve/protocol.h"
 
 using namespace xref;
 using namespace xref::serve;

@@ -1,8 +1,8 @@
-#include "json_envelope.h"
+#include "output/json_envelope.h"
 
 #include <gtest/gtest.h>
 
-#include "trace_text.h"
+#include "trace/text.h"
 
 namespace xref {
 namespace {

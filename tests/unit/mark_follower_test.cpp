@@ -1,7 +1,7 @@
 // MarkFollower on real files, polled by hand: which line stamps a window
 // opened at a given time, across appends, partial lines, rotation,
 // truncation and bounded reads; MarkRegex's groups and errors.
-#include "mark_follower.h"
+#include "mark/follower.h"
 #include "monotonic_clock.h"
 
 #include <gtest/gtest.h>

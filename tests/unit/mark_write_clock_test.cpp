@@ -2,7 +2,7 @@
 // writev calls on a watched file get the time the call returned, a file
 // created later under the watched name is timed from its first write, and
 // other files are not recorded.
-#include "mark_write_clock.h"
+#include "mark/write_clock.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -13,8 +13,8 @@
 #include <filesystem>
 #include <string>
 
-#include "require.h"
 #include "monotonic_clock.h"
+#include "require.h"
 
 namespace xref {
 namespace {

@@ -1,4 +1,4 @@
-#include "option_values.h"
+#include "command/option_values.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The output queue over real pipes: in order when the reader reads, never
 // blocking the producer when it does not, and counting what it could not
 // write.
-#include "output_queue.h"
+#include "output/output_queue.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -12,9 +12,9 @@
 #include <sstream>
 #include <string>
 
-#include "report.h"
-#include "trace_document.h"
-#include "trace_file.h"
+#include "output/report.h"
+#include "trace/saved/document.h"
+#include "trace/saved/file.h"
 
 namespace xref {
 namespace {

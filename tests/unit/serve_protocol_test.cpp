@@ -2,10 +2,10 @@
 // malformed input gets its exact error code, and the right id.
 #include <gtest/gtest.h>
 
-#include "serve_context.h"
-#include "serve_protocol.h"
-#include "sudo_user.h"
-#include "target_owner.h"
+#include "input/sudo_user.h"
+#include "process/target_owner.h"
+#include "serve/context.h"
+#include "serve/protocol.h"
 
 namespace xref::serve {
 namespace {

@@ -1,6 +1,6 @@
 // settle_frames: what a debugger's stop tells about a window's frames, with
 // the same rules as the BPF program's pop_frames.
-#include "stopped_threads.h"
+#include "trace/stopped_threads.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

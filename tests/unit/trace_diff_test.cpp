@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "sequence_alignment.h"
-#include "trace_diff.h"
-#include "trace_diff_output.h"
-#include "trace_file.h"
+#include "trace/saved/diff.h"
+#include "trace/saved/diff_output.h"
+#include "trace/saved/file.h"
+#include "trace/saved/sequence_alignment.h"
 
 namespace xref {
 namespace {

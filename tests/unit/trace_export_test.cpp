@@ -6,8 +6,8 @@
 #include <sstream>
 #include <string>
 
-#include "trace_export.h"
-#include "trace_file.h"
+#include "trace/saved/export.h"
+#include "trace/saved/file.h"
 
 namespace xref {
 namespace {

@@ -1,7 +1,7 @@
 // trace show: hand-written windows of the calls fixture (tests/fixtures/
 // calls.c) matched against its static callee tree; VAs and call sites come
 // from nm and objdump. Also the window text shape and bad input.
-#include "trace_show.h"
+#include "trace/saved/show.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 
 #include "file_digest.h"
 #include "objdump_listing.h"
-#include "trace_text.h"
+#include "trace/text.h"
 
 namespace xref {
 namespace {

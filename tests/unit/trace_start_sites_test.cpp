@@ -1,4 +1,4 @@
-#include "trace_start_sites.h"
+#include "trace/start_sites.h"
 
 #include <gtest/gtest.h>
 

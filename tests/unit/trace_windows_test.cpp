@@ -1,4 +1,4 @@
-#include "trace_windows.h"
+#include "trace/windows.h"
 
 #include <gtest/gtest.h>
 

@@ -7,13 +7,13 @@
 #include <cstring>
 #include <vector>
 
-#include "tracefs_format.h"
-#include "tracefs_instance.h"
-#include "tracefs_merge.h"
-#include "tracefs_probes.h"
-#include "tracefs_reaper.h"
-#include "tracefs_records.h"
-#include "tracefs_ring.h"
+#include "attach/tracefs/format.h"
+#include "attach/tracefs/instance.h"
+#include "attach/tracefs/ring.h"
+#include "trace/tracefs/merge.h"
+#include "trace/tracefs/probes.h"
+#include "trace/tracefs/reaper.h"
+#include "trace/tracefs/records.h"
 
 namespace xref {
 namespace {

@@ -1,6 +1,6 @@
 // JSON from outside parsed with its nesting bounded: deep input is refused
 // while it is parsed, before anything that deep exists to copy or dump.
-#include "untrusted_json.h"
+#include "input/untrusted_json.h"
 
 #include <gtest/gtest.h>
 

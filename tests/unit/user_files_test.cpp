@@ -2,7 +2,7 @@
 // sudo user is (SUDO_UID, SUDO_GID, the group database), and what the
 // opener opens for nobody. The opener is started in a child process (a
 // death test), so this process keeps root's rights for the other tests.
-#include "user_files.h"
+#include "input/user_files.h"
 
 #include <fcntl.h>
 #include <grp.h>
@@ -19,8 +19,8 @@
 #include <sstream>
 #include <thread>
 
+#include "input/sudo_user.h"
 #include "require.h"
-#include "sudo_user.h"
 
 namespace xref {
 namespace {

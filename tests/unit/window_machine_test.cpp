@@ -1,6 +1,6 @@
 // The C++ window state machine against the rules of bpf/trace.bpf.c, one
 // scenario each, written as the records the BPF program would emit.
-#include "window_machine.h"
+#include "trace/window_machine.h"
 
 #include <gtest/gtest.h>
 

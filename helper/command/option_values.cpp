@@ -1,0 +1,88 @@
+#include "command/option_values.h"
+
+#include <cctype>
+
+#include "number_parse.h"
+
+namespace xref {
+namespace {
+
+// The value as the message shows it: quoted, on one line, not too long.
+std::string quoted(std::string_view text) {
+  constexpr size_t kShown = 40;
+  std::string shown;
+  for (size_t i = 0; i < text.size() && i < kShown; ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    shown += std::isprint(c) ? static_cast<char>(c) : '?';
+  }
+  if (text.size() > kShown) shown += "...";
+  return "'" + shown + "'";
+}
+
+Error refused(std::string_view text, const std::string& why, const NumberRange& range) {
+  const std::string hint = !range.hint.empty() ? range.hint
+                                               : "give a whole number from " + std::to_string(range.min) + " to " +
+                                                     std::to_string(range.max);
+  return make_error(ErrorCode::invalid_argument, quoted(text) + " " + why, hint);
+}
+
+// Why parse_u64 refused `text`: a digit it could not add means more than 64
+// bits; anything else is not a number.
+std::string parse_failure(std::string_view text, const Error& error) {
+  if (text.empty()) return "is not a valid non-negative number (empty)";
+  const bool hex = text.size() > 1 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+  const size_t at = error.column > 0 ? static_cast<size_t>(error.column - 1) : text.size();
+  if (at >= text.size()) return "is not a valid non-negative number (no digits after 0x)";
+  const unsigned char c = static_cast<unsigned char>(text[at]);
+  if (hex ? std::isxdigit(c) : std::isdigit(c)) return "is out of range (more than 64 bits)";
+  const std::string shown = std::isprint(c) ? std::string(1, static_cast<char>(c)) : "?";
+  return "is not a valid non-negative number (unexpected '" + shown + "' at column " + std::to_string(error.column) +
+         ")";
+}
+
+std::string error_text(const Error& error) { return error.message + "; " + error.hint; }
+
+}  // namespace
+
+Result<uint64_t> parse_number_in(std::string_view text, const NumberRange& range) {
+  auto value = parse_u64(text, "value");
+  if (!value) return refused(text, parse_failure(text, value.error()), range);
+  if (*value < range.min || *value > range.max) return refused(text, "is out of range", range);
+  return *value;
+}
+
+CLI::Validator number_in(NumberRange range) {
+  const bool any = range.min == 0 && range.max == UINT64_MAX;
+  const std::string description = any ? "" : "[" + std::to_string(range.min) + " - " + std::to_string(range.max) + "]";
+  return CLI::Validator(
+      [range](std::string& text) -> std::string {
+        auto value = parse_number_in(text, range);
+        if (!value) return error_text(value.error());
+        text = std::to_string(*value);
+        return {};
+      },
+      description);
+}
+
+CLI::Validator not_empty(const std::string& what, const std::string& example) {
+  return CLI::Validator(
+      [what, example](std::string& text) -> std::string {
+        if (!text.empty()) return {};
+        return error_text(make_error(ErrorCode::invalid_argument, "an empty value is not " + what,
+                                     "e.g. " + example + ", or leave the option out"));
+      },
+      "");
+}
+
+Error usage_error(const CLI::ParseError& failure, const std::string& hint) {
+  std::string message = failure.what();
+  // number_in and not_empty end their message with "; WHAT TO DO" (the
+  // value they quote may hold "; " too, the hint never does).
+  const size_t split = message.rfind("; ");
+  if (dynamic_cast<const CLI::ValidationError*>(&failure) == nullptr || split == std::string::npos) {
+    return make_error(ErrorCode::invalid_argument, message, hint);
+  }
+  return make_error(ErrorCode::invalid_argument, message.substr(0, split), message.substr(split + 2));
+}
+
+}  // namespace xref

@@ -1,3 +1,0 @@
-#include "cli.h"
-
-int main(int argc, char** argv) { return xref::run_cli(argc, argv); }

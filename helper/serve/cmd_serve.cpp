@@ -1,0 +1,117 @@
+// xref serve: the helper protocol on stdin/stdout for the debugger front
+// ends (docs/protocol.md). This file is the edge: the sudo user's targets,
+// the private protocol descriptors, signals and the read loop.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <iostream>
+
+#include "input/user_files.h"
+#include "output/report.h"
+#include "process/target_owner.h"
+#include "serve/commands.h"
+#include "serve/server.h"
+
+namespace xref {
+namespace {
+
+// How often the loop looks for ended sessions to join and for a front end
+// that stopped reading, when no input comes.
+constexpr int kIdlePollMs = 500;
+// At exit, after the detach: how long queued lines may wait for a reader.
+constexpr int kExitGraceMs = 2000;
+
+int refuse(const Error& error) {
+  std::cerr << error_line(error) << std::endl;
+  return error_exit_status(error.code);
+}
+
+struct ProtocolDescriptors {
+  int in = -1;
+  int out = -1;
+};
+
+// The protocol gets private copies of stdin and stdout; fd 1 then points at
+// stderr and fd 0 at /dev/null, so a stray print or read anywhere in the
+// process can never corrupt or steal a protocol line.
+Result<ProtocolDescriptors> take_protocol_descriptors() {
+  std::cout.flush();
+  ProtocolDescriptors fds;
+  fds.in = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+  fds.out = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+  const int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (fds.in < 0 || fds.out < 0 || null < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0 ||
+      dup2(null, STDIN_FILENO) < 0) {
+    return make_error(ErrorCode::internal, "xref serve cannot set up its protocol descriptors");
+  }
+  close(null);
+  return fds;
+}
+
+int run_serve() {
+  // The CLI entry refused set-user-ID and set-group-ID and found the sudo
+  // user; serve acts for that user in its targets too.
+  if (const auto& user = acting_sudo_user()) restrict_targets_to_uid(user->uid);
+
+  auto fds = take_protocol_descriptors();
+  if (!fds) return refuse(fds.error());
+  // SIGINT and SIGTERM end the helper cleanly (every probe detached); every
+  // thread started later inherits the mask and leaves them to this loop.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  const int signal_fd = signalfd(-1, &stop_signals, SFD_CLOEXEC | SFD_NONBLOCK);
+  signal(SIGPIPE, SIG_IGN);  // a front end that stops reading is seen as a failed write
+
+  serve::ProtocolWriter writer(fds->out);
+  serve::Server server(writer);
+  serve::LineSplitter splitter;
+  writer.write(serve::hello_line(getpid()));
+
+  bool running = true;
+  while (running && !writer.broken()) {
+    pollfd watched[2] = {{fds->in, POLLIN, 0}, {signal_fd, POLLIN, 0}};
+    const int ready = poll(watched, signal_fd >= 0 ? 2 : 1, kIdlePollMs);
+    if (ready < 0 && errno != EINTR) break;
+    server.reap();
+    if (ready <= 0) continue;
+    if (watched[1].revents & POLLIN) break;  // SIGINT or SIGTERM
+    if (!(watched[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    char buffer[65536];
+    const ssize_t count = read(fds->in, buffer, sizeof buffer);
+    if (count < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (count <= 0) {
+      splitter.finish();  // stdin closed: the last unterminated line, then exit
+      running = false;
+    } else {
+      splitter.feed({buffer, static_cast<size_t>(count)});
+    }
+    while (auto line = splitter.next()) {
+      if (!server.handle(*line)) {
+        running = false;
+        break;
+      }
+    }
+  }
+  server.stop_sessions();
+  // Every probe is out; what is still queued gets a short while to go out.
+  writer.finish(kExitGraceMs);
+  if (signal_fd >= 0) close(signal_fd);
+  return 0;
+}
+
+}  // namespace
+
+void setup_serve(CLI::App& app, int& exit_status) {
+  CLI::App* command = app.add_subcommand(
+      "serve", "speak the helper protocol on stdin/stdout (docs/protocol.md); the debugger front ends run this");
+  command->callback([&exit_status] { exit_status = run_serve(); });
+}
+
+}  // namespace xref

@@ -1,0 +1,100 @@
+#include "serve/command.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <iostream>
+#include <sstream>
+
+#include "command/option_values.h"
+#include "output/json_envelope.h"
+#include "serve/commands.h"
+
+namespace xref::serve {
+namespace {
+
+bool is_one_shot(const std::string& name) {
+  return name == "maps" || name == "resolve" || name == "memscan" || name == "doctor";
+}
+
+// Points std::cout at a string for the lifetime of the scope.
+class CapturedCout {
+ public:
+  CapturedCout() : previous_(std::cout.rdbuf(text_.rdbuf())) {}
+  ~CapturedCout() { std::cout.rdbuf(previous_); }
+  CapturedCout(const CapturedCout&) = delete;
+  CapturedCout& operator=(const CapturedCout&) = delete;
+  std::string text() const { return text_.str(); }
+
+ private:
+  std::ostringstream text_;
+  std::streambuf* previous_;
+};
+
+// The last line of `text` that is a JSON document.
+std::optional<nlohmann::json> last_document(const std::string& text) {
+  std::istringstream lines(text);
+  std::optional<nlohmann::json> document;
+  for (std::string line; std::getline(lines, line);) {
+    nlohmann::json parsed = nlohmann::json::parse(line, nullptr, false);
+    if (!parsed.is_discarded() && parsed.is_object()) document = std::move(parsed);
+  }
+  return document;
+}
+
+}  // namespace
+
+std::variant<nlohmann::json, ProtocolError> run_one_shot(const std::vector<std::string>& words,
+                                                         const RequestContext& context) {
+  const std::string& name = words.front();
+  if (name == "trace") {
+    return cli_error(make_error(ErrorCode::invalid_argument, "trace runs as a session, not as a one-shot command",
+                                "send session.start with argv [\"trace\", ...]"));
+  }
+  if (!is_one_shot(name) && name != "--help" && name != "-h") {
+    return cli_error(make_error(ErrorCode::invalid_argument, "no one-shot command named '" + name + "'",
+                                "commands: maps, resolve, memscan, doctor"));
+  }
+
+  CLI::App app{"xref: ordered, thread-scoped live tracing of native processes", "xref"};
+  app.require_subcommand(1);
+  app.fallthrough(false);
+  int exit_status = 0;
+  setup_one_shot_commands(app, exit_status);
+  std::vector<std::string> args(words);
+  if (std::find(args.begin(), args.end(), "--json") == args.end()) args.push_back("--json");
+  std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector
+
+  CapturedCout captured;
+  try {
+    if (context.pid && is_one_shot(name) && name != "doctor") {
+      // The debugger's process, unless the words name another.
+      CLI::Option* pid = app.get_subcommand(name)->get_option("--pid");
+      pid->required(false);
+      pid->default_val(*context.pid);
+    }
+    app.parse(args);
+  } catch (const CLI::CallForHelp& help) {
+    std::ostringstream text, errors;
+    app.exit(help, text, errors);
+    return nlohmann::json{{"help", text.str()}};
+  } catch (const CLI::CallForAllHelp& help) {
+    std::ostringstream text, errors;
+    app.exit(help, text, errors);
+    return nlohmann::json{{"help", text.str()}};
+  } catch (const CLI::ParseError& parse_error) {
+    // What the CLI prints for a usage mistake under --json.
+    Envelope envelope;
+    envelope.operation = name == "doctor" ? name : is_one_shot(name) ? "live_" + name : "usage";
+    envelope.error = usage_error(parse_error, "see `xref --help`");
+    return nlohmann::json{{"document", envelope_json(envelope)}, {"exit_status", error_exit_status(ErrorCode::invalid_argument)}};
+  } catch (const std::exception& failure) {
+    return cli_error(make_error(ErrorCode::internal, std::string("xref ") + name + " failed: " + failure.what()));
+  }
+  auto document = last_document(captured.text());
+  if (!document) {
+    return cli_error(make_error(ErrorCode::internal, "xref " + name + " printed no JSON document"));
+  }
+  return nlohmann::json{{"document", std::move(*document)}, {"exit_status", exit_status}};
+}
+
+}  // namespace xref::serve

@@ -1,0 +1,350 @@
+#include "serve/sessions.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "output/json_envelope.h"
+#include "process/target.h"
+#include "trace/options.h"
+#include "trace/output.h"
+#include "trace/plan.h"
+#include "trace/session.h"
+
+namespace xref::serve {
+
+struct Session {
+  uint64_t id = 0;
+  std::string command;
+  pid_t pid = 0;
+  std::string requested_backend;
+  int cancel_fd = -1;  // eventfd: readable once the session must stop
+  int drain_fd = -1;   // eventfd: readable when a drain request waits
+  std::thread thread;
+  std::atomic<bool> thread_done{false};
+
+  std::mutex mutex;  // guards what follows
+  std::string state = "attaching";  // attaching, running, stopping, ended
+  std::string backend;
+  uint64_t windows = 0;
+  uint64_t events = 0;
+  bool helper_exiting = false;
+  bool ended = false;
+  std::vector<nlohmann::json> stop_requests;  // answered after session_ended
+  StopAnswer stop_answer;
+  std::vector<std::shared_ptr<PendingDrain>> drains;  // waiting for this session's next drain
+
+  ~Session() {
+    if (cancel_fd >= 0) close(cancel_fd);
+    if (drain_fd >= 0) close(drain_fd);
+  }
+
+  void request_drain() {
+    const uint64_t one = 1;
+    (void)!write(drain_fd, &one, sizeof one);
+  }
+
+  void cancel() {
+    const uint64_t one = 1;
+    (void)!write(cancel_fd, &one, sizeof one);
+  }
+};
+
+namespace {
+
+// Where the start probe is: its static VA, module and live address.
+nlohmann::json start_json(const Target& target, const TracePlan& plan) {
+  for (const PlannedProbe& probe : plan.probes) {
+    if (!probe.start) continue;
+    const Module* module = plan.modules.at(probe.module_index).module;
+    const auto bias = target.space.load_bias(*module);
+    return {{"va", hex_value(plan.start_va)},
+            {"module", module->name()},
+            {"live", bias ? nlohmann::json(hex_value(plan.start_va + *bias)) : nlohmann::json(nullptr)}};
+  }
+  return nullptr;
+}
+
+nlohmann::json started_json(uint64_t session, const Target& target, const TracePlan& plan,
+                            const TraceRequest& request, const TraceAttachInfo& attached) {
+  std::vector<std::string> warnings = target.warnings;
+  warnings.insert(warnings.end(), plan.warnings.begin(), plan.warnings.end());
+  nlohmann::json result = {
+      {"session", session},
+      {"backend", attached.backend},
+      {"probes", attached.probes},
+      {"functions", plan.functions.size()},
+      {"return_mode", plan.return_mode},
+      {"warnings", warnings},
+      {"start", start_json(target, plan)},
+      {"process", process_json(target.process.identity(), target.binary_match)},
+  };
+  if (request.here) result["here_window"] = attached.here_window;
+  // The CFA the window opened on: the debugger's, or the unwind rule's when
+  // they disagreed (then a warning says so).
+  if (plan.here) result["here_cfa"] = hex_value(plan.here->entry_sp + 8);
+  result["breakpoints_to_disable"] = plan.breakpoints_to_disable;
+  return result;
+}
+
+}  // namespace
+
+SessionManager::~SessionManager() { stop_all_and_join(); }
+
+std::optional<ProtocolError> SessionManager::start(const nlohmann::json& request_id, SessionSpec spec) {
+  std::lock_guard lock(mutex_);
+  const std::string& backend = spec.options.request.backend;
+  if (backend == "tracefs") {
+    // The tracefs probe group and instance are named after the helper (PID and start time).
+    for (const auto& [id, other] : sessions_) {
+      std::lock_guard other_lock(other->mutex);
+      if (!other->ended && other->requested_backend == "tracefs") {
+        return cli_error(make_error(ErrorCode::invalid_argument,
+                                    "session " + std::to_string(id) + " already traces with --backend tracefs",
+                                    "one tracefs session per helper: stop it first, or use a BPF backend"));
+      }
+    }
+  }
+  auto session = std::make_shared<Session>();
+  session->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  session->drain_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (session->cancel_fd < 0 || session->drain_fd < 0) {
+    return cli_error(make_error(ErrorCode::internal, "eventfd failed for a new session"));
+  }
+  session->id = next_id_++;
+  session->command = spec.command;
+  session->pid = spec.options.pid;
+  session->requested_backend = backend;
+  try {
+    session->thread = std::thread(&SessionManager::run, this, session, request_id, std::move(spec));
+  } catch (const std::system_error& failure) {
+    return cli_error(make_error(ErrorCode::internal, std::string("cannot start a session thread: ") + failure.what()));
+  }
+  sessions_[session->id] = session;
+  return std::nullopt;
+}
+
+void SessionManager::run(std::shared_ptr<Session> session, nlohmann::json request_id, SessionSpec spec) {
+  const TraceRequest& request = spec.options.request;
+  bool attached = false;
+  // Before the attach, a failure is the answer to session.start; after it,
+  // the session_ended event carries it.
+  auto fail = [&](const Error& error) {
+    const ProtocolError reported = cli_error(error);
+    if (!attached) {
+      writer_.write(error_response(request_id, reported));
+      finish(*session, std::nullopt, protocol_error("unknown_session", "session " + std::to_string(session->id) +
+                                                                           " did not start: " + error.message));
+      return;
+    }
+    nlohmann::json ended = event_message("session_ended", session->id,
+                                         {{"stop_reason", "error"},
+                                          {"summary", nullptr},
+                                          {"windows", nlohmann::json::array()},
+                                          {"error", error_object(reported)}});
+    finish(*session, ended,
+           nlohmann::json{{"session", session->id}, {"stop_reason", "error"}, {"summary", nullptr}});
+  };
+  try {
+    auto target = open_target({spec.options.pid, spec.options.bin});
+    if (!target) return fail(target.error());
+    auto plan = plan_trace(*target, request);
+    if (!plan) return fail(plan.error());
+    auto marks = open_marks(request);
+    if (!marks) return fail(marks.error());
+
+    TraceRenderer renderer(*target, *plan);
+    renderer.set_marks(marks->get());
+    TraceCallbacks callbacks;
+    callbacks.cancel_fd = session->cancel_fd;
+    callbacks.drain_fd = session->drain_fd;
+    callbacks.drained = [&](bool ending) { answer_drains(*session, ending); };
+    callbacks.attached = [&](const TraceAttachInfo& info) {
+      {
+        std::lock_guard lock(session->mutex);
+        session->backend = info.backend;
+        if (session->state == "attaching") session->state = "running";
+      }
+      writer_.write(result_response(request_id, started_json(session->id, *target, *plan, request, info)));
+      attached = true;
+    };
+    uint64_t windows_not_sent = 0;
+    callbacks.window_closed = [&](const TraceWindow& window) {
+      nlohmann::json rendered = renderer.window_json(window, nullptr);
+      {
+        std::lock_guard lock(session->mutex);
+        ++session->windows;
+        session->events += window.events.size();
+      }
+      // A front end too slow for the windows loses some, counted in the
+      // summary; it never holds up the session.
+      if (!writer_.write_droppable(event_message("window", session->id, {{"window", std::move(rendered)}}))) {
+        ++windows_not_sent;
+      }
+      return true;
+    };
+    auto run = run_trace(*target, *plan, request, callbacks);
+    if (!run) return fail(run.error());
+
+    {
+      std::lock_guard lock(session->mutex);
+      if (session->helper_exiting && run->stop_reason == "stopped") run->stop_reason = "helper_exiting";
+    }
+    if (windows_not_sent > 0) run->windows_not_shown["output_stalled"] = windows_not_sent;
+    nlohmann::json open_windows = nlohmann::json::array();
+    // The windows not sent yet: open at the end, or ended with their end record lost.
+    for (const auto& [id, window] : run->windows->windows()) open_windows.push_back(renderer.window_json(window, &*run));
+    nlohmann::json error = nullptr;
+    if (run->target_exited) {
+      error = error_object(cli_error(make_error(
+          ErrorCode::process_exited,
+          "process " + std::to_string(spec.options.pid) + " exited during the trace; windows still open are marked "
+                                                          "target_exited")));
+    }
+    const nlohmann::json summary = renderer.summary_json(*run);
+    nlohmann::json ended = event_message("session_ended", session->id,
+                                         {{"stop_reason", run->stop_reason},
+                                          {"summary", summary},
+                                          {"windows", std::move(open_windows)},
+                                          {"error", error}});
+    finish(*session, ended,
+           nlohmann::json{{"session", session->id}, {"stop_reason", run->stop_reason}, {"summary", summary}});
+  } catch (const std::exception& failure) {
+    fail(make_error(ErrorCode::internal, std::string("session failed: ") + failure.what()));
+  }
+}
+
+void SessionManager::finish(Session& session, const std::optional<nlohmann::json>& ended_event, StopAnswer answer) {
+  {
+    // Out of the sessions list before its session_ended event is out.
+    std::lock_guard lock(session.mutex);
+    session.state = "ended";
+  }
+  // The event goes out before any stop request is answered (docs/protocol.md).
+  if (ended_event) writer_.write(*ended_event);
+  std::vector<nlohmann::json> waiting;
+  {
+    std::lock_guard lock(session.mutex);
+    session.ended = true;
+    session.stop_answer = answer;
+    waiting.swap(session.stop_requests);
+  }
+  for (const nlohmann::json& id : waiting) {
+    if (const auto* result = std::get_if<nlohmann::json>(&answer)) writer_.write(result_response(id, *result));
+    else writer_.write(error_response(id, std::get<ProtocolError>(answer)));
+  }
+  // An ended session has nothing more to drain: its windows are all out.
+  answer_drains(session, false);
+  session.thread_done = true;
+}
+
+void SessionManager::answer_drains(Session& session, bool ending) {
+  std::vector<std::shared_ptr<PendingDrain>> drains;
+  {
+    std::lock_guard lock(session.mutex);
+    drains.swap(session.drains);
+  }
+  for (const auto& drain : drains) {
+    nlohmann::json answer;
+    {
+      std::lock_guard lock(drain->mutex);
+      if (ending) drain->ending.push_back(session.id);
+      if (--drain->remaining == 0) answer = {{"drained", true}, {"ending", drain->ending}};
+    }
+    if (!answer.is_null()) writer_.write(result_response(drain->request_id, answer));
+  }
+}
+
+std::optional<nlohmann::json> SessionManager::drain(const nlohmann::json& request_id) {
+  auto pending = std::make_shared<PendingDrain>();
+  pending->request_id = request_id;
+  std::vector<std::shared_ptr<Session>> running;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [id, session] : sessions_) {
+      std::lock_guard session_lock(session->mutex);
+      if (session->ended) continue;
+      session->drains.push_back(pending);
+      running.push_back(session);
+    }
+    pending->remaining = running.size();
+  }
+  if (running.empty()) return result_response(request_id, {{"drained", true}, {"ending", nlohmann::json::array()}});
+  for (const auto& session : running) session->request_drain();
+  return std::nullopt;
+}
+
+std::optional<nlohmann::json> SessionManager::stop(uint64_t id, const nlohmann::json& request_id) {
+  std::shared_ptr<Session> session;
+  {
+    std::lock_guard lock(mutex_);
+    const auto found = sessions_.find(id);
+    if (found == sessions_.end()) {
+      return error_response(request_id, protocol_error("unknown_session", "no session " + std::to_string(id),
+                                                       "the sessions method lists the running ones"));
+    }
+    session = found->second;
+  }
+  std::lock_guard lock(session->mutex);
+  if (session->ended) {
+    // Its session_ended event is already out; answer with the same summary.
+    if (const auto* result = std::get_if<nlohmann::json>(&session->stop_answer)) {
+      return result_response(request_id, *result);
+    }
+    return error_response(request_id, std::get<ProtocolError>(session->stop_answer));
+  }
+  session->stop_requests.push_back(request_id);
+  if (session->state != "ended") session->state = "stopping";
+  session->cancel();
+  return std::nullopt;
+}
+
+nlohmann::json SessionManager::list() {
+  nlohmann::json sessions = nlohmann::json::array();
+  std::lock_guard lock(mutex_);
+  for (const auto& [id, session] : sessions_) {
+    std::lock_guard session_lock(session->mutex);
+    if (session->state == "ended") continue;
+    sessions.push_back({{"session", id},
+                        {"command", session->command},
+                        {"pid", session->pid},
+                        {"backend", session->backend.empty() ? nlohmann::json(nullptr) : nlohmann::json(session->backend)},
+                        {"windows", session->windows},
+                        {"events", session->events},
+                        {"state", session->state}});
+  }
+  return {{"sessions", sessions}};
+}
+
+void SessionManager::stop_all_and_join() {
+  std::vector<std::shared_ptr<Session>> all;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [id, session] : sessions_) all.push_back(session);
+  }
+  for (const auto& session : all) {
+    std::lock_guard lock(session->mutex);
+    if (session->state == "ended") continue;
+    session->helper_exiting = true;
+    session->state = "stopping";
+    session->cancel();
+  }
+  for (const auto& session : all) {
+    if (session->thread.joinable()) session->thread.join();
+  }
+}
+
+void SessionManager::reap() {
+  std::lock_guard lock(mutex_);
+  for (const auto& [id, session] : sessions_) {
+    if (session->thread_done && session->thread.joinable()) session->thread.join();
+  }
+}
+
+}  // namespace xref::serve

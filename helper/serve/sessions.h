@@ -1,0 +1,79 @@
+// Tracing sessions of `xref serve`: each runs run_trace on its own thread
+// and speaks for itself through the protocol writer (its start response,
+// its window events, its session_ended event and the responses to
+// session.stop). Stopping is an eventfd the session's poll loop watches.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <variant>
+
+#include "serve/protocol.h"
+#include "serve/session_request.h"
+#include "serve/writer.h"
+
+namespace xref::serve {
+
+struct Session;
+
+// One `drain` request: answered when the last of its sessions has drained
+// (or ended).
+struct PendingDrain {
+  nlohmann::json request_id;
+  std::mutex mutex;
+  size_t remaining = 0;
+  std::vector<uint64_t> ending;  // sessions that reached a bound: session_ended follows, no window
+};
+
+// What a stop request gets once the session is over: its summary, or why
+// it never started.
+using StopAnswer = std::variant<nlohmann::json, ProtocolError>;
+
+class SessionManager {
+ public:
+  explicit SessionManager(ProtocolWriter& writer) : writer_(writer) {}
+  ~SessionManager();
+  SessionManager(const SessionManager&) = delete;
+  SessionManager& operator=(const SessionManager&) = delete;
+
+  // Starts a session thread, which answers `request_id` once attached (or
+  // failed); an error to send now when the session cannot start at all.
+  std::optional<ProtocolError> start(const nlohmann::json& request_id, SessionSpec spec);
+
+  // Asks a session to stop. The session answers `request_id` after its
+  // session_ended event; the response to send now when it already ended.
+  std::optional<nlohmann::json> stop(uint64_t session, const nlohmann::json& request_id);
+
+  // {"sessions": [...]} for every session not yet ended.
+  nlohmann::json list();
+
+  // Every running session drains its ring buffer (sending the windows that
+  // closed so far) before `request_id` is answered; the response to send
+  // now when no session is running.
+  std::optional<nlohmann::json> drain(const nlohmann::json& request_id);
+
+  // The helper is exiting: every session stops ("helper_exiting") and its
+  // thread is joined, each detaching its own probes.
+  void stop_all_and_join();
+
+  // Joins the threads of sessions that ended by themselves.
+  void reap();
+
+ private:
+  void run(std::shared_ptr<Session> session, nlohmann::json request_id, SessionSpec spec);
+  void finish(Session& session, const std::optional<nlohmann::json>& ended_event, StopAnswer answer);
+  void answer_drains(Session& session, bool ending);
+
+  ProtocolWriter& writer_;
+  std::mutex mutex_;
+  uint64_t next_id_ = 1;
+  std::map<uint64_t, std::shared_ptr<Session>> sessions_;
+};
+
+}  // namespace xref::serve

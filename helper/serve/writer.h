@@ -1,0 +1,32 @@
+// The one writer of protocol lines: whole lines, queued from the main loop
+// and every session thread, written by the queue's own thread (output_queue.h),
+// so a front end that stops reading never holds up a session's detach or
+// the main loop's signals.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "output/output_queue.h"
+
+namespace xref::serve {
+
+class ProtocolWriter {
+ public:
+  explicit ProtocolWriter(int fd) : queue_(fd) {}
+
+  // Queues `message` and a '\n'. False once the front end stopped reading
+  // (EPIPE and the like); every later write is dropped.
+  bool write(const nlohmann::json& message);
+  // The same for a message that may be lost when the front end reads too
+  // slowly (a window event): false when it was not queued.
+  bool write_droppable(const nlohmann::json& message);
+  bool broken() const { return queue_.broken(); }
+  // At exit, after every session is detached: what is queued goes out, for
+  // at most `grace_ms`.
+  OutputTotals finish(int grace_ms) { return queue_.finish(-1, grace_ms); }
+
+ private:
+  OutputQueue queue_;
+};
+
+}  // namespace xref::serve

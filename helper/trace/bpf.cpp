@@ -1,0 +1,270 @@
+#include "trace/bpf.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "attach/libbpf_log.h"
+#include "trace.skel.h"
+
+namespace xref {
+namespace {
+
+Error load_error(int error) {
+  // As root, EACCES is the verifier refusing the program, not a privilege problem.
+  if (error == -EACCES && geteuid() == 0) {
+    return make_error(ErrorCode::internal, "the kernel's verifier rejected the trace program",
+                      "rerun with XREF_DEBUG_BPF=1 for the verifier log and report it");
+  }
+  const ErrorCode code = (error == -EPERM || error == -EACCES) ? ErrorCode::permission_denied : ErrorCode::unsupported;
+  return make_error(code, "loading the trace BPF program failed: " + libbpf_message(error),
+                    code == ErrorCode::permission_denied ? "run xref as root (CAP_BPF and CAP_PERFMON)"
+                                                         : "run `xref doctor` to see what this kernel supports");
+}
+
+xref_probe compile_probe(const PlannedProbe& planned) {
+  xref_probe probe;
+  std::memset(&probe, 0, sizeof probe);
+  probe.static_va = planned.static_va;
+  probe.function_id = planned.function_id;
+  probe.kind = planned.kind;
+  probe.flags = planned.flags;
+  probe.return_function_id = planned.return_function_id;
+  probe.frame_base = planned.frame_base;
+  probe.frame_offset = planned.frame_offset;
+  probe.next = planned.next < 0 ? XREF_PROBE_NO_NEXT : static_cast<uint32_t>(planned.next);
+  probe.tail_target_id = planned.tail_target_id;
+  if (planned.start) probe.flags |= XREF_PROBE_F_START;
+  probe.fetch_count = static_cast<uint8_t>(planned.fetches.size());
+  for (size_t i = 0; i < planned.fetches.size() && i < XREF_FETCH_MAX_ITEMS; ++i) {
+    probe.fetches[i] = compile_fetch(planned.fetches[i]);
+  }
+  return probe;
+}
+
+trace_bpf* open_configured(const TracePlan& plan, const TraceBpfOptions& options, bool uprobe_multi, Error& error) {
+  trace_bpf* skeleton = trace_bpf__open();
+  if (skeleton == nullptr) {
+    error = make_error(ErrorCode::internal, "opening the embedded trace program failed: " + libbpf_message(-errno));
+    return nullptr;
+  }
+  skeleton->rodata->target_tgid = static_cast<uint32_t>(options.pid);
+  skeleton->rodata->max_events = options.max_events;
+  skeleton->rodata->max_windows = options.max_windows;
+  bpf_map__set_max_entries(skeleton->maps.events, static_cast<uint32_t>(options.ringbuf_bytes));
+  if (uprobe_multi) {
+    bpf_program__set_expected_attach_type(skeleton->progs.trace_probe,
+                                          static_cast<bpf_attach_type>(kBpfTraceUprobeMulti));
+  }
+  const int loaded = trace_bpf__load(skeleton);
+  if (loaded != 0) {
+    error = load_error(loaded);
+    trace_bpf__destroy(skeleton);
+    return nullptr;
+  }
+  for (uint32_t index = 0; index < plan.probes.size(); ++index) {
+    const xref_probe probe = compile_probe(plan.probes[index]);
+    bpf_map__update_elem(skeleton->maps.probes, &index, sizeof index, &probe, sizeof probe, BPF_ANY);
+  }
+  if (plan.start_filter) {
+    const xref_filter_program program = to_bpf_program(*plan.start_filter);
+    const uint32_t zero = 0;
+    bpf_map__update_elem(skeleton->maps.start_filter, &zero, sizeof zero, &program, sizeof program, BPF_ANY);
+  }
+  return skeleton;
+}
+
+}  // namespace
+
+namespace {
+
+// Offsets and cookies of one attachment: the uprobes of one file, or (with
+// --uretprobes) its return probes, which need a link of their own.
+struct ProbeSet {
+  std::string path;
+  bool return_probes = false;
+  std::vector<uint64_t> offsets;
+  std::vector<uint64_t> cookies;
+};
+
+using AttachFunction = Result<UprobeLink> (*)(int, const std::string&, std::span<const uint64_t>,
+                                              std::span<const uint64_t>, pid_t, bool);
+
+Result<UprobeLink> attach_sets(AttachFunction attach, int program_fd, pid_t pid, const std::vector<ProbeSet>& sets) {
+  UprobeLink all;
+  for (const ProbeSet& set : sets) {
+    if (set.offsets.empty()) continue;
+    auto link = attach(program_fd, set.path, set.offsets, set.cookies, pid, set.return_probes);
+    if (!link) return link.error();
+    all.adopt(std::move(*link));
+  }
+  return all;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<TraceBpf>> TraceBpf::start(const TracePlan& plan, const TraceBpfOptions& options) {
+  if (options.ringbuf_bytes < 4096 || (options.ringbuf_bytes & (options.ringbuf_bytes - 1)) != 0 ||
+      options.ringbuf_bytes > (1ull << 30)) {
+    return make_error(ErrorCode::invalid_argument, "--ringbuf-bytes must be a power of two between 4096 and 1 GiB");
+  }
+  // One link per file (and per direction): all of a module's probes go
+  // through a single uprobe_multi link.
+  std::vector<ProbeSet> sets(options.module_paths.size() * 2);
+  for (size_t module = 0; module < options.module_paths.size(); ++module) {
+    sets[2 * module].path = sets[2 * module + 1].path = options.module_paths[module];
+    sets[2 * module + 1].return_probes = true;
+  }
+  for (size_t index = 0; index < plan.probes.size(); ++index) {
+    const PlannedProbe& probe = plan.probes[index];
+    if (!probe.head) continue;  // run through its head's chain
+    bool start = false;
+    plan.for_each_role(index, [&](size_t, const PlannedProbe& role) { start = start || role.start; });
+    ProbeSet& set = sets[2 * probe.module_index + (probe.kind == XREF_PROBE_URETPROBE ? 1 : 0)];
+    set.offsets.push_back(probe.file_offset);
+    set.cookies.push_back(index | (start ? XREF_COOKIE_START : 0));
+  }
+  std::unique_ptr<TraceBpf> trace(new TraceBpf());
+  Error error;
+  if (options.backend == "auto" || options.backend == "uprobe_multi") {
+    trace->skeleton_ = open_configured(plan, options, true, error);
+    if (trace->skeleton_ != nullptr) {
+      auto link = attach_sets(attach_uprobe_multi, bpf_program__fd(trace->skeleton_->progs.trace_probe), options.pid,
+                              sets);
+      if (link) {
+        trace->link_ = std::move(*link);
+        trace->backend_ = "uprobe_multi";
+        return trace;
+      }
+      error = link.error();
+      trace_bpf__destroy(trace->skeleton_);
+      trace->skeleton_ = nullptr;
+    }
+    // Only a kernel without uprobe_multi falls back; any other failure is final.
+    if (options.backend == "uprobe_multi" || error.code != ErrorCode::unsupported) return error;
+  }
+  trace->skeleton_ = open_configured(plan, options, false, error);
+  if (trace->skeleton_ == nullptr) return error;
+  auto link = attach_sets(attach_perf_uprobes, bpf_program__fd(trace->skeleton_->progs.trace_probe), options.pid, sets);
+  if (!link) return link.error();
+  trace->link_ = std::move(*link);
+  trace->backend_ = "perf_uprobe";
+  return trace;
+}
+
+TraceBpf::~TraceBpf() {
+  link_.close();
+  if (skeleton_ != nullptr) trace_bpf__destroy(skeleton_);
+}
+
+int TraceBpf::ringbuf_fd() const { return bpf_map__fd(skeleton_->maps.events); }
+
+std::map<uint64_t, xref_window_result> TraceBpf::window_results() const {
+  std::map<uint64_t, xref_window_result> results;
+  const int fd = bpf_map__fd(skeleton_->maps.window_results);
+  uint64_t key = 0, next = 0;
+  const uint64_t* previous = nullptr;
+  while (bpf_map_get_next_key(fd, previous, &next) == 0) {
+    xref_window_result result;
+    if (bpf_map_lookup_elem(fd, &next, &result) == 0) results[next] = result;
+    key = next;
+    previous = &key;
+  }
+  // The open windows: their state lives in the thread map.
+  for (const auto& [tid, window] : thread_windows()) {
+    xref_window_result result;
+    std::memset(&result, 0, sizeof result);
+    result.tid = tid;
+    result.lost = window.lost;
+    results[window.window_id] = result;
+  }
+  return results;
+}
+
+TraceCounters TraceBpf::counters() const {
+  TraceCounters counters;
+  const auto* bss = skeleton_->bss;
+  counters.events_emitted = __atomic_load_n(&bss->events_emitted, __ATOMIC_RELAXED);
+  counters.windows_opened = __atomic_load_n(&bss->windows_opened, __ATOMIC_RELAXED);
+  counters.windows_closed = __atomic_load_n(&bss->windows_closed, __ATOMIC_RELAXED);
+  counters.starts_filtered = __atomic_load_n(&bss->starts_filtered, __ATOMIC_RELAXED);
+  counters.stopped = __atomic_load_n(&bss->stopped, __ATOMIC_RELAXED) != 0;
+  counters.stop_reason = __atomic_load_n(&bss->stop_reason, __ATOMIC_RELAXED);
+  // The per-CPU counters are the authority on loss; sum them.
+  const int cpus = libbpf_num_possible_cpus();
+  std::vector<uint64_t> per_cpu(static_cast<size_t>(cpus > 0 ? cpus : 1));
+  const uint32_t zero = 0;
+  if (bpf_map__lookup_elem(skeleton_->maps.lost_per_cpu, &zero, sizeof zero, per_cpu.data(),
+                           per_cpu.size() * sizeof(uint64_t), 0) == 0) {
+    for (uint64_t lost : per_cpu) counters.lost_events += lost;
+  } else {
+    counters.lost_events = __atomic_load_n(&bss->lost_events, __ATOMIC_RELAXED);
+  }
+  counters.dropped_events = counters.lost_events;
+  return counters;
+}
+
+void TraceBpf::detach() {
+  if (skeleton_ != nullptr) __atomic_store_n(&skeleton_->bss->detaching, 1, __ATOMIC_SEQ_CST);
+  link_.close();
+}
+
+void TraceBpf::arm() { __atomic_store_n(&skeleton_->bss->armed, 1, __ATOMIC_SEQ_CST); }
+
+Result<uint64_t> TraceBpf::open_window(uint32_t tid, uint64_t entry_sp, uint32_t function_id, uint64_t start_ns) {
+  auto* bss = skeleton_->bss;
+  const uint64_t window_id = __atomic_add_fetch(&bss->windows_opened, 1, __ATOMIC_SEQ_CST);
+  auto state = std::make_unique<xref_thread_window>();
+  std::memset(state.get(), 0, sizeof *state);
+  state->window_id = window_id;
+  state->seq = 1;
+  state->start_sp = entry_sp;
+  state->depth = 1;
+  state->frames[0].entry_sp = entry_sp;
+  state->frames[0].function_id = function_id;
+  state->frames[0].flags = XREF_FRAME_F_BY_RET;
+  state->start_ns = start_ns;
+  if (bpf_map__update_elem(skeleton_->maps.threads, &tid, sizeof tid, state.get(), sizeof *state, BPF_ANY) != 0) {
+    return make_error(ErrorCode::internal, std::string("cannot open the --here window: ") + std::strerror(errno));
+  }
+  return window_id;
+}
+
+}  // namespace xref
+
+namespace xref {
+
+std::vector<std::pair<uint32_t, xref_thread_window>> TraceBpf::thread_windows() const {
+  std::vector<std::pair<uint32_t, xref_thread_window>> windows;
+  const int fd = bpf_map__fd(skeleton_->maps.threads);
+  uint32_t key = 0, next = 0;
+  const uint32_t* previous = nullptr;
+  while (bpf_map_get_next_key(fd, previous, &next) == 0) {
+    auto state = std::make_unique<xref_thread_window>();
+    if (bpf_map_lookup_elem(fd, &next, state.get()) == 0) windows.emplace_back(next, *state);
+    key = next;
+    previous = &key;
+  }
+  return windows;
+}
+
+void TraceBpf::put_thread_window(uint32_t tid, const xref_thread_window& window) {
+  bpf_map_update_elem(bpf_map__fd(skeleton_->maps.threads), &tid, &window, BPF_EXIST);
+}
+
+void TraceBpf::end_thread_window(uint32_t tid) {
+  bpf_map_delete_elem(bpf_map__fd(skeleton_->maps.threads), &tid);
+  const uint64_t closed = __atomic_add_fetch(&skeleton_->bss->windows_closed, 1, __ATOMIC_SEQ_CST);
+  // The bound the BPF program's close_window checks.
+  const uint64_t max_windows = skeleton_->rodata->max_windows;
+  if (max_windows != 0 && closed >= max_windows && __atomic_load_n(&skeleton_->bss->stopped, __ATOMIC_SEQ_CST) == 0) {
+    __atomic_store_n(&skeleton_->bss->stop_reason, XREF_STOP_MAX_WINDOWS, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&skeleton_->bss->stopped, 1, __ATOMIC_SEQ_CST);
+  }
+}
+
+}  // namespace xref

@@ -1,0 +1,126 @@
+#include "trace/bpf_engine.h"
+#include "monotonic_clock.h"
+#include "trace/stopped_threads.h"
+
+#include <bpf/libbpf.h>
+
+#include <sys/uio.h>
+#include <time.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace xref {
+namespace {
+
+// Records one drain round hands over before it returns to the caller.
+constexpr uint64_t kRecordsPerRound = 8192;
+// What on_record returns to make libbpf stop after the record it just took.
+constexpr int kRoundFull = -EAGAIN;
+
+struct DrainRound {
+  EventSink* sink = nullptr;
+  uint64_t left = 0;  // 0: no bound (after the detach)
+  bool bounded = true;
+};
+
+int on_record(void* context, void* data, size_t size) {
+  auto* round = static_cast<DrainRound*>(context);
+  if (size >= sizeof(xref_trace_event)) {
+    xref_trace_event record;
+    std::memcpy(&record, data, sizeof record);
+    round->sink->add(record);
+  }
+  if (round->bounded && --round->left == 0) return kRoundFull;
+  return 0;
+}
+
+struct RingBufferDeleter {
+  void operator()(ring_buffer* ring) const { ring_buffer__free(ring); }
+};
+
+class BpfEngine : public TraceEngine {
+ public:
+  BpfEngine(std::unique_ptr<TraceBpf> bpf, std::unique_ptr<ring_buffer, RingBufferDeleter> ring,
+            std::unique_ptr<DrainRound> round, EventSink& sink, pid_t pid)
+      : bpf_(std::move(bpf)), ring_(std::move(ring)), round_(std::move(round)), sink_(sink), pid_(pid) {}
+
+  const std::string& backend() const override { return bpf_->backend(); }
+  Result<bool> drain() override {
+    round_->left = kRecordsPerRound;
+    const int consumed = ring_buffer__consume(ring_.get());
+    return consumed == kRoundFull;
+  }
+  TraceCounters counters() const override { return bpf_->counters(); }
+  void detach() override {
+    bpf_->detach();
+    round_->bounded = false;  // nothing new comes in: the rest in one go
+  }
+  std::map<uint64_t, xref_window_result> window_results() const override { return bpf_->window_results(); }
+
+  void settle_stopped_threads() override {
+    for (auto& [tid, window] : bpf_->thread_windows()) {
+      const auto sp = stopped_thread_sp(pid_, tid);
+      if (!sp) continue;
+      const SettledFrames settled = settle_frames(window, tid, *sp, monotonic_ns());
+      if (settled.records.empty()) continue;
+      if (settled.closed) {
+        bpf_->end_thread_window(tid);
+      } else {
+        bpf_->put_thread_window(tid, window);
+      }
+      for (const xref_trace_event& record : settled.records) sink_.add(record);
+    }
+  }
+
+  Result<uint64_t> open_here(const HereWindow& here) override {
+    const uint64_t start_ns = monotonic_ns();
+    auto window_id = bpf_->open_window(here.tid, here.entry_sp, here.function_id, start_ns);
+    if (!window_id) return window_id.error();
+    // The window's first event, as the start probe would have sent it.
+    xref_trace_event record;
+    std::memset(&record, 0, sizeof record);
+    record.window_id = *window_id;
+    record.seq = 0;
+    record.timestamp_ns = start_ns;
+    record.sp = here.entry_sp;
+    record.tid = here.tid;
+    record.probe_index = 0xffffffff;
+    record.function_id = here.function_id;
+    record.type = XREF_EVENT_ENTRY;
+    record.flags = XREF_EVENT_F_WINDOW_BEGIN;
+    uint64_t return_address = 0;
+    iovec local{&return_address, sizeof return_address};
+    iovec remote{reinterpret_cast<void*>(here.entry_sp), sizeof return_address};
+    if (process_vm_readv(pid_, &local, 1, &remote, 1, 0) == sizeof return_address) {
+      record.return_address = return_address;
+    }
+    sink_.add(record);
+    return window_id;
+  }
+
+ private:
+  std::unique_ptr<TraceBpf> bpf_;
+  std::unique_ptr<ring_buffer, RingBufferDeleter> ring_;
+  std::unique_ptr<DrainRound> round_;  // on_record's context: it must not move
+  EventSink& sink_;
+  pid_t pid_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<TraceEngine>> start_bpf_engine(const TracePlan& plan, const TraceBpfOptions& options,
+                                                      EventSink& sink) {
+  auto bpf = TraceBpf::start(plan, options);
+  if (!bpf) return bpf.error();
+  auto round = std::make_unique<DrainRound>();
+  round->sink = &sink;
+  std::unique_ptr<ring_buffer, RingBufferDeleter> ring(
+      ring_buffer__new((*bpf)->ringbuf_fd(), on_record, round.get(), nullptr));
+  if (!ring) return make_error(ErrorCode::internal, "ring buffer setup failed");
+  (*bpf)->arm();
+  return std::unique_ptr<TraceEngine>(
+      new BpfEngine(std::move(*bpf), std::move(ring), std::move(round), sink, options.pid));
+}
+
+}  // namespace xref

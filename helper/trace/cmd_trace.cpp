@@ -1,0 +1,352 @@
+// xref trace --pid P --start FN [...]: ordered, thread-scoped call-trace
+// windows (docs/trace.md).
+#include <signal.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <sstream>
+
+#include "attach/stop_signals.h"
+#include "command/option_values.h"
+#include "command/process_command.h"
+#include "hex.h"
+#include "mark/follower.h"
+#include "output/output_queue.h"
+#include "output/report.h"
+#include "trace/commands.h"
+#include "trace/options.h"
+#include "trace/output.h"
+#include "trace/plan.h"
+#include "trace/session.h"
+
+namespace xref {
+namespace {
+
+constexpr uint64_t kMaxWindowsBound = 1000000;
+constexpr uint64_t kMaxEventsBound = 1000000000;
+constexpr uint64_t kMaxDurationMs = 365ull * 24 * 60 * 60 * 1000;  // a year
+constexpr uint64_t kMinRingbufBytes = 4096;
+constexpr uint64_t kMaxRingbufBytes = 1ull << 30;
+constexpr unsigned kMarkPollMs = 10;  // how often --mark-file is read
+// Events --json holds for its one document (about 100 bytes each); past
+// them, windows are counted, not kept: --jsonl streams any number.
+constexpr uint64_t kJsonEventsHeld = 2000000;
+
+}  // namespace
+
+Result<void> validate_trace_request(const TraceRequest& request) {
+  if (request.max_windows > kMaxWindowsBound) {
+    return make_error(ErrorCode::invalid_argument, "--max-windows is at most " + std::to_string(kMaxWindowsBound));
+  }
+  if (request.max_events > kMaxEventsBound) {
+    return make_error(ErrorCode::invalid_argument, "--max-events is at most " + std::to_string(kMaxEventsBound));
+  }
+  if ((request.ringbuf_bytes & (request.ringbuf_bytes - 1)) != 0) {
+    return make_error(ErrorCode::invalid_argument,
+                      "--ringbuf-bytes " + std::to_string(request.ringbuf_bytes) + " is not a power of two",
+                      "give a power of two from " + std::to_string(kMinRingbufBytes) + " to " +
+                          std::to_string(kMaxRingbufBytes) + ", e.g. 1048576");
+  }
+  if (!request.callees_of.empty() && !request.all_calls_in.empty()) {
+    return make_error(ErrorCode::invalid_argument, "--callees-of and --all-calls-in exclude each other");
+  }
+  if ((!request.callees_of.empty() || !request.all_calls_in.empty()) && request.uretprobes) {
+    return make_error(ErrorCode::invalid_argument, "--uretprobes applies to --functions mode only",
+                      "call-site mode observes returns at return sites");
+  }
+  if (request.backend != "auto" && request.backend != "uprobe_multi" && request.backend != "perf_uprobe" &&
+      request.backend != "tracefs") {
+    return make_error(ErrorCode::invalid_argument, "--backend must be auto, uprobe_multi, perf_uprobe or tracefs");
+  }
+  if (request.here && !request.start.empty()) {
+    return make_error(ErrorCode::invalid_argument, "--here and --start exclude each other",
+                      "--here opens the window on the stopped thread; --start waits for a call");
+  }
+  if (!request.here && request.start.empty()) {
+    return make_error(ErrorCode::invalid_argument, "--start is required", "name the function that opens a window");
+  }
+  if (request.stop_at_end && !request.here) {
+    return make_error(ErrorCode::invalid_argument, "--stop-at-end applies to --here only");
+  }
+  if (request.here && !request.debugger.here) {
+    return make_error(ErrorCode::invalid_argument,
+                      "--here needs a debugger: it opens the window on the stopped thread's current frame",
+                      "use it inside lldb or gdb (docs/lldb.md); in a shell, use --start FUNCTION");
+  }
+  if (request.start.rfind("bp:", 0) == 0 && !request.debugger.present) {
+    return make_error(ErrorCode::invalid_argument, "--start " + request.start + " names a debugger breakpoint",
+                      "use it inside lldb or gdb; in a shell, use --start FUNCTION or a static VA");
+  }
+  if (request.mark_file.empty() != request.mark_regex.empty()) {
+    return make_error(ErrorCode::invalid_argument, "--mark-file and --mark-regex go together",
+                      "e.g. --mark-file /var/log/app.log --mark-regex 'batch ([0-9]+)'");
+  }
+  if (!request.mark_regex.empty()) {
+    if (auto regex = MarkRegex::compile(request.mark_regex); !regex) return regex.error();
+  }
+  if (request.here && request.backend == "tracefs") {
+    return make_error(ErrorCode::invalid_argument, "--here needs a BPF backend, not tracefs");
+  }
+  return {};
+}
+
+Result<std::unique_ptr<MarkFollower>> open_marks(const TraceRequest& request) {
+  if (request.mark_file.empty()) return std::unique_ptr<MarkFollower>();
+  auto regex = MarkRegex::compile(request.mark_regex);
+  if (!regex) return regex.error();
+  // A file that cannot be followed is refused before the write clock's
+  // host-wide programs attach.
+  if (auto followable = MarkFollower::check(request.mark_file); !followable) return followable.error();
+  // Exact line times need the write clock (BPF); without it a mark that was
+  // read only after its window opened is shown uncertain.
+  auto clock = MarkWriteClock::start();
+  auto follower = MarkFollower::open(request.mark_file, std::move(*regex), {},
+                                     clock ? std::move(*clock) : nullptr);
+  if (!follower) return follower.error();
+  if (!clock) (*follower)->set_untimed_reason(clock.error().message);
+  (*follower)->start_polling(kMarkPollMs);
+  return std::move(*follower);
+}
+
+int run_trace_command(const TraceCommandOptions& options) {
+  Envelope envelope;
+  envelope.operation = "live_trace";
+  if (auto bounds = validate_trace_request(options.request); !bounds) return report_early_error(options, envelope, bounds.error());
+  auto marks = open_marks(options.request);
+  if (!marks) return report_early_error(options, envelope, marks.error());
+  auto target = open_target({options.pid, options.bin});
+  if (!target) return report_early_error(options, envelope, target.error());
+  envelope.process = process_json(target->process.identity(), target->binary_match);
+  auto plan = plan_trace(*target, options.request);
+  if (!plan) return report_early_error(options, envelope, plan.error());
+
+  TraceRenderer renderer(*target, *plan);
+  renderer.set_marks(marks->get());
+  const bool text = !options.json && !options.jsonl;
+  // From here to the end, Ctrl-C and SIGTERM are read, not fatal: the first
+  // ends the trace (everything detached, then the output), a later one the
+  // wait for a reader that stopped reading.
+  StopSignals signals;
+  signal(SIGPIPE, SIG_IGN);  // a reader that went away is a failed write
+  OutputQueue output(STDOUT_FILENO);
+  std::map<std::string, uint64_t> not_shown;
+  uint64_t json_events_held = 0;
+  auto text_of = [&](const TraceWindow& window, const TraceRun* run) {
+    std::ostringstream out;
+    renderer.print_window(out, window, run);
+    return out.str();
+  };
+  auto jsonl_of = [&](const TraceWindow& window, const TraceRun* run) {
+    return json_text({{"type", "window"}, {"window", renderer.window_json(window, run)}}) + "\n";
+  };
+  TraceCallbacks callbacks;
+  callbacks.cancel_fd = signals.fd();
+  callbacks.cancel_reason = "interrupted";
+  callbacks.output_closed = [&] { return output.broken(); };
+  callbacks.attached = [&](const TraceAttachInfo& attached) {
+    std::cerr << "xref: tracing PID " << options.pid << ": " << attached.probes << " probes in "
+              << plan->functions.size() << " functions (backend " << attached.backend << "); stop with Ctrl-C"
+              << std::endl;
+    if (text) {
+      std::ostringstream header;
+      renderer.print_header(header, attached.backend);
+      output.push(header.str(), false);
+    }
+    // The process identity first, so a stream cut short still says which
+    // build it traced (trace diff compares only windows of one build).
+    if (options.jsonl) {
+      output.push(json_text({{"type", "header"},
+                             {"schema_version", kSchemaVersion},
+                             {"tool", "xref"},
+                             {"tool_version", XREF_VERSION},
+                             {"operation", "live_trace"},
+                             {"backend", attached.backend},
+                             {"process", envelope.process}}) +
+                      "\n",
+                  false);
+    }
+  };
+  // A window goes out as it closes and is then let go (text, --jsonl), so
+  // memory holds the open windows only; one the reader is too slow for is
+  // counted, never waited for. --json keeps windows for the document, up
+  // to a bound.
+  callbacks.window_closed = [&](const TraceWindow& window) {
+    if (options.json) {
+      if (json_events_held + window.events.size() <= kJsonEventsHeld) {
+        json_events_held += window.events.size();
+        return false;
+      }
+      ++not_shown["json_limit"];
+      return true;
+    }
+    if (text && window.events.empty()) {
+      ++not_shown["all_events_lost"];
+      return true;
+    }
+    if (!output.push(options.jsonl ? jsonl_of(window, nullptr) : text_of(window, nullptr), true)) {
+      ++not_shown["output_stalled"];
+    }
+    return true;
+  };
+  auto run = run_trace(*target, *plan, options.request, callbacks);
+  if (!run) {
+    output.finish(signals.fd());
+    return report_early_error(options, envelope, run.error());
+  }
+
+  std::optional<Error> error;
+  if (run->target_exited) {
+    error = make_error(ErrorCode::process_exited,
+                       "process " + std::to_string(options.pid) + " exited during the trace; windows still open are "
+                                                                  "marked target_exited",
+                       "the windows captured before the exit are shown");
+  } else if (run->target_changed) {
+    error = *run->target_changed;
+    error->hint = "the probes went with the old executable; the windows captured before the exec are shown";
+  }
+  // The windows still held: open at the end, or ended with a lost end record.
+  std::vector<const TraceWindow*> rest;
+  for (const auto& [id, window] : run->windows->windows()) {
+    if (options.json) continue;
+    if (text && window.events.empty()) {
+      ++not_shown["all_events_lost"];
+      continue;
+    }
+    rest.push_back(&window);
+  }
+  if (options.json) {
+    // The bound holds for the windows still open, too.
+    std::vector<uint64_t> over;
+    for (const auto& [id, window] : run->windows->windows()) {
+      if (window.ended) continue;
+      if (json_events_held + window.events.size() <= kJsonEventsHeld) {
+        json_events_held += window.events.size();
+      } else {
+        over.push_back(id);
+      }
+    }
+    for (const uint64_t id : over) {
+      ++not_shown["json_limit"];
+      run->windows->release(id);
+    }
+  }
+  run->windows_not_shown = not_shown;
+  if (options.json) {
+    nlohmann::json document = renderer.document(*run);
+    if (error) document["error"] = error_json(*error);
+    output.push(json_text(document) + "\n", false);
+  } else if (options.jsonl) {
+    for (const TraceWindow* window : rest) output.push(jsonl_of(*window, &*run), false);
+    output.push(json_text({{"type", "summary"},
+                           {"backend", run->backend},
+                           {"process", renderer.process_json_after(*run)},
+                           {"summary", renderer.summary_json(*run)}}) +
+                    "\n",
+                false);
+  } else {
+    for (const TraceWindow* window : rest) output.push(text_of(*window, &*run), false);
+    std::ostringstream summary;
+    renderer.print_summary(summary, *run);
+    output.push(summary.str(), false);
+  }
+  // Everything is detached by now: wait for the reader, unless told to stop.
+  const OutputTotals totals = output.finish(signals.fd());
+  if (totals.pieces_unwritten > 0 || totals.broken) {
+    std::cerr << "xref: output cut short: " << totals.pieces_unwritten << " piece"
+              << (totals.pieces_unwritten == 1 ? "" : "s") << " (" << totals.bytes_unwritten
+              << " bytes) not written, " << (totals.broken ? "the reader went away" : "stopped while waiting for the reader")
+              << std::endl;
+  }
+  if (error && text) std::cerr << error_line(*error) << std::endl;
+  return error ? error_exit_status(error->code) : 0;
+}
+
+void add_trace_options(CLI::App& command_app, TraceCommandOptions& options_ref) {
+  CLI::App* command = &command_app;
+  TraceCommandOptions* options = &options_ref;
+  TraceRequest& request = options->request;
+  add_process_options(*command, *options);
+  command->add_flag("--jsonl", options->jsonl, "print each window as one JSON line as it closes, then a summary line");
+  command->add_option("--start", request.start,
+                      "function (name or static VA) whose call opens a window; in a debugger also bp:N, the "
+                      "locations of breakpoint N");
+  command->add_flag("--here", request.here,
+                    "in a debugger: open a window on the stopped thread now, until its current frame returns "
+                    "(default: --callees-of the current function --depth 2)");
+  command->add_flag("--stop-at-end", request.stop_at_end, "with --here: stop the process when the window closes");
+  command->add_flag("--allow-breakpoint-collision", request.allow_breakpoint_collision,
+                    "in a debugger: allow probes on enabled breakpoint locations (the probe swallows the breakpoint)");
+  command->add_option("--start-filter", request.start_filter,
+                      "open a window only when this holds over the --fetch values, e.g. \"asset >= 100\"");
+  command->add_option("--fetch", request.fetch, "values read at the start probe, e.g. \"id=+0(%di):u64\"")
+      ->check(not_empty("a fetch spec", "--fetch 'id=+0(%di):u64'"));
+  command->add_option("--stop", request.stop, "static VA (or function) that closes the window when hit");
+  command->add_option("--stop-return", request.stop_return,
+                      "function whose return closes the window (default: the --start function)");
+  // Not split here: a comma inside a C++ name ("std::map<int, int>::find")
+  // is part of it; the planner splits at top-level commas only.
+  command->add_option("--functions", request.functions,
+                      "functions to trace: names or static VAs, comma-separated (commas inside <>, (), [], {} belong "
+                      "to the name); may repeat");
+  command->add_option("--callees-of", request.callees_of,
+                      "trace the static callee tree of this function, at call and return sites");
+  command->add_option("--depth", request.depth, "levels of the --callees-of tree (default 1; 2 with --here)")
+      ->transform(number_in({1, 16}));
+  command->add_option("--all-calls-in", request.all_calls_in,
+                      "trace every call site (direct and indirect) in this function");
+  command->add_option("--fetch-at", request.fetch_at, "VA SPEC: values read at that function's entry")
+      ->type_size(2)
+      ->check(not_empty("a function or a fetch spec", "--fetch-at validate 'n=%di:u64'"));
+  command->add_option("--fetch-ret", request.fetch_ret, "VA SPEC: values read at that function's returns")
+      ->type_size(2)
+      ->check(not_empty("a function or a fetch spec", "--fetch-ret validate 'ok=%ax:u64'"));
+  command->add_option("--max-windows", request.max_windows, "stop after this many windows (0: no limit)")
+      ->capture_default_str()
+      ->transform(number_in({0, kMaxWindowsBound}));
+  command->add_option("--max-events", request.max_events, "stop after this many events (0: no limit)")
+      ->capture_default_str()
+      ->transform(number_in({0, kMaxEventsBound}));
+  command->add_option("--duration-ms", request.duration_ms, "stop after this long (0: no limit)")
+      ->capture_default_str()
+      ->transform(number_in({0, kMaxDurationMs,
+                             "give milliseconds from 0 (no limit) to " + std::to_string(kMaxDurationMs) + " (a year)"}));
+  command->add_option("--ringbuf-bytes", request.ringbuf_bytes,
+                      "ring buffer size, a power of two (tracefs: per CPU)")
+      ->capture_default_str()
+      ->transform(number_in({kMinRingbufBytes, kMaxRingbufBytes,
+                             "give a power of two from " + std::to_string(kMinRingbufBytes) + " to " +
+                                 std::to_string(kMaxRingbufBytes) + " (1 GiB)"}));
+  command->add_option("--backend", request.backend,
+                      "auto, uprobe_multi, perf_uprobe, or tracefs (uprobe_events, no BPF; never chosen by auto)")
+      ->capture_default_str();
+  command->add_flag("--uretprobes", request.uretprobes,
+                    "observe returns with uretprobes (best effort: breaks unwinding through traced frames)");
+  command->add_option("--mark-file", request.mark_file,
+                      "a log followed during the trace: each window is stamped with its latest line matching "
+                      "--mark-regex when the window opened");
+  command->add_option("--mark-regex", request.mark_regex,
+                      "with --mark-file: the lines to stamp with (POSIX extended regex; its first group, if any, "
+                      "is the mark shown)");
+}
+
+void setup_trace(CLI::App& app, int& exit_status) {
+  auto options = std::make_shared<TraceCommandOptions>();
+  CLI::App* command = app.add_subcommand(
+      "trace", "ordered, thread-scoped call-trace windows: entries and returns of functions on the thread that "
+               "hit --start, until the start call returns");
+  add_trace_options(*command, *options);
+  // The offline subcommands take no process: --pid is required only when
+  // `trace` itself runs (checked here, with CLI11's own message).
+  CLI::Option* pid = command->get_option("--pid");
+  pid->required(false);
+  CLI::App* export_command = setup_trace_export(*command, exit_status);
+  CLI::App* diff_command = setup_trace_diff(*command, exit_status);
+  CLI::App* show_command = setup_trace_show(*command, exit_status);
+  command->callback([options, pid, export_command, diff_command, show_command, &exit_status] {
+    if (export_command->parsed() || diff_command->parsed() || show_command->parsed()) return;
+    if (pid->count() == 0) throw CLI::RequiredError("--pid");
+    exit_status = run_trace_command(*options);
+  });
+}
+
+}  // namespace xref

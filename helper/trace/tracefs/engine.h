@@ -1,0 +1,35 @@
+// --backend tracefs: the trace without BPF, through the kernel's
+// uprobe_events. The plan's probes become uprobe events (tracefs_probes.h)
+// recording into a private ftrace instance (tracefs_instance.h); its
+// per-CPU raw ring buffers are read without blocking (tracefs_ring.h),
+// decoded (tracefs_records.h), kept to the target's threads
+// (tracefs_threads.h), merged by timestamp and run through the C++ port of
+// the BPF window state machine (window_machine.h). Ours are removed on
+// every exit path the process lives through, and by a watchdog process
+// when it dies (tracefs_watchdog.h); what a helper and its watchdog both
+// left is reaped at the next start (tracefs_reaper.h).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "trace/engine.h"
+#include "trace/plan.h"
+
+namespace xref {
+
+struct TracefsEngineOptions {
+  pid_t pid = 0;                      // the target
+  pid_t helper_pid = 0;               // with its start time, names our instance and event group
+  uint64_t ringbuf_bytes = 4u << 20;  // per CPU
+  uint64_t max_events = 0;
+  uint64_t max_windows = 0;
+};
+
+// `module` is the traced executable as the target maps it (plan.module).
+Result<std::unique_ptr<TraceEngine>> start_tracefs_engine(const TracePlan& plan, const TracefsEngineOptions& options,
+                                                          EventSink& sink);
+
+}  // namespace xref

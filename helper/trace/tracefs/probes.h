@@ -1,0 +1,62 @@
+// The uprobe events of one tracefs trace: one event per planned probe, all
+// in the group xref_<helper pid>_<its start time> (tracefs_owner.h), named
+// p<probe index>, defined in the global uprobe_events file:
+//   p:xref_4242_81234/p0 /path/to/exe:0x1c20 sp=%sp ra=+0(%sp):x64 id=+0(%di):u64
+//   r:xref_4242_81234/p7 /path/to/exe:0x1c20 sp=%sp ret=%ax:u64      (--uretprobes)
+// Every event records the stack pointer (frames are identified by it),
+// entries the return address at sp, then the probe's own fetches.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "attach/tracefs/fs.h"
+#include "result.h"
+#include "trace/plan.h"
+
+namespace xref {
+
+std::string tracefs_event_name(size_t probe_index);  // "p17"
+
+// The names of xref's own arguments in a probe's event: "sp" and "ra",
+// unless one of the probe's fetches is already called that. `ra` is empty
+// for probes that do not record the return address (all but entries).
+struct TracefsArgNames {
+  std::string sp;
+  std::string ra;
+};
+TracefsArgNames tracefs_arg_names(const PlannedProbe& probe);
+
+// The one event of an address with several roles (TracePlan::for_each_role):
+// the head, fetching every role's values in chain order (a later role's
+// name gets a "_r<N>" suffix if an earlier role uses it), and recording the
+// return address when any role is an entry.
+PlannedProbe tracefs_event_probe(const TracePlan& plan, size_t head);
+
+// The uprobe_events line defining `probe` as group/p<index> in `path`.
+std::string tracefs_probe_definition(const PlannedProbe& probe, size_t index, const std::string& group,
+                                     const std::string& path);
+
+// Defines an event for every head probe of the plan; `module_paths[i]` is the file of
+// plan.modules[i]. On an error the events already defined stay
+// (remove_tracefs_group removes them); the kernel's own message from
+// error_log is part of the error.
+Result<void> define_tracefs_probes(const Tracefs& tracefs, const TracePlan& plan, const std::string& group,
+                                   const std::vector<std::string>& module_paths);
+
+struct GroupRemoval {
+  size_t removed = 0;
+  size_t failed = 0;       // still defined (busy: enabled somewhere, or open by perf)
+  std::string first_error;
+};
+
+// Removes every uprobe event of `group` ("-:group/event" each), whatever
+// defined them. Other groups are never touched.
+GroupRemoval remove_tracefs_group(const Tracefs& tracefs, const std::string& group);
+
+// The groups that have uprobe events defined now.
+std::vector<std::string> tracefs_uprobe_groups(const Tracefs& tracefs);
+
+}  // namespace xref

@@ -1,0 +1,118 @@
+#include "trace/windows.h"
+
+#include <algorithm>
+
+namespace xref {
+
+uint64_t TraceWindow::missing_events() const {
+  // Received: the events plus the end record; expected: every seq up to the
+  // highest seen.
+  const bool end_received = ended && !end_record_lost;
+  const uint64_t highest = end_received ? end_seq : (events.empty() ? 0 : events.back().seq);
+  const uint64_t received = events.size() + (end_received ? 1 : 0);
+  if (received == 0) return 0;
+  return highest + 1 > received ? highest + 1 - received : 0;
+}
+
+void WindowCollector::apply_results(const std::map<uint64_t, xref_window_result>& results) {
+  // Not open at the end, no end record, no result: the window ended while
+  // its end record was lost, and its result did not survive either.
+  for (auto& [window_id, window] : windows_) {
+    if (window.ended || results.count(window_id)) continue;
+    window.ended = true;
+    window.end_status = 0;
+    window.end_record_lost = true;
+    window.loss_unattributed = true;
+  }
+  for (const auto& [window_id, result] : results) {
+    TraceWindow& window = windows_[window_id];
+    window.window_id = window_id;
+    window.tid = result.tid;
+    window.lost_reported = result.lost;
+    if (result.status != 0 && !window.ended) {
+      window.ended = true;
+      window.end_status = result.status;
+      window.end_record_lost = true;
+    }
+  }
+}
+
+void WindowCollector::release(uint64_t window_id) {
+  auto found = windows_.find(window_id);
+  if (found == windows_.end()) return;
+  ++released_.windows;
+  released_.complete += found->second.complete() ? 1 : 0;
+  released_.events += found->second.events.size();
+  events_held_ -= found->second.events.size();
+  windows_.erase(found);
+}
+
+void WindowCollector::mark_possible_loss(uint64_t window_id) {
+  TraceWindow& window = windows_[window_id];
+  window.window_id = window_id;
+  window.loss_unattributed = true;
+}
+
+std::optional<uint64_t> WindowCollector::add(const xref_trace_event& record) {
+  ++events_received_;
+  if (record.window_id == 0 || record.type < XREF_EVENT_ENTRY || record.type > XREF_EVENT_WINDOW_END) {
+    ++unparsed_events_;
+    return std::nullopt;
+  }
+  TraceWindow& window = windows_[record.window_id];
+  window.window_id = record.window_id;
+  window.tid = record.tid;
+  if (record.type == XREF_EVENT_WINDOW_END) {
+    window.ended = true;
+    window.end_status = record.status;
+    window.lost_reported = record.lost;
+    window.end_seq = record.seq;
+    window.end_timestamp_ns = record.timestamp_ns;
+    window.end_function_id = record.function_id;
+    window.end_inferred = (record.flags & XREF_EVENT_F_INFERRED) != 0;
+    return record.window_id;
+  }
+  // Past the bound, an event is counted, not kept: its sequence number
+  // stays a gap, so the window shows the loss.
+  if (events_held_ >= max_events_held_) {
+    ++window.events_not_kept;
+    ++events_not_kept_;
+    return std::nullopt;
+  }
+  ++events_held_;
+  TraceEvent event;
+  event.seq = record.seq;
+  event.type = record.type;
+  event.depth = record.depth;
+  event.function_id = record.function_id;
+  event.probe_index = record.probe_index;
+  event.timestamp_ns = record.timestamp_ns;
+  event.sp = record.sp;
+  event.return_address = record.return_address;
+  event.window_begin = record.flags & XREF_EVENT_F_WINDOW_BEGIN;
+  event.depth_overflow = record.flags & XREF_EVENT_F_DEPTH_OVERFLOW;
+  event.tail = record.flags & XREF_EVENT_F_TAIL;
+  event.inferred = record.flags & XREF_EVENT_F_INFERRED;
+  if (record.probe_index < plan_.probes.size()) {
+    const auto& items = plan_.probes[record.probe_index].fetches;
+    for (size_t i = 0; i < items.size() && i < record.fetch_count && i < XREF_FETCH_MAX_ITEMS; ++i) {
+      FetchedValue value;
+      value.name = items[i].name;
+      value.type = items[i].type;
+      if ((record.fetch_failed >> i) & 1u) {
+        value.error = record.fetch_error[i];
+      } else {
+        value.value = record.values[i];
+      }
+      event.fetches.push_back(std::move(value));
+    }
+  }
+  // The ring buffer hands records over in reservation order, which per
+  // thread is program order; insert by seq anyway so order never depends on it.
+  auto position = std::upper_bound(window.events.begin(), window.events.end(), event.seq,
+                                   [](uint64_t seq, const TraceEvent& other) { return seq < other.seq; });
+  window.events.insert(position, std::move(event));
+  return std::nullopt;
+}
+
+}  // namespace xref
