@@ -29,6 +29,15 @@ const char* mark_status_name(MarkStamp::Status status) {
   return "unknown";
 }
 
+void add_mark_json(nlohmann::json& object, const MarkStamp& stamp) {
+  const bool matched = stamp.status == MarkStamp::Status::matched;
+  object["mark"] = matched ? nlohmann::json(stamp.line->text) : nlohmann::json(nullptr);
+  object["mark_match"] = matched ? nlohmann::json(stamp.line->match) : nlohmann::json(nullptr);
+  object["mark_status"] = mark_status_name(stamp.status);
+  object["mark_certain"] = matched && stamp.certain;
+  if (stamp.status == MarkStamp::Status::unreadable) object["mark_error"] = stamp.error;
+}
+
 Result<std::unique_ptr<MarkFollower>> MarkFollower::open(const std::string& path, MarkRegex regex,
                                                          MarkFollowerLimits limits,
                                                          std::unique_ptr<MarkWriteClock> clock) {

@@ -26,6 +26,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <thread>
@@ -58,6 +59,9 @@ struct MarkStamp {
 };
 
 const char* mark_status_name(MarkStamp::Status status);
+// Adds a stamp to the JSON object it stamps (a window, a detail record):
+// mark, mark_match, mark_status, mark_certain and, when unreadable, mark_error.
+void add_mark_json(nlohmann::json& object, const MarkStamp& stamp);
 
 struct MarkFollowerLimits {
   size_t read_per_poll = 1u << 20;   // bytes read at most in one poll

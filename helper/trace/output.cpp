@@ -1,24 +1,15 @@
 #include "trace/output.h"
 
-#include <cstring>
 #include <set>
 
 #include "hex.h"
 #include "output/json_envelope.h"
-#include "process/resolve.h"
 #include "trace/text.h"
 
 namespace xref {
 namespace {
 
 const std::string kUnknown = "?";
-
-std::string errno_name(int error) {
-  const int positive = error < 0 ? -error : error;
-  if (positive == 14) return "EFAULT";
-  if (positive == 22) return "EINVAL";
-  return std::string(std::strerror(positive));
-}
 
 // Returns of an indirect call carry only the call site's placeholder; the
 // target named at the entry is remembered per depth for them.
@@ -54,18 +45,6 @@ std::string event_kind_name(uint8_t type) {
   return "unknown";
 }
 
-nlohmann::json fetched_json(const FetchedValue& value) {
-  nlohmann::json json = {{"name", value.name}, {"type", fetch_type_name(value.type)}};
-  if (value.value) {
-    json["value"] = to_hex(*value.value);
-    if (value.type.is_signed) json["signed_value"] = static_cast<int64_t>(*value.value);
-  } else {
-    json["value"] = nullptr;
-    json["error"] = "unreadable: " + errno_name(value.error) + " (" + std::to_string(value.error) + ")";
-  }
-  return json;
-}
-
 const std::string& TraceRenderer::function_name(uint32_t function_id) const {
   if (function_id < plan_.functions.size()) return plan_.functions[function_id].symbol.demangled;
   return kUnknown;
@@ -98,42 +77,6 @@ std::optional<uint64_t> TraceRenderer::live_of(uint32_t module_index, uint64_t s
   return live ? std::optional<uint64_t>(*live) : std::nullopt;
 }
 
-CallSiteInfo TraceRenderer::call_site(uint64_t live_return_address) {
-  if (auto cached = call_site_cache_.find(live_return_address); cached != call_site_cache_.end()) {
-    return cached->second;
-  }
-  CallSiteInfo info;
-  const ResolvedAddress resolved = resolve_address(target_.space, live_return_address);
-  if (!resolved.candidates.empty()) {
-    const ResolvedCandidate& candidate = resolved.candidates.front();
-    info.known = true;
-    info.call_site_va = candidate.candidate.static_va;
-    if (candidate.candidate.module != plan_.module) info.module = candidate.candidate.module->name();
-    if (candidate.function) {
-      info.caller_va = candidate.function->start;
-      info.caller = candidate.function->demangled;
-      auto image = target_.space.image(*candidate.candidate.module);
-      std::shared_ptr<FunctionCode>& code = code_cache_[candidate.function->start];
-      if (!code && image) {
-        auto disassembled = disassemble(**image, *candidate.function);
-        if (disassembled) code = std::make_shared<FunctionCode>(std::move(*disassembled));
-      }
-      if (code && candidate.candidate.static_va > 0) {
-        // The call is the instruction that ends exactly at the return address.
-        const Instruction* before = instruction_containing(*code, candidate.candidate.static_va - 1);
-        if (before != nullptr && before->kind == InstructionKind::call &&
-            before->end() == candidate.candidate.static_va) {
-          info.call_site_va = before->address;
-          info.verified = true;
-          info.call_site_live = live_return_address - before->size;
-        }
-      }
-    }
-  }
-  call_site_cache_[live_return_address] = info;
-  return info;
-}
-
 CallSiteInfo TraceRenderer::entry_call_site(const TraceEvent& event) {
   if (event.probe_index < plan_.probes.size()) {
     const PlannedProbe& probe = plan_.probes[event.probe_index];
@@ -153,7 +96,7 @@ CallSiteInfo TraceRenderer::entry_call_site(const TraceEvent& event) {
       return info;
     }
   }
-  return call_site(event.return_address);
+  return symbolizer_.call_site(event.return_address);
 }
 
 // An indirect call's target, named from the value fetched at the call.
@@ -161,12 +104,9 @@ std::optional<std::pair<uint64_t, std::string>> TraceRenderer::indirect_target(c
   if (event.function_id >= plan_.functions.size() || !plan_.functions[event.function_id].indirect) return std::nullopt;
   for (const FetchedValue& value : event.fetches) {
     if (value.name != "target" || !value.value) continue;
-    const ResolvedAddress resolved = resolve_address(target_.space, *value.value);
-    if (resolved.candidates.empty()) return std::make_pair(*value.value, std::string("?"));
-    const ResolvedCandidate& candidate = resolved.candidates.front();
-    std::string name = candidate.function ? candidate.function->demangled : to_hex(candidate.candidate.static_va);
-    if (candidate.candidate.module != plan_.module) name = candidate.candidate.module->name() + ":" + name;
-    return std::make_pair(candidate.candidate.static_va, name);
+    auto named = symbolizer_.code_address(*value.value);
+    if (!named) return std::make_pair(*value.value, std::string("?"));
+    return std::make_pair(named->static_va, named->name());
   }
   return std::nullopt;
 }
@@ -291,15 +231,6 @@ nlohmann::json TraceRenderer::window_json(const TraceWindow& window, const Trace
 std::optional<MarkStamp> TraceRenderer::mark_of(const TraceWindow& window) const {
   if (marks_ == nullptr) return std::nullopt;
   return marks_->stamp(window.first_timestamp_ns());
-}
-
-void add_mark_json(nlohmann::json& window, const MarkStamp& stamp) {
-  const bool matched = stamp.status == MarkStamp::Status::matched;
-  window["mark"] = matched ? nlohmann::json(stamp.line->text) : nlohmann::json(nullptr);
-  window["mark_match"] = matched ? nlohmann::json(stamp.line->match) : nlohmann::json(nullptr);
-  window["mark_status"] = mark_status_name(stamp.status);
-  window["mark_certain"] = matched && stamp.certain;
-  if (stamp.status == MarkStamp::Status::unreadable) window["mark_error"] = stamp.error;
 }
 
 void TraceRenderer::print_header(std::ostream& out, const std::string& backend) const {

@@ -3,16 +3,14 @@
 // static VA, so output from different runs of one build compares.
 #pragma once
 
-#include <map>
 #include <optional>
 #include <utility>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 
-#include "disassembly.h"
 #include "mark/follower.h"
+#include "process/symbolizer.h"
 #include "process/target.h"
 #include "trace/plan.h"
 #include "trace/session.h"
@@ -20,22 +18,10 @@
 
 namespace xref {
 
-// Where an entry was called from: the live return address read at entry,
-// turned into the static VA of the call instruction when the instruction
-// before the return address is a call (then verified).
-struct CallSiteInfo {
-  bool known = false;
-  uint64_t call_site_va = 0;  // static; the return site when not verified
-  bool verified = false;
-  uint64_t caller_va = 0;     // the calling function's start (static), 0 if unknown
-  std::string caller;         // its name
-  std::string module;         // the module it is in, when not the traced one
-  uint64_t call_site_live = 0;  // the same address in the process, 0 if unknown
-};
-
 class TraceRenderer {
  public:
-  TraceRenderer(const Target& target, const TracePlan& plan) : target_(target), plan_(plan) {}
+  TraceRenderer(const Target& target, const TracePlan& plan)
+      : target_(target), plan_(plan), symbolizer_(target.space, plan.module) {}
   // --mark-file: windows are stamped from this follower (null: no marks).
   void set_marks(MarkFollower* marks) { marks_ = marks; }
 
@@ -53,7 +39,6 @@ class TraceRenderer {
   nlohmann::json document(const TraceRun& run);
 
  private:
-  CallSiteInfo call_site(uint64_t live_return_address);
   CallSiteInfo entry_call_site(const TraceEvent& event);
   std::optional<std::pair<uint64_t, std::string>> indirect_target(const TraceEvent& event);
   const std::string& function_name(uint32_t function_id) const;
@@ -71,13 +56,9 @@ class TraceRenderer {
   const Target& target_;
   const TracePlan& plan_;
   MarkFollower* marks_ = nullptr;
-  std::map<uint64_t, std::shared_ptr<FunctionCode>> code_cache_;
-  std::map<uint64_t, CallSiteInfo> call_site_cache_;
+  Symbolizer symbolizer_;
 };
 
 std::string event_kind_name(uint8_t type);
-// The window object's mark, mark_match, mark_status, mark_certain, mark_error.
-void add_mark_json(nlohmann::json& window, const MarkStamp& stamp);
-nlohmann::json fetched_json(const FetchedValue& value);
 
 }  // namespace xref

@@ -10,18 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "attach/fetched_value.h"
 #include "fetch_spec.h"
 #include "trace/plan.h"
 #include "trace_abi.h"
 
 namespace xref {
-
-struct FetchedValue {
-  std::string name;
-  FetchType type;
-  std::optional<uint64_t> value;  // absent when the read failed
-  int error = 0;                  // -errno of the failed read
-};
 
 struct TraceEvent {
   uint64_t seq = 0;

@@ -1,0 +1,26 @@
+// One value a fetch read when its probe fired (fetch_spec.h names and types
+// it), or the error of the read that failed, and its JSON: the same shape
+// for every command that fetches (docs/json.md, "fetches").
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "fetch_spec.h"
+
+namespace xref {
+
+struct FetchedValue {
+  std::string name;
+  FetchType type;
+  std::optional<uint64_t> value;  // absent when the read failed
+  int error = 0;                  // -errno of the failed read
+};
+
+// {"name", "type", "value" (hex), "signed_value" for signed types} or, for a
+// failed read, "value": null and "error": "unreadable: EFAULT (-14)".
+nlohmann::json fetched_json(const FetchedValue& value);
+
+}  // namespace xref
