@@ -52,27 +52,34 @@ OutputTotals OutputQueue::totals() const {
 
 // Writes what the descriptor takes without blocking the thread for good:
 // poll for POLLOUT (or the wake event), then one write of at most PIPE_BUF
-// bytes, which a pipe that polls writable accepts at once. False once the
-// reader is gone or the queue is being abandoned.
+// bytes, which a pipe that polls writable accepts at once. Once the queue is
+// stopping, nothing is waited for: what the descriptor takes now is still
+// written (a second Ctrl-C, or `timeout`, which signals the command and then
+// its process group, must not cost a summary the pipe had room for), and the
+// rest is given up. False once the reader is gone or nothing more is written.
 bool OutputQueue::write_some(std::string& piece, size_t& offset) {
+  bool stopping = false;
+  {
+    std::lock_guard lock(mutex_);
+    stopping = stopping_;
+  }
   pollfd watched[2] = {{fd_, POLLOUT, 0}, {wake_fd_, POLLIN, 0}};
-  const int ready = poll(watched, wake_fd_ >= 0 ? 2 : 1, -1);
+  const int ready = poll(watched, stopping || wake_fd_ < 0 ? 1 : 2, stopping ? 0 : -1);
   if (ready < 0) return errno == EINTR;
-  if (watched[1].revents & POLLIN) {
+  if (!stopping && (watched[1].revents & POLLIN)) {
     uint64_t ignored = 0;
     (void)!read(wake_fd_, &ignored, sizeof ignored);
-    std::lock_guard lock(mutex_);
-    if (stopping_) return false;
+    return true;  // looked at again, now without waiting if it is stopping
   }
   if (watched[0].revents & (POLLERR | POLLNVAL)) {
     std::lock_guard lock(mutex_);
     totals_.broken = true;
     return false;
   }
-  if (!(watched[0].revents & (POLLOUT | POLLHUP))) return true;
+  if (!(watched[0].revents & (POLLOUT | POLLHUP))) return !stopping;
   const size_t chunk = std::min<size_t>(piece.size() - offset, PIPE_BUF);
   const ssize_t count = ::write(fd_, piece.data() + offset, chunk);
-  if (count < 0 && (errno == EINTR || errno == EAGAIN)) return true;
+  if (count < 0 && (errno == EINTR || errno == EAGAIN)) return errno == EINTR || !stopping;
   if (count <= 0) {
     std::lock_guard lock(mutex_);
     totals_.broken = true;

@@ -44,10 +44,12 @@ class OutputQueue {
 
   // Waits until everything queued is written, the reader goes away,
   // `cancel_fd` (e.g. a signalfd; -1: none) becomes readable, or
-  // `timeout_ms` (-1: none) passes; then stops the writer. What was not
-  // written is counted, never waited for again.
+  // `timeout_ms` (-1: none) passes; then stops the writer, which still
+  // writes what the descriptor takes without waiting. What was not written
+  // is counted, never waited for again.
   OutputTotals finish(int cancel_fd = -1, int timeout_ms = -1);
-  // Stops the writer now; what is queued is counted as unwritten.
+  // Stops the writer now: what the descriptor takes without waiting is
+  // written, the rest is counted as unwritten.
   OutputTotals abandon();
   OutputTotals totals() const;
 

@@ -93,6 +93,31 @@ TEST(OutputQueue, AStalledReaderCostsOutputNotTime) {
   close(cancel);
 }
 
+// A cancel that comes while the reader keeps up (a second SIGINT: `timeout`
+// signals the command and then its process group) costs nothing the pipe
+// has room for: the queue is stopped at once, yet every piece is written.
+TEST(OutputQueue, ACancelWritesWhatThePipeTakesWithoutWaiting) {
+  for (int round = 0; round < 200; ++round) {
+    Pipe pipe;
+    const int cancel = eventfd(0, EFD_CLOEXEC);
+    ASSERT_GE(cancel, 0);
+    const uint64_t one = 1;
+    ASSERT_EQ(write(cancel, &one, sizeof one), static_cast<ssize_t>(sizeof one));
+    std::string expected;
+    OutputQueue queue(pipe.write_end);
+    for (int i = 0; i < 8; ++i) {
+      const std::string line = "window " + std::to_string(i) + " " + std::string(300, 'x') + "\n";
+      expected += line;
+      ASSERT_TRUE(queue.push(line, false));
+    }
+    const OutputTotals totals = queue.finish(cancel);
+    EXPECT_EQ(totals.pieces_written, 8u) << "round " << round;
+    EXPECT_EQ(totals.pieces_unwritten, 0u) << "round " << round;
+    EXPECT_EQ(pipe.read_all(), expected) << "round " << round;
+    close(cancel);
+  }
+}
+
 // The reader goes away: the queue says so, and refuses what comes next.
 TEST(OutputQueue, AReaderThatLeftBreaksIt) {
   signal(SIGPIPE, SIG_IGN);
