@@ -7,6 +7,7 @@
 #include <regex>
 #include <set>
 
+#include "attach/breakpoints.h"
 #include "callee_tree.h"
 #include "cfa_rule.h"
 #include "demangle.h"
@@ -15,7 +16,7 @@
 #include "hex.h"
 #include "number_parse.h"
 #include "process/ifunc_binding.h"
-#include "trace/start_sites.h"
+#include "trace/here_cfa.h"
 
 namespace xref {
 namespace {
@@ -294,7 +295,7 @@ class Planner {
   Result<ModuleFunction> resolve_start() {
     if (request_.here) return resolve_here();
     if (auto breakpoint = breakpoint_reference(request_.start)) {
-      auto sites = breakpoint_sites(target_, request_.debugger, *breakpoint);
+      auto sites = breakpoint_sites(target_, request_.debugger, *breakpoint, "--start");
       if (!sites) return sites.error();
       for (const CodeSite& site : *sites) {
         StartSite start = start_site(site);
