@@ -8,6 +8,7 @@
 #include <set>
 
 #include "attach/breakpoints.h"
+#include "attach/probe_site_check.h"
 #include "callee_tree.h"
 #include "cfa_rule.h"
 #include "demangle.h"
@@ -28,57 +29,6 @@ Error with_context(Error error, const std::string& context) {
 
 bool looks_like_number(const std::string& text) {
   return !text.empty() && (text[0] >= '0' && text[0] <= '9');
-}
-
-// A static VA in the image but outside its executable segments is data, not
-// code: named by its section (".data", ".rodata", ".bss") so the mistake is
-// plain, and refused as not an instruction rather than as unmapped.
-std::optional<Error> data_not_code(const ElfImage& image, uint64_t va, const std::string& what) {
-  constexpr uint64_t kSectionAllocated = 0x2;  // SHF_ALLOC
-  const auto segment = std::find_if(image.segments().begin(), image.segments().end(),
-                                    [va](const LoadSegment& each) { return each.contains_va(va); });
-  if (segment == image.segments().end() || segment->executable()) return std::nullopt;
-  std::string place = "a segment without execute permission";
-  for (const SectionInfo& section : image.sections()) {
-    if ((section.flags & kSectionAllocated) && va >= section.addr && va - section.addr < section.size) {
-      place = section.name;
-    }
-  }
-  return make_error(ErrorCode::not_an_instruction, what + " " + to_hex(va) + " is in " + place + ", not code",
-                    "give a function's name or the static VA of its first instruction, as nm -C prints them");
-}
-
-// The file byte already holds int3: a debugger breakpoint or a probe baked
-// into the file. Placing a uprobe there would hide it or double-trap.
-Result<void> check_probe_site(const ElfImage& image, const FunctionCode& code, uint64_t va, const std::string& what) {
-  auto instruction = check_instruction_start(code, va);
-  if (!instruction) return with_context(instruction.error(), what);
-  auto bytes = image.bytes_at(va, 1);
-  if (!bytes) {
-    return make_error(ErrorCode::address_unmapped, what + ": " + to_hex(va) + " is not file-backed code");
-  }
-  if ((*bytes)[0] == 0xcc) {
-    return make_error(ErrorCode::invalid_argument, what + ": the byte at " + to_hex(va) + " is already int3",
-                      "pick another address; xref will not stack a uprobe on a breakpoint instruction");
-  }
-  return {};
-}
-
-// The kernel will not put a uprobe on an instruction with a LOCK prefix or
-// an ES/CS/DS/SS segment override (DS is also CET's `notrack`): it cannot
-// single-step those out of line (arch/x86/kernel/uprobes.c). Legacy prefixes
-// come first, in any order.
-bool kernel_refuses_uprobe(const ElfImage& image, uint64_t va) {
-  auto bytes = image.bytes_at(va, 4);
-  if (!bytes) return false;
-  for (uint8_t byte : *bytes) {
-    switch (byte) {
-      case 0xf0: case 0x26: case 0x2e: case 0x36: case 0x3e: return true;
-      case 0x64: case 0x65: case 0x66: case 0x67: case 0xf2: case 0xf3: continue;  // other prefixes
-      default: return false;
-    }
-  }
-  return false;
 }
 
 // A function and the plan module it lives in.
@@ -170,10 +120,9 @@ class Planner {
       }
     }
     for (const PlannedProbe& probe : plan_.probes) {
-      if (!probe.head) continue;
-      auto bytes = image_of(probe.module_index).bytes_at(probe.static_va, 5);
-      static constexpr uint8_t kNop5[5] = {0x0f, 0x1f, 0x44, 0x00, 0x00};
-      if (bytes && std::equal(bytes->begin(), bytes->end(), kNop5)) plan_.entry_nop_probes.push_back(probe.static_va);
+      if (probe.head && on_five_byte_nop(image_of(probe.module_index), probe.static_va)) {
+        plan_.entry_nop_probes.push_back(probe.static_va);
+      }
     }
     if (plan_.probes.size() > XREF_TRACE_MAX_PROBES) {
       return make_error(ErrorCode::invalid_argument,
