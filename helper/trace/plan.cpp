@@ -8,15 +8,14 @@
 #include <set>
 
 #include "attach/breakpoints.h"
+#include "attach/function_names.h"
 #include "attach/probe_site_check.h"
 #include "callee_tree.h"
 #include "cfa_rule.h"
-#include "demangle.h"
 #include "disassembly.h"
 #include "filter_expr.h"
 #include "hex.h"
 #include "number_parse.h"
-#include "process/ifunc_binding.h"
 #include "trace/here_cfa.h"
 
 namespace xref {
@@ -26,16 +25,6 @@ Error with_context(Error error, const std::string& context) {
   error.message = context + ": " + error.message;
   return error;
 }
-
-bool looks_like_number(const std::string& text) {
-  return !text.empty() && (text[0] >= '0' && text[0] <= '9');
-}
-
-// A function and the plan module it lives in.
-struct ModuleFunction : FunctionSymbol {
-  uint32_t module_index = 0;
-  std::string implementation;  // a GNU IFUNC's bound implementation (the symbol keeps the name given)
-};
 
 // Where a debugger breakpoint opens windows: its function and address.
 struct StartSite {
@@ -52,14 +41,11 @@ class Planner {
   Planner(const Target& target, const TraceRequest& request) : target_(target), request_(request) {}
 
   Result<TracePlan> run() {
-    plan_.module = target_.space.main_module();
-    if (plan_.module == nullptr) {
-      return make_error(ErrorCode::internal, "the process's executable is not among its mappings");
-    }
-    auto image = target_.space.image(*plan_.module);
-    if (!image) return image.error();
-    plan_.image = *image;
-    plan_.modules.push_back(PlanModule{plan_.module, plan_.image});
+    auto modules = ProbeModules::of_process(target_);
+    if (!modules) return modules.error();
+    modules_.emplace(std::move(*modules));
+    plan_.module = (*modules_)[0].module;
+    plan_.image = (*modules_)[0].image;
 
     if (request_.start.empty() && !request_.here) {
       return make_error(ErrorCode::invalid_argument, "--start is required", "name the function that opens a window");
@@ -130,6 +116,7 @@ class Planner {
                             std::to_string(XREF_TRACE_MAX_PROBES),
                         "trace fewer functions");
     }
+    plan_.modules = modules_->all();
     return std::move(plan_);
   }
 
@@ -169,47 +156,13 @@ class Planner {
     return parts;
   }
 
-  // "symbol", "0xVA", "module:symbol" or "module:0xVA".
+  // "symbol", "0xVA", "module:symbol" or "module:0xVA"; a GNU IFUNC adds
+  // its warning (once).
   Result<ModuleFunction> resolve(const std::string& text, const std::string& what) {
-    const auto [module_name, rest] = split_module(text);
-    uint32_t module_index = 0;
-    if (!module_name.empty()) {
-      const Module* module = target_.space.find_module(module_name);
-      if (module == nullptr) {
-        std::string names;
-        for (const Module& known : target_.space.modules()) {
-          if (names.size() < 200) names += (names.empty() ? "" : ", ") + known.name();
-        }
-        return make_error(ErrorCode::invalid_argument, what + ": the process has no module named '" + module_name + "'",
-                          "name a module by its file name, soname or path; it has " + names);
-      }
-      auto found = std::find_if(plan_.modules.begin(), plan_.modules.end(),
-                                [&](const PlanModule& planned) { return planned.module == module; });
-      if (found == plan_.modules.end()) {
-        auto image = target_.space.image(*module);
-        if (!image) return image.error();
-        plan_.modules.push_back(PlanModule{module, *image});
-        found = plan_.modules.end() - 1;
-      }
-      module_index = static_cast<uint32_t>(found - plan_.modules.begin());
-    }
-    const PlanModule& planned = plan_.modules[module_index];
-    auto symbol = resolve_function(*planned.image, rest, what);
-    if (!symbol) return symbol.error();
-    ModuleFunction function;
-    static_cast<FunctionSymbol&>(function) = *symbol;
-    function.module_index = module_index;
-    if (symbol->ifunc) {
-      // Probe the code the resolver chose, under the name the user gave.
-      auto bound = bound_ifunc(target_.space, target_.process.pid(), *planned.module, *planned.image, *symbol,
-                               what + " " + text);
-      if (!bound) return bound.error();
-      static_cast<FunctionSymbol&>(function) = bound->implementation;
-      function.name = symbol->name;
-      function.demangled = symbol->demangled;
-      function.implementation = bound->implementation.demangled;
-      std::string note = text + " is a GNU IFUNC: tracing " + function.implementation +
-                         ", the implementation the process bound (" + bound->slot + ")";
+    auto function = resolve_function_name(*modules_, text, what);
+    if (!function) return function;
+    if (!function->implementation.empty()) {
+      std::string note = ifunc_warning(text, *function, "tracing");
       if (std::find(plan_.warnings.begin(), plan_.warnings.end(), note) == plan_.warnings.end()) {
         plan_.warnings.push_back(std::move(note));
       }
@@ -217,17 +170,13 @@ class Planner {
     return function;
   }
 
-  const ElfImage& image_of(uint32_t module_index) const { return *plan_.modules[module_index].image; }
+  const ElfImage& image_of(uint32_t module_index) const { return modules_->image(module_index); }
 
   static uint64_t key_of(const ModuleFunction& function) { return function_key(function.module_index, function.start); }
 
   // The plan module index of a process module, added on first use.
   uint32_t module_index_of(const Module* module, std::shared_ptr<const ElfImage> image) {
-    for (size_t i = 0; i < plan_.modules.size(); ++i) {
-      if (plan_.modules[i].module == module) return static_cast<uint32_t>(i);
-    }
-    plan_.modules.push_back(PlanModule{module, std::move(image)});
-    return static_cast<uint32_t>(plan_.modules.size() - 1);
+    return modules_->index_of(module, std::move(image));
   }
 
   StartSite start_site(const CodeSite& site) {
@@ -328,7 +277,7 @@ class Planner {
   std::vector<ProbeAddress> probe_addresses() const {
     std::vector<ProbeAddress> addresses;
     for (const PlannedProbe& probe : plan_.probes) {
-      auto live = target_.space.live_from_static(*plan_.modules[probe.module_index].module, probe.static_va);
+      auto live = target_.space.live_from_static(*(*modules_)[probe.module_index].module, probe.static_va);
       if (!live) continue;
       std::string function = probe.function_id < plan_.functions.size()
                                  ? plan_.functions[probe.function_id].symbol.demangled
@@ -804,31 +753,6 @@ class Planner {
 
   bool is_start_function(uint64_t key) const { return start_entries_.count(key) || mid_start_functions_.count(key); }
 
-  // A PLT stub's target: the first other module that defines the name.
-  std::optional<ModuleFunction> plt_target(uint32_t module_index, const FunctionSymbol& stub) {
-    std::string name = stub.name;
-    if (const size_t at = name.find("@plt"); at != std::string::npos) name.erase(at);
-    for (const Module& module : target_.space.modules()) {
-      if (&module == plan_.modules[module_index].module || module.name().rfind("ld-linux", 0) == 0) continue;
-      auto image = target_.space.image(module);
-      if (!image) continue;
-      for (const FunctionSymbol* found : (*image)->find_functions(name)) {
-        if (found->source == SymbolSource::plt || found->name != name) continue;
-        ModuleFunction function;
-        static_cast<FunctionSymbol&>(function) = *found;
-        // A GNU IFUNC: what the process bound, never the resolver.
-        if (found->ifunc) {
-          auto bound = bound_ifunc(target_.space, target_.process.pid(), module, **image, *found, stub.name);
-          if (!bound) return std::nullopt;
-          static_cast<FunctionSymbol&>(function) = bound->implementation;
-        }
-        function.module_index = module_index_of(&module, *image);
-        return function;
-      }
-    }
-    return std::nullopt;
-  }
-
   // A start function that ends in a tail jump hands its frame to the
   // jump's target; when that target is not traced, the window stays open
   // until the target returns. Its rets (and, through its own tail jumps,
@@ -864,7 +788,7 @@ class Planner {
       static_cast<FunctionSymbol&>(target) = *symbol;
       target.module_index = module_index;
       if (symbol->source == SymbolSource::plt) {
-        auto resolved = plt_target(module_index, *symbol);
+        auto resolved = plt_target(*modules_, module_index, *symbol);
         if (!resolved) {
           plan_.warnings.push_back("a start function tail-jumps to " + symbol->demangled +
                                    ", which no loaded module defines: its window's end is inferred");
@@ -1136,6 +1060,7 @@ class Planner {
   }
 
   const Target& target_;
+  std::optional<ProbeModules> modules_;  // the plan's modules until it is done
   TraceRequest request_;  // a copy: --here fills in its default mode
   TracePlan plan_;
   std::map<uint64_t, TracedFunction*> functions_by_start_;
@@ -1156,65 +1081,6 @@ class Planner {
 };
 
 }  // namespace
-
-std::pair<std::string, std::string> split_module(const std::string& text) {
-  int depth = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '(' || c == '<' || c == '[' || c == '{') ++depth;
-    if ((c == ')' || c == '>' || c == ']' || c == '}') && depth > 0) --depth;
-    if (c != ':' || depth > 0) continue;  // "[abi:cxx11]" belongs to the name
-    if (i + 1 < text.size() && text[i + 1] == ':') {
-      ++i;  // "::" belongs to a C++/Rust name
-      continue;
-    }
-    return {text.substr(0, i), text.substr(i + 1)};
-  }
-  return {"", text};
-}
-
-Result<FunctionSymbol> resolve_function(const ElfImage& image, const std::string& text, const std::string& what) {
-  if (looks_like_number(text)) {
-    auto va = parse_u64(text, what + " address");
-    if (!va) return va.error();
-    if (const FunctionSymbol* function = image.function_at(*va)) return *function;
-    const FunctionSymbol* containing = image.function_containing(*va);
-    if (containing != nullptr) {
-      return make_error(ErrorCode::invalid_argument,
-                        what + " " + to_hex(*va) + " is inside " + containing->demangled + " (starts at " +
-                            to_hex(containing->start) + "), not at a function start",
-                        "give the function's start address or its name");
-    }
-    if (auto data = data_not_code(image, *va, what)) return *data;
-    return make_error(ErrorCode::address_unmapped, what + " " + to_hex(*va) + " is not a known function start in " +
-                                                       image.path(),
-                      "addresses are static VAs as nm/objdump print them; check with `xref resolve`");
-  }
-  const auto found = image.match_functions(text);
-  if (found.empty()) {
-    return make_error(ErrorCode::invalid_argument, what + ": no function named '" + text + "'",
-                      "use the name nm -C prints (with or without its parameter list), or a static VA");
-  }
-  if (found.size() > 1) {
-    std::string list;
-    for (size_t i = 0; i < found.size() && i < 8; ++i) {
-      list += std::string(i == 0 ? " " : ", ") + found[i].function->demangled + " at " + to_hex(found[i].function->start);
-    }
-    if (found.size() > 8) list += ", ...";
-    return make_error(ErrorCode::invalid_argument, what + ": '" + text + "' names several functions:" + list,
-                      "give the full name nm -C prints or the static VA of the one you mean");
-  }
-  // The name the user gave, not another alias at that address ("getpid",
-  // not "__getpid"): output prints it.
-  FunctionSymbol function = *found.front().function;
-  if (const std::string& spelled = found.front().spelled; spelled != function.name) {
-    std::erase(function.aliases, spelled);
-    function.aliases.push_back(function.name);
-    function.name = spelled;
-    function.demangled = demangle(spelled);
-  }
-  return function;
-}
 
 Result<TracePlan> plan_trace(const Target& target, const TraceRequest& request) {
   return Planner(target, request).run();
