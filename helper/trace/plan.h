@@ -105,6 +105,9 @@ struct TracePlan {
   }
 };
 
+// The stages are in plan_stages.h; names are resolved, probe sites checked
+// and function exits found by the attach layer (attach/function_names.h,
+// attach/probe_site_check.h, attach/function_sites.h, attach/call_sites.h).
 Result<TracePlan> plan_trace(const Target& target, const TraceRequest& request);
 
 }  // namespace xref
