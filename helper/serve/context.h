@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "serve/protocol.h"
-#include "trace/request.h"
+#include "attach/debugger_context.h"
 
 namespace xref::serve {
 

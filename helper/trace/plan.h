@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "address_space.h"
+#include "attach/probe_modules.h"
 #include "elf_image.h"
 #include "fetch_spec.h"
 #include "filter_program.h"
@@ -22,11 +23,8 @@
 namespace xref {
 
 // A file the plan puts probes in: the executable (index 0) or a shared
-// library named as "module:symbol".
-struct PlanModule {
-  const Module* module = nullptr;
-  std::shared_ptr<const ElfImage> image;
-};
+// library named as "module:symbol" (attach/probe_modules.h).
+using PlanModule = ProbeModule;
 
 struct TracedFunction {
   uint32_t id = 0;
@@ -107,16 +105,9 @@ struct TracePlan {
   }
 };
 
+// The stages are in plan_stages.h; names are resolved, probe sites checked
+// and function exits found by the attach layer (attach/function_names.h,
+// attach/probe_site_check.h, attach/function_sites.h, attach/call_sites.h).
 Result<TracePlan> plan_trace(const Target& target, const TraceRequest& request);
-
-// Splits "libc.so.6:malloc" into the module named before the first single
-// ':' outside brackets and the rest; C++ "ns::f" and "f[abi:cxx11]()" are not split. {"", text} without a module.
-std::pair<std::string, std::string> split_module(const std::string& text);
-
-// Resolves "symbol" or "0xSTATIC_VA" to a function of `image` (a VA must be
-// a function's first byte; names as ElfImage::match_functions). The result
-// carries the name the user gave when it is an alias ("getpid", not
-// "__getpid" at the same address).
-Result<FunctionSymbol> resolve_function(const ElfImage& image, const std::string& text, const std::string& what);
 
 }  // namespace xref

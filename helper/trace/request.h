@@ -5,43 +5,13 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "attach/debugger_context.h"
+
 namespace xref {
-
-// The selected thread and frame of a stopped debugger (`--here`).
-struct HereFrame {
-  uint32_t tid = 0;
-  uint64_t pc = 0;   // live
-  uint64_t cfa = 0;  // canonical frame address: the caller's sp after the return
-  // The frame's rsp and rbp as the debugger unwound them, when it sent
-  // them: the .eh_frame rule at pc recomputes the CFA from these.
-  std::optional<uint64_t> sp;
-  std::optional<uint64_t> bp;
-};
-
-struct DebuggerBreakpointLocation {
-  std::string id;       // "1.1"
-  uint64_t address = 0; // live
-  bool enabled = true;
-};
-
-struct DebuggerBreakpoint {
-  uint32_t id = 0;
-  bool enabled = true;
-  std::vector<DebuggerBreakpointLocation> locations;
-};
-
-// What only a debugger front end knows (docs/protocol.md, session.start
-// context); empty when the request comes from the shell.
-struct DebuggerContext {
-  bool present = false;
-  std::optional<HereFrame> here;
-  std::vector<DebuggerBreakpoint> breakpoints;
-};
 
 struct TraceRequest {
   std::string start;                  // function: symbol or static VA

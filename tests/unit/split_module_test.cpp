@@ -2,7 +2,7 @@
 // C++ scopes ("::") and ABI tags ("[abi:cxx11]") belong to the function.
 #include <gtest/gtest.h>
 
-#include "trace/plan.h"
+#include "attach/function_names.h"
 
 namespace xref {
 namespace {

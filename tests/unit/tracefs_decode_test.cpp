@@ -9,10 +9,10 @@
 
 #include "attach/tracefs/format.h"
 #include "attach/tracefs/instance.h"
+#include "attach/tracefs/reaper.h"
 #include "attach/tracefs/ring.h"
 #include "trace/tracefs/merge.h"
 #include "trace/tracefs/probes.h"
-#include "trace/tracefs/reaper.h"
 #include "trace/tracefs/records.h"
 
 namespace xref {

@@ -6,16 +6,17 @@
 #include <optional>
 
 #include "attach/tracefs/fs.h"
+#include "attach/tracefs/groups.h"
 #include "attach/tracefs/instance.h"
 #include "attach/tracefs/loss.h"
 #include "attach/tracefs/path.h"
+#include "attach/tracefs/reaper.h"
 #include "attach/tracefs/ring.h"
 #include "attach/tracefs/threads.h"
 #include "attach/tracefs/watchdog.h"
 #include "monotonic_clock.h"
 #include "trace/tracefs/merge.h"
 #include "trace/tracefs/probes.h"
-#include "trace/tracefs/reaper.h"
 #include "trace/tracefs/records.h"
 #include "trace/window_machine.h"
 

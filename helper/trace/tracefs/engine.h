@@ -7,7 +7,7 @@
 // the BPF window state machine (window_machine.h). Ours are removed on
 // every exit path the process lives through, and by a watchdog process
 // when it dies (tracefs_watchdog.h); what a helper and its watchdog both
-// left is reaped at the next start (tracefs_reaper.h).
+// left is reaped at the next start (attach/tracefs/reaper.h).
 #pragma once
 
 #include <sys/types.h>

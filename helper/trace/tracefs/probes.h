@@ -41,22 +41,9 @@ std::string tracefs_probe_definition(const PlannedProbe& probe, size_t index, co
 
 // Defines an event for every head probe of the plan; `module_paths[i]` is the file of
 // plan.modules[i]. On an error the events already defined stay
-// (remove_tracefs_group removes them); the kernel's own message from
+// (remove_tracefs_group, attach/tracefs/groups.h, removes them); the kernel's own message from
 // error_log is part of the error.
 Result<void> define_tracefs_probes(const Tracefs& tracefs, const TracePlan& plan, const std::string& group,
                                    const std::vector<std::string>& module_paths);
-
-struct GroupRemoval {
-  size_t removed = 0;
-  size_t failed = 0;       // still defined (busy: enabled somewhere, or open by perf)
-  std::string first_error;
-};
-
-// Removes every uprobe event of `group` ("-:group/event" each), whatever
-// defined them. Other groups are never touched.
-GroupRemoval remove_tracefs_group(const Tracefs& tracefs, const std::string& group);
-
-// The groups that have uprobe events defined now.
-std::vector<std::string> tracefs_uprobe_groups(const Tracefs& tracefs);
 
 }  // namespace xref

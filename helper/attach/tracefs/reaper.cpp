@@ -1,6 +1,6 @@
-#include "trace/tracefs/reaper.h"
+#include "attach/tracefs/reaper.h"
 
-#include "trace/tracefs/probes.h"
+#include "attach/tracefs/groups.h"
 
 namespace xref {
 
