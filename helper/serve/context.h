@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "serve/protocol.h"
-#include "attach/debugger_context.h"
+#include "sites/debugger_context.h"
 
 namespace xref::serve {
 

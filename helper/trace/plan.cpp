@@ -1,12 +1,12 @@
-// plan_trace: the stages of plan_stages.h in order, then the checks on the
+// plan_trace: the stages of planning/stages.h in order, then the checks on the
 // whole probe set (no probe on a debugger's breakpoint, the probe limit).
 #include "trace/plan.h"
 
-#include "attach/breakpoints.h"
-#include "attach/probe_site_check.h"
-#include "trace/plan_roles.h"
-#include "trace/plan_stages.h"
-#include "trace/plan_state.h"
+#include "sites/breakpoints.h"
+#include "sites/probe_site_check.h"
+#include "trace/planning/roles.h"
+#include "trace/planning/stages.h"
+#include "trace/planning/state.h"
 
 namespace xref {
 namespace {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "address_space.h"
-#include "attach/probe_modules.h"
+#include "sites/probe_modules.h"
 #include "elf_image.h"
 #include "fetch_spec.h"
 #include "filter_program.h"
@@ -23,7 +23,7 @@
 namespace xref {
 
 // A file the plan puts probes in: the executable (index 0) or a shared
-// library named as "module:symbol" (attach/probe_modules.h).
+// library named as "module:symbol" (sites/probe_modules.h).
 using PlanModule = ProbeModule;
 
 struct TracedFunction {
@@ -105,9 +105,9 @@ struct TracePlan {
   }
 };
 
-// The stages are in plan_stages.h; names are resolved, probe sites checked
-// and function exits found by the attach layer (attach/function_names.h,
-// attach/probe_site_check.h, attach/function_sites.h, attach/call_sites.h).
+// The stages are in planning/stages.h; names are resolved, probe sites checked
+// and function exits found by the sites room (sites/function_names.h,
+// sites/probe_site_check.h, sites/function_sites.h, sites/call_sites.h).
 Result<TracePlan> plan_trace(const Target& target, const TraceRequest& request);
 
 }  // namespace xref

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "attach/debugger_context.h"
+#include "sites/debugger_context.h"
 
 namespace xref {
 

@@ -1,0 +1,138 @@
+#include "sites/function_names.h"
+
+#include <algorithm>
+
+#include "sites/probe_site_check.h"
+#include "demangle.h"
+#include "hex.h"
+#include "number_parse.h"
+#include "process/ifunc_binding.h"
+
+namespace xref {
+namespace {
+
+bool looks_like_number(const std::string& text) {
+  return !text.empty() && (text[0] >= '0' && text[0] <= '9');
+}
+
+}  // namespace
+
+std::pair<std::string, std::string> split_module(const std::string& text) {
+  int depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '(' || c == '<' || c == '[' || c == '{') ++depth;
+    if ((c == ')' || c == '>' || c == ']' || c == '}') && depth > 0) --depth;
+    if (c != ':' || depth > 0) continue;  // "[abi:cxx11]" belongs to the name
+    if (i + 1 < text.size() && text[i + 1] == ':') {
+      ++i;  // "::" belongs to a C++/Rust name
+      continue;
+    }
+    return {text.substr(0, i), text.substr(i + 1)};
+  }
+  return {"", text};
+}
+
+Result<FunctionSymbol> resolve_function(const ElfImage& image, const std::string& text, const std::string& what) {
+  if (looks_like_number(text)) {
+    auto va = parse_u64(text, what + " address");
+    if (!va) return va.error();
+    if (const FunctionSymbol* function = image.function_at(*va)) return *function;
+    const FunctionSymbol* containing = image.function_containing(*va);
+    if (containing != nullptr) {
+      return make_error(ErrorCode::invalid_argument,
+                        what + " " + to_hex(*va) + " is inside " + containing->demangled + " (starts at " +
+                            to_hex(containing->start) + "), not at a function start",
+                        "give the function's start address or its name");
+    }
+    if (auto data = data_not_code(image, *va, what)) return *data;
+    return make_error(ErrorCode::address_unmapped, what + " " + to_hex(*va) + " is not a known function start in " +
+                                                       image.path(),
+                      "addresses are static VAs as nm/objdump print them; check with `xref resolve`");
+  }
+  const auto found = image.match_functions(text);
+  if (found.empty()) {
+    return make_error(ErrorCode::invalid_argument, what + ": no function named '" + text + "'",
+                      "use the name nm -C prints (with or without its parameter list), or a static VA");
+  }
+  if (found.size() > 1) {
+    std::string list;
+    for (size_t i = 0; i < found.size() && i < 8; ++i) {
+      list += std::string(i == 0 ? " " : ", ") + found[i].function->demangled + " at " + to_hex(found[i].function->start);
+    }
+    if (found.size() > 8) list += ", ...";
+    return make_error(ErrorCode::invalid_argument, what + ": '" + text + "' names several functions:" + list,
+                      "give the full name nm -C prints or the static VA of the one you mean");
+  }
+  // The name the user gave, not another alias at that address ("getpid",
+  // not "__getpid"): output prints it.
+  FunctionSymbol function = *found.front().function;
+  if (const std::string& spelled = found.front().spelled; spelled != function.name) {
+    std::erase(function.aliases, spelled);
+    function.aliases.push_back(function.name);
+    function.name = spelled;
+    function.demangled = demangle(spelled);
+  }
+  return function;
+}
+
+Result<ModuleFunction> resolve_function_name(ProbeModules& modules, const std::string& text, const std::string& what) {
+  const auto [module_name, rest] = split_module(text);
+  uint32_t module_index = 0;
+  if (!module_name.empty()) {
+    auto index = modules.index_of_named(module_name, what);
+    if (!index) return index.error();
+    module_index = *index;
+  }
+  const ProbeModule& module = modules[module_index];
+  auto symbol = resolve_function(*module.image, rest, what);
+  if (!symbol) return symbol.error();
+  ModuleFunction function;
+  static_cast<FunctionSymbol&>(function) = *symbol;
+  function.module_index = module_index;
+  if (symbol->ifunc) {
+    // Probe the code the resolver chose, under the name the user gave.
+    const Target& target = modules.target();
+    auto bound = bound_ifunc(target.space, target.process.pid(), *module.module, *module.image, *symbol,
+                             what + " " + text);
+    if (!bound) return bound.error();
+    static_cast<FunctionSymbol&>(function) = bound->implementation;
+    function.name = symbol->name;
+    function.demangled = symbol->demangled;
+    function.implementation = bound->implementation.demangled;
+    function.ifunc_slot = bound->slot;
+  }
+  return function;
+}
+
+std::string ifunc_warning(const std::string& given, const ModuleFunction& function, const std::string& verb) {
+  return given + " is a GNU IFUNC: " + verb + " " + function.implementation +
+         ", the implementation the process bound (" + function.ifunc_slot + ")";
+}
+
+std::optional<ModuleFunction> plt_target(ProbeModules& modules, uint32_t module_index, const FunctionSymbol& stub) {
+  std::string name = stub.name;
+  if (const size_t at = name.find("@plt"); at != std::string::npos) name.erase(at);
+  const Target& target = modules.target();
+  for (const Module& module : target.space.modules()) {
+    if (&module == modules[module_index].module || module.name().rfind("ld-linux", 0) == 0) continue;
+    auto image = target.space.image(module);
+    if (!image) continue;
+    for (const FunctionSymbol* found : (*image)->find_functions(name)) {
+      if (found->source == SymbolSource::plt || found->name != name) continue;
+      ModuleFunction function;
+      static_cast<FunctionSymbol&>(function) = *found;
+      // A GNU IFUNC: what the process bound, never the resolver.
+      if (found->ifunc) {
+        auto bound = bound_ifunc(target.space, target.process.pid(), module, **image, *found, stub.name);
+        if (!bound) return std::nullopt;
+        static_cast<FunctionSymbol&>(function) = bound->implementation;
+      }
+      function.module_index = modules.index_of(&module, *image);
+      return function;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace xref

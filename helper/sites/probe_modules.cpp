@@ -1,0 +1,45 @@
+#include "sites/probe_modules.h"
+
+#include <algorithm>
+
+namespace xref {
+
+Result<ProbeModules> ProbeModules::of_process(const Target& target) {
+  const Module* main = target.space.main_module();
+  if (main == nullptr) {
+    return make_error(ErrorCode::internal, "the process's executable is not among its mappings");
+  }
+  auto image = target.space.image(*main);
+  if (!image) return image.error();
+  ProbeModules modules(target);
+  modules.modules_.push_back(ProbeModule{main, *image});
+  return modules;
+}
+
+uint32_t ProbeModules::index_of(const Module* module, std::shared_ptr<const ElfImage> image) {
+  for (size_t i = 0; i < modules_.size(); ++i) {
+    if (modules_[i].module == module) return static_cast<uint32_t>(i);
+  }
+  modules_.push_back(ProbeModule{module, std::move(image)});
+  return static_cast<uint32_t>(modules_.size() - 1);
+}
+
+Result<uint32_t> ProbeModules::index_of_named(const std::string& name, const std::string& what) {
+  const Module* module = target_->space.find_module(name);
+  if (module == nullptr) {
+    std::string names;
+    for (const Module& known : target_->space.modules()) {
+      if (names.size() < 200) names += (names.empty() ? "" : ", ") + known.name();
+    }
+    return make_error(ErrorCode::invalid_argument, what + ": the process has no module named '" + name + "'",
+                      "name a module by its file name, soname or path; it has " + names);
+  }
+  const auto known = std::find_if(modules_.begin(), modules_.end(),
+                                  [&](const ProbeModule& each) { return each.module == module; });
+  if (known != modules_.end()) return static_cast<uint32_t>(known - modules_.begin());
+  auto image = target_->space.image(*module);
+  if (!image) return image.error();
+  return index_of(module, *image);
+}
+
+}  // namespace xref
