@@ -1,8 +1,4 @@
 #include "trace/bpf_engine.h"
-#include "monotonic_clock.h"
-#include "trace/stopped_threads.h"
-
-#include <bpf/libbpf.h>
 
 #include <sys/uio.h>
 #include <time.h>
@@ -10,51 +6,24 @@
 #include <cerrno>
 #include <cstring>
 
+#include "attach/ring_drain.h"
+#include "monotonic_clock.h"
+#include "trace/stopped_threads.h"
+
 namespace xref {
 namespace {
 
-// Records one drain round hands over before it returns to the caller.
-constexpr uint64_t kRecordsPerRound = 8192;
-// What on_record returns to make libbpf stop after the record it just took.
-constexpr int kRoundFull = -EAGAIN;
-
-struct DrainRound {
-  EventSink* sink = nullptr;
-  uint64_t left = 0;  // 0: no bound (after the detach)
-  bool bounded = true;
-};
-
-int on_record(void* context, void* data, size_t size) {
-  auto* round = static_cast<DrainRound*>(context);
-  if (size >= sizeof(xref_trace_event)) {
-    xref_trace_event record;
-    std::memcpy(&record, data, sizeof record);
-    round->sink->add(record);
-  }
-  if (round->bounded && --round->left == 0) return kRoundFull;
-  return 0;
-}
-
-struct RingBufferDeleter {
-  void operator()(ring_buffer* ring) const { ring_buffer__free(ring); }
-};
-
 class BpfEngine : public TraceEngine {
  public:
-  BpfEngine(std::unique_ptr<TraceBpf> bpf, std::unique_ptr<ring_buffer, RingBufferDeleter> ring,
-            std::unique_ptr<DrainRound> round, EventSink& sink, pid_t pid)
-      : bpf_(std::move(bpf)), ring_(std::move(ring)), round_(std::move(round)), sink_(sink), pid_(pid) {}
+  BpfEngine(std::unique_ptr<TraceBpf> bpf, std::unique_ptr<RingDrain> ring, EventSink& sink, pid_t pid)
+      : bpf_(std::move(bpf)), ring_(std::move(ring)), sink_(sink), pid_(pid) {}
 
   const std::string& backend() const override { return bpf_->backend(); }
-  Result<bool> drain() override {
-    round_->left = kRecordsPerRound;
-    const int consumed = ring_buffer__consume(ring_.get());
-    return consumed == kRoundFull;
-  }
+  Result<bool> drain() override { return ring_->round(); }
   TraceCounters counters() const override { return bpf_->counters(); }
   void detach() override {
     bpf_->detach();
-    round_->bounded = false;  // nothing new comes in: the rest in one go
+    ring_->unbound();  // nothing new comes in: the rest in one go
   }
   std::map<uint64_t, xref_window_result> window_results() const override { return bpf_->window_results(); }
 
@@ -101,8 +70,7 @@ class BpfEngine : public TraceEngine {
 
  private:
   std::unique_ptr<TraceBpf> bpf_;
-  std::unique_ptr<ring_buffer, RingBufferDeleter> ring_;
-  std::unique_ptr<DrainRound> round_;  // on_record's context: it must not move
+  std::unique_ptr<RingDrain> ring_;
   EventSink& sink_;
   pid_t pid_;
 };
@@ -113,14 +81,16 @@ Result<std::unique_ptr<TraceEngine>> start_bpf_engine(const TracePlan& plan, con
                                                       EventSink& sink) {
   auto bpf = TraceBpf::start(plan, options);
   if (!bpf) return bpf.error();
-  auto round = std::make_unique<DrainRound>();
-  round->sink = &sink;
-  std::unique_ptr<ring_buffer, RingBufferDeleter> ring(
-      ring_buffer__new((*bpf)->ringbuf_fd(), on_record, round.get(), nullptr));
-  if (!ring) return make_error(ErrorCode::internal, "ring buffer setup failed");
+  auto ring = RingDrain::open((*bpf)->ringbuf_fd(), [&sink](const void* data, size_t size) {
+    if (size < sizeof(xref_trace_event)) return;
+    xref_trace_event record;
+    std::memcpy(&record, data, sizeof record);
+    sink.add(record);
+  });
+  if (!ring) return ring.error();
   (*bpf)->arm();
   return std::unique_ptr<TraceEngine>(
-      new BpfEngine(std::move(*bpf), std::move(ring), std::move(round), sink, options.pid));
+      new BpfEngine(std::move(*bpf), std::move(*ring), sink, options.pid));
 }
 
 }  // namespace xref
