@@ -6,7 +6,7 @@
 
 namespace xref::lldb_plugin {
 
-const char* SessionsCommand::help() const { return "List the tracing sessions started from this debugger."; }
+const char* SessionsCommand::help() const { return "List the sessions started from this debugger."; }
 
 const char* SessionsCommand::syntax() const { return "xref sessions"; }
 

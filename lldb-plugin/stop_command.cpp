@@ -6,7 +6,7 @@
 namespace xref::lldb_plugin {
 
 const char* StopCommand::help() const {
-  return "Stop tracing sessions: detach their probes, re-enable the breakpoints they disabled, print their last "
+  return "Stop sessions: detach their probes, re-enable the breakpoints they disabled, print their last "
          "windows.";
 }
 

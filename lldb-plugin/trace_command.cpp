@@ -1,4 +1,4 @@
-// xref trace WORDS...: starts a tracing session in the helper with the
+// xref trace WORDS...: starts a trace session in the helper with the
 // user's words and what LLDB knows (process, executable, selected frame,
 // breakpoints), then returns at once; windows print at the next stop.
 #include <cstdint>

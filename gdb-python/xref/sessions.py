@@ -6,7 +6,7 @@ from .trace import reply_failure
 
 
 class SessionsCommand(Subcommand):
-    """List the tracing sessions started from this gdb.
+    """List the sessions started from this gdb.
 
 xref sessions"""
 

@@ -46,7 +46,7 @@ def stop(words, state, lines):
 
 
 class StopCommand(Subcommand):
-    """Stop tracing sessions: detach their probes, re-enable the breakpoints they disabled, print their last windows.
+    """Stop sessions: detach their probes, re-enable the breakpoints they disabled, print their last windows.
 
 xref stop [N | --all]
   N       the session to stop (the only running one when omitted)

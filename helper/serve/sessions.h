@@ -1,4 +1,4 @@
-// Tracing sessions of `xref serve`: each runs run_trace on its own thread
+// Sessions of `xref serve`: each runs run_trace on its own thread
 // and speaks for itself through the protocol writer (its start response,
 // its window events, its session_ended event and the responses to
 // session.stop). Stopping is an eventfd the session's poll loop watches.

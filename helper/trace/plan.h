@@ -1,7 +1,7 @@
 // From a TraceRequest to the exact set of probes: every traced function's
 // entry, each of its ret instructions and tail jumps (found by disassembly,
 // so returns are seen without uretprobes), the --stop address, and the fetch
-// specs compiled for each. Every probe address is checked to be an
+// specs compiled for each. Every probe site is checked to be an
 // instruction start: a uprobe inside an instruction corrupts the target.
 #pragma once
 

@@ -373,7 +373,7 @@ TEST(TraceCli, StrippedCalleesOfByStaticVa) {
   }
 }
 
-// A probe address inside an instruction is refused before anything is
+// A probe site inside an instruction is refused before anything is
 // attached, and the target's code is left exactly as the file has it.
 TEST(TraceCli, MidInstructionAddressIsRefusedAndTargetUntouched) {
   const RecordFile record_file("midinsn");
