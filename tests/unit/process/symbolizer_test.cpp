@@ -4,7 +4,7 @@
 
 #include "hex.h"
 #include "objdump_listing.h"
-#include "process_identity.h"
+#include "live_space.h"
 #include "target_process.h"
 
 namespace xref {
@@ -21,9 +21,7 @@ TEST(Symbolizer, AReturnAddressNamesTheCallObjdumpShows) {
     const std::string unstripped = variant.substr(0, variant.find("_stripped"));
     const test::ObjdumpListing listing(fixture_path(unstripped));
     test::TargetProcess target({fixture_path(variant)});
-    auto process = ProcessHandle::open(target.pid());
-    ASSERT_TRUE(process) << process.error().message;
-    auto space = AddressSpace::read(*process);
+    auto space = test::live_address_space(target.pid());
     ASSERT_TRUE(space) << space.error().message;
     const Module* main = space->main_module();
     ASSERT_NE(main, nullptr);
@@ -67,17 +65,12 @@ TEST(Symbolizer, AReturnAddressNamesTheCallObjdumpShows) {
 
 TEST(Symbolizer, AddressesInALibraryCarryItsName) {
   test::TargetProcess target({fixture_path("idle_pie")});
-  auto process = ProcessHandle::open(target.pid());
-  ASSERT_TRUE(process);
-  auto space = AddressSpace::read(*process);
+  auto space = test::live_address_space(target.pid());
   ASSERT_TRUE(space);
-  const Module* libc = space->find_module("libc.so.6");
-  ASSERT_NE(libc, nullptr);
-  auto image = space->image(*libc);
-  ASSERT_TRUE(image);
-  const auto found = (*image)->find_functions("getpid");
-  ASSERT_FALSE(found.empty());
-  const uint64_t start = found.front()->start;
+  const auto getpid_in_libc = test::module_function(*space, "libc.so.6", "getpid");
+  ASSERT_NE(getpid_in_libc.function, nullptr);
+  const Module* libc = getpid_in_libc.module;
+  const uint64_t start = getpid_in_libc.function->start;
   Symbolizer symbolizer(*space, space->main_module());
 
   const SymbolizedAddress at_start = symbolizer.static_address(*libc, start);

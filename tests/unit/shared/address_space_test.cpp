@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "command_output.h"
+#include "live_space.h"
 #include "target_process.h"
 
 namespace xref {
@@ -35,9 +36,7 @@ TEST_P(LiveAddressMath, LiveToStaticMatchesNmAndRoundTrips) {
   const auto nm = nm_addresses(fixture_path(unstripped));
 
   test::TargetProcess target({fixture_path(variant)});
-  auto process = ProcessHandle::open(target.pid());
-  ASSERT_TRUE(process) << process.error().message;
-  auto space = AddressSpace::read(*process);
+  auto space = test::live_address_space(target.pid());
   ASSERT_TRUE(space) << space.error().message;
   const Module* main = space->main_module();
   ASSERT_NE(main, nullptr);
@@ -93,23 +92,20 @@ INSTANTIATE_TEST_SUITE_P(Variants, LiveAddressMath,
 
 TEST(AddressSpace, SharedLibrariesAreModulesWithTheirOwnBias) {
   test::TargetProcess target({fixture_path("idle_pie")});
-  auto process = ProcessHandle::open(target.pid());
-  ASSERT_TRUE(process);
-  auto space = AddressSpace::read(*process);
+  auto space = test::live_address_space(target.pid());
   ASSERT_TRUE(space);
-  const Module* libc = space->find_module("libc.so.6");
+  const auto getpid_in_libc = test::module_function(*space, "libc.so.6", "getpid");
+  const Module* libc = getpid_in_libc.module;
   ASSERT_NE(libc, nullptr);
   EXPECT_FALSE(libc->main_executable);
-  auto image = space->image(*libc);
-  ASSERT_TRUE(image) << image.error().message;
-  const auto found = (*image)->find_functions("getpid");
-  ASSERT_FALSE(found.empty());
-  auto live = space->live_from_static(*libc, found.front()->start);
+  ASSERT_NE(getpid_in_libc.function, nullptr);
+  const uint64_t start = getpid_in_libc.function->start;
+  auto live = space->live_from_static(*libc, start);
   ASSERT_TRUE(live);
   const LiveAddress back = space->resolve_live(*live);
   ASSERT_FALSE(back.candidates.empty());
   EXPECT_EQ(back.candidates.front().module, libc);
-  EXPECT_EQ(back.candidates.front().static_va, found.front()->start);
+  EXPECT_EQ(back.candidates.front().static_va, start);
 }
 
 }  // namespace
