@@ -13,6 +13,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "fetch_filter.bpf.h"
 #include "trace_abi.h"
 
 #define EFAULT_CODE 14
@@ -90,14 +91,6 @@ struct {
   __type(value, struct xref_thread_window);
 } zero_window SEC(".maps");
 
-/* Fetched values of the current hit, before they go into an event. */
-struct fetched {
-  __u64 values[XREF_FETCH_MAX_ITEMS];
-  __s16 errors[XREF_FETCH_MAX_ITEMS];
-  __u16 failed;
-  __u8 count;
-};
-
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
   __uint(max_entries, 1);
@@ -110,74 +103,12 @@ struct {
   __uint(max_entries, 1 << 22); /* resized by user space before load */
 } events SEC(".maps");
 
-/* The registers of the current hit, copied once: reading pt_regs fields
- * at a variable offset straight from ctx is not allowed. */
-#define PT_REGS_WORDS (sizeof(struct pt_regs) / 8)
-struct saved_regs {
-  __u64 words[32];
-};
-
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
   __uint(max_entries, 1);
   __type(key, __u32);
   __type(value, struct saved_regs);
 } scratch_regs SEC(".maps");
-
-static __always_inline __u64 extend(__u64 raw, __u8 width, __u8 is_signed) {
-  if (width >= 8) return raw;
-  __u32 bits = (__u32)width * 8;
-  __u64 mask = (1ull << bits) - 1;
-  raw &= mask;
-  if (is_signed && (raw >> (bits - 1)) & 1) raw |= ~mask;
-  return raw;
-}
-
-/* Runs the probe's fetches into `out`; a failed read keeps its -errno and
- * is flagged, never reported as a value. */
-static __always_inline void read_fetches(struct pt_regs *ctx, const struct xref_probe *probe, struct fetched *out) {
-  out->count = probe->fetch_count;
-  out->failed = 0;
-  if (probe->fetch_count == 0) return;
-  __u32 zero = 0;
-  struct saved_regs *regs = bpf_map_lookup_elem(&scratch_regs, &zero);
-  if (!regs) {
-    out->count = 0;
-    return;
-  }
-  if (bpf_probe_read_kernel(regs->words, sizeof(struct pt_regs), ctx) != 0) {
-    out->count = 0;
-    return;
-  }
-  for (int i = 0; i < XREF_FETCH_MAX_ITEMS; i++) {
-    if (i >= probe->fetch_count) break;
-    const struct xref_fetch *fetch = &probe->fetches[i];
-    __u32 word = fetch->regs_offset / 8;
-    __u64 value = word < PT_REGS_WORDS ? regs->words[word & 31] : 0;
-    if (fetch->index_word_plus_one) {
-      __u32 index_word = fetch->index_word_plus_one - 1;
-      value += (index_word < PT_REGS_WORDS ? regs->words[index_word & 31] : 0) * fetch->index_scale;
-    }
-    __s16 error = 0;
-    for (int d = 0; d < XREF_FETCH_MAX_DEREFS; d++) {
-      if (d >= fetch->deref_count) break;
-      __u64 address = value + (__s64)fetch->deref_offsets[d];
-      __u32 size = d + 1 == fetch->deref_count ? fetch->width : 8;
-      if (size > 8) size = 8;
-      if (size == 0) size = 1;
-      value = 0;
-      long read = bpf_probe_read_user(&value, size, (const void *)address);
-      if (read < 0) {
-        error = (__s16)read;
-        value = 0;
-        break;
-      }
-    }
-    out->values[i] = error ? 0 : extend(value, fetch->width, fetch->is_signed);
-    out->errors[i] = error;
-    if (error) out->failed |= (__u16)(1u << i);
-  }
-}
 
 /* Runs probe `index`'s fetches into the per-CPU scratch_fetched (what every
  * caller's `values` points to). A global function: its loops are verified
@@ -192,65 +123,28 @@ __noinline int fetch_values(struct pt_regs *ctx, __u32 index) {
     out->failed = 0;
     return 0;
   }
-  read_fetches(ctx, probe, out);
+  if (probe->fetch_count == 0) {
+    out->count = 0;
+    out->failed = 0;
+    return 0;
+  }
+  struct saved_regs *regs = bpf_map_lookup_elem(&scratch_regs, &zero);
+  if (!regs) {
+    out->count = 0;
+    out->failed = 0;
+    return 0;
+  }
+  read_fetches(ctx, probe->fetches, probe->fetch_count, regs, out);
   return 0;
 }
 
 static __always_inline void run_fetches(struct pt_regs *ctx, __u32 index) { fetch_values(ctx, index); }
 
-/* The lowered start filter: forward jumps only, so at most
- * XREF_FILTER_MAX_INSNS steps. */
+/* The start filter over the start probe's fetches. */
 static __always_inline int filter_accepts(const struct fetched *values) {
   __u32 zero = 0;
   const struct xref_filter_program *program = bpf_map_lookup_elem(&start_filter, &zero);
-  if (!program || program->insn_count == 0) return 1;
-  __u32 pc = 0;
-  for (int step = 0; step < XREF_FILTER_MAX_INSNS; step++) {
-    if (pc >= program->insn_count || pc >= XREF_FILTER_MAX_INSNS) return 0;
-    /* The mask keeps the verifier sure of the bound; the empty asm stops
-     * clang from dropping it as redundant after the check above. */
-    __u32 slot = pc;
-    asm volatile("" : "+r"(slot));
-    const struct xref_filter_insn *insn = &program->insns[slot & (XREF_FILTER_MAX_INSNS - 1)];
-    __u8 lhs_slot = insn->lhs_slot;
-    if (lhs_slot >= XREF_FETCH_MAX_ITEMS || (values->failed >> lhs_slot) & 1) return 0;
-    __u64 lhs = values->values[lhs_slot];
-    __u64 rhs = insn->constant;
-    if (insn->rhs_slot != XREF_FILTER_CONSTANT_SLOT) {
-      __u8 rhs_slot = insn->rhs_slot;
-      if (rhs_slot >= XREF_FETCH_MAX_ITEMS || (values->failed >> rhs_slot) & 1) return 0;
-      rhs = values->values[rhs_slot];
-    }
-    int result;
-    if (insn->is_signed) {
-      __s64 a = (__s64)lhs, b = (__s64)rhs;
-      switch (insn->op) {
-        case XREF_FILTER_OP_EQ: result = a == b; break;
-        case XREF_FILTER_OP_NE: result = a != b; break;
-        case XREF_FILTER_OP_LT: result = a < b; break;
-        case XREF_FILTER_OP_LE: result = a <= b; break;
-        case XREF_FILTER_OP_GT: result = a > b; break;
-        case XREF_FILTER_OP_GE: result = a >= b; break;
-        default: return 0;
-      }
-    } else {
-      switch (insn->op) {
-        case XREF_FILTER_OP_EQ: result = lhs == rhs; break;
-        case XREF_FILTER_OP_NE: result = lhs != rhs; break;
-        case XREF_FILTER_OP_LT: result = lhs < rhs; break;
-        case XREF_FILTER_OP_LE: result = lhs <= rhs; break;
-        case XREF_FILTER_OP_GT: result = lhs > rhs; break;
-        case XREF_FILTER_OP_GE: result = lhs >= rhs; break;
-        default: return 0;
-      }
-    }
-    __u8 next = result ? insn->on_true : insn->on_false;
-    if (next == XREF_FILTER_ACCEPT) return 1;
-    if (next == XREF_FILTER_REJECT) return 0;
-    if (next <= pc) return 0; /* only forward */
-    pc = next;
-  }
-  return 0;
+  return filter_result(program, values) == XREF_FILTER_ACCEPTS;
 }
 
 static __always_inline void count_loss(struct xref_thread_window *window) {

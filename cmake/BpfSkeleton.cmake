@@ -8,7 +8,7 @@ function(xref_bpf_skeleton name)
   set(source ${CMAKE_CURRENT_SOURCE_DIR}/${name}.bpf.c)
   set(object ${XREF_BPF_GENERATED_DIR}/${name}.bpf.o)
   set(skeleton ${XREF_BPF_GENERATED_DIR}/${name}.skel.h)
-  file(GLOB bpf_headers CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.h ${CMAKE_SOURCE_DIR}/shared/bpf_abi.h)
+  file(GLOB bpf_headers CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.h ${CMAKE_SOURCE_DIR}/shared/*_abi.h)
   add_custom_command(
     OUTPUT ${object}
     COMMAND ${XREF_CLANG_BPF} -target bpf -O2 -g -Wall -Werror -D__TARGET_ARCH_x86

@@ -5,10 +5,16 @@
 
 #include <string>
 
+#include "result.h"
+
 namespace xref {
 
 void configure_libbpf_logging();
 // libbpf's text for a negative error code it returned.
 std::string libbpf_message(int error);
+// Loading `program` ("the trace program") failed with `error`: the verifier
+// refusing it (a bug to report), missing privileges, or a kernel without
+// what it needs.
+Error bpf_load_error(int error, const std::string& program);
 
 }  // namespace xref

@@ -169,4 +169,16 @@ Result<UprobeLink> attach_perf_uprobes(int program_fd, const std::string& path,
   return UprobeLink(std::move(fds));
 }
 
+Result<UprobeLink> attach_uprobe_sets(bool multi, int program_fd, pid_t pid, const std::vector<UprobeSet>& sets) {
+  UprobeLink all;
+  for (const UprobeSet& set : sets) {
+    if (set.offsets.empty()) continue;
+    auto link = multi ? attach_uprobe_multi(program_fd, set.path, set.offsets, set.cookies, pid, set.return_probes)
+                      : attach_perf_uprobes(program_fd, set.path, set.offsets, set.cookies, pid, set.return_probes);
+    if (!link) return link.error();
+    all.adopt(std::move(*link));
+  }
+  return all;
+}
+
 }  // namespace xref

@@ -51,6 +51,19 @@ Result<UprobeLink> attach_perf_uprobes(int program_fd, const std::string& path,
                                        std::span<const uint64_t> file_offsets,
                                        std::span<const uint64_t> cookies, pid_t pid, bool return_probes = false);
 
+// The uprobes of one file (or, with `return_probes`, its return probes,
+// which need a link of their own), each with its cookie.
+struct UprobeSet {
+  std::string path;
+  bool return_probes = false;
+  std::vector<uint64_t> offsets;
+  std::vector<uint64_t> cookies;
+};
+
+// Every set through one link each: uprobe_multi links when `multi`, else
+// perf uprobes; the first failure ends it (what was attached is closed).
+Result<UprobeLink> attach_uprobe_sets(bool multi, int program_fd, pid_t pid, const std::vector<UprobeSet>& sets);
+
 // The dynamic PMU type of perf uprobes (/sys/bus/event_source/devices/uprobe/type).
 Result<uint32_t> uprobe_pmu_type();
 

@@ -14,6 +14,7 @@
 #include "input/user_files.h"
 #include "output/json_envelope.h"
 #include "output/report.h"
+#include "probe/commands.h"
 #include "serve/commands.h"
 #include "trace/commands.h"
 
@@ -107,6 +108,7 @@ int run_cli(int argc, char** argv) {
   int exit_status = 0;
   setup_one_shot_commands(app, exit_status);
   setup_trace(app, exit_status);
+  setup_probe(app, exit_status);
   setup_serve(app, exit_status);
 
   if (args.size() == 1) {

@@ -19,6 +19,10 @@ namespace xref {
 
 // The largest PID Linux hands out (PID_MAX_LIMIT - 1 on 64-bit).
 constexpr uint64_t kMaxPid = 4194303;
+// Bounds every live command shares: --duration-ms (a year), --ringbuf-bytes.
+constexpr uint64_t kMaxDurationMs = 365ull * 24 * 60 * 60 * 1000;
+constexpr uint64_t kMinRingbufBytes = 4096;
+constexpr uint64_t kMaxRingbufBytes = 1ull << 30;
 
 // What an option's number may be; `hint` replaces the default "give a
 // whole number from MIN to MAX" (it should name the range too).

@@ -14,18 +14,6 @@
 namespace xref {
 namespace {
 
-Error load_error(int error) {
-  // As root, EACCES is the verifier refusing the program, not a privilege problem.
-  if (error == -EACCES && geteuid() == 0) {
-    return make_error(ErrorCode::internal, "the kernel's verifier rejected the trace program",
-                      "rerun with XREF_DEBUG_BPF=1 for the verifier log and report it");
-  }
-  const ErrorCode code = (error == -EPERM || error == -EACCES) ? ErrorCode::permission_denied : ErrorCode::unsupported;
-  return make_error(code, "loading the trace BPF program failed: " + libbpf_message(error),
-                    code == ErrorCode::permission_denied ? "run xref as root (CAP_BPF and CAP_PERFMON)"
-                                                         : "run `xref doctor` to see what this kernel supports");
-}
-
 xref_probe compile_probe(const PlannedProbe& planned) {
   xref_probe probe;
   std::memset(&probe, 0, sizeof probe);
@@ -62,7 +50,7 @@ trace_bpf* open_configured(const TracePlan& plan, const TraceBpfOptions& options
   }
   const int loaded = trace_bpf__load(skeleton);
   if (loaded != 0) {
-    error = load_error(loaded);
+    error = bpf_load_error(loaded, "the trace BPF program");
     trace_bpf__destroy(skeleton);
     return nullptr;
   }
@@ -80,33 +68,6 @@ trace_bpf* open_configured(const TracePlan& plan, const TraceBpfOptions& options
 
 }  // namespace
 
-namespace {
-
-// Offsets and cookies of one attachment: the uprobes of one file, or (with
-// --uretprobes) its return probes, which need a link of their own.
-struct ProbeSet {
-  std::string path;
-  bool return_probes = false;
-  std::vector<uint64_t> offsets;
-  std::vector<uint64_t> cookies;
-};
-
-using AttachFunction = Result<UprobeLink> (*)(int, const std::string&, std::span<const uint64_t>,
-                                              std::span<const uint64_t>, pid_t, bool);
-
-Result<UprobeLink> attach_sets(AttachFunction attach, int program_fd, pid_t pid, const std::vector<ProbeSet>& sets) {
-  UprobeLink all;
-  for (const ProbeSet& set : sets) {
-    if (set.offsets.empty()) continue;
-    auto link = attach(program_fd, set.path, set.offsets, set.cookies, pid, set.return_probes);
-    if (!link) return link.error();
-    all.adopt(std::move(*link));
-  }
-  return all;
-}
-
-}  // namespace
-
 Result<std::unique_ptr<TraceBpf>> TraceBpf::start(const TracePlan& plan, const TraceBpfOptions& options) {
   if (options.ringbuf_bytes < 4096 || (options.ringbuf_bytes & (options.ringbuf_bytes - 1)) != 0 ||
       options.ringbuf_bytes > (1ull << 30)) {
@@ -114,7 +75,7 @@ Result<std::unique_ptr<TraceBpf>> TraceBpf::start(const TracePlan& plan, const T
   }
   // One link per file (and per direction): all of a module's probes go
   // through a single uprobe_multi link.
-  std::vector<ProbeSet> sets(options.module_paths.size() * 2);
+  std::vector<UprobeSet> sets(options.module_paths.size() * 2);
   for (size_t module = 0; module < options.module_paths.size(); ++module) {
     sets[2 * module].path = sets[2 * module + 1].path = options.module_paths[module];
     sets[2 * module + 1].return_probes = true;
@@ -124,7 +85,7 @@ Result<std::unique_ptr<TraceBpf>> TraceBpf::start(const TracePlan& plan, const T
     if (!probe.head) continue;  // run through its head's chain
     bool start = false;
     plan.for_each_role(index, [&](size_t, const PlannedProbe& role) { start = start || role.start; });
-    ProbeSet& set = sets[2 * probe.module_index + (probe.kind == XREF_PROBE_URETPROBE ? 1 : 0)];
+    UprobeSet& set = sets[2 * probe.module_index + (probe.kind == XREF_PROBE_URETPROBE ? 1 : 0)];
     set.offsets.push_back(probe.file_offset);
     set.cookies.push_back(index | (start ? XREF_COOKIE_START : 0));
   }
@@ -133,7 +94,7 @@ Result<std::unique_ptr<TraceBpf>> TraceBpf::start(const TracePlan& plan, const T
   if (options.backend == "auto" || options.backend == "uprobe_multi") {
     trace->skeleton_ = open_configured(plan, options, true, error);
     if (trace->skeleton_ != nullptr) {
-      auto link = attach_sets(attach_uprobe_multi, bpf_program__fd(trace->skeleton_->progs.trace_probe), options.pid,
+      auto link = attach_uprobe_sets(true, bpf_program__fd(trace->skeleton_->progs.trace_probe), options.pid,
                               sets);
       if (link) {
         trace->link_ = std::move(*link);
@@ -149,7 +110,7 @@ Result<std::unique_ptr<TraceBpf>> TraceBpf::start(const TracePlan& plan, const T
   }
   trace->skeleton_ = open_configured(plan, options, false, error);
   if (trace->skeleton_ == nullptr) return error;
-  auto link = attach_sets(attach_perf_uprobes, bpf_program__fd(trace->skeleton_->progs.trace_probe), options.pid, sets);
+  auto link = attach_uprobe_sets(false, bpf_program__fd(trace->skeleton_->progs.trace_probe), options.pid, sets);
   if (!link) return link.error();
   trace->link_ = std::move(*link);
   trace->backend_ = "perf_uprobe";

@@ -24,9 +24,6 @@ namespace {
 
 constexpr uint64_t kMaxWindowsBound = 1000000;
 constexpr uint64_t kMaxEventsBound = 1000000000;
-constexpr uint64_t kMaxDurationMs = 365ull * 24 * 60 * 60 * 1000;  // a year
-constexpr uint64_t kMinRingbufBytes = 4096;
-constexpr uint64_t kMaxRingbufBytes = 1ull << 30;
 constexpr unsigned kMarkPollMs = 10;  // how often --mark-file is read
 // Events --json holds for its one document (about 100 bytes each); past
 // them, windows are counted, not kept: --jsonl streams any number.

@@ -1,27 +1,18 @@
 #include "trace/session.h"
 
-#include <poll.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstring>
 #include <optional>
 
+#include "attach/run_loop.h"
 #include "attach/stop_signals.h"
 #include "trace/bpf_engine.h"
 #include "trace/tracefs/engine.h"
 
 namespace xref {
 namespace {
-
-constexpr int kDrainIntervalMs = 20;
-constexpr int kIdentityCheckMs = 250;  // how often the target is checked for an exec
-
-// Takes one pending stop out of a signalfd or an eventfd.
-void consume_one(int fd) {
-  uint8_t buffer[128];
-  (void)!read(fd, buffer, sizeof buffer);
-}
 
 Result<std::unique_ptr<TraceEngine>> start_engine(const Target& target, const TracePlan& plan,
                                                   const TraceRequest& request, EventSink& sink) {
@@ -82,69 +73,32 @@ Result<TraceRun> run_trace(const Target& target, const TracePlan& plan, const Tr
   if (callbacks.attached) callbacks.attached(attached);
 
   const auto started = std::chrono::steady_clock::now();
-  auto identity_checked = started;
-  // poll ignores a negative descriptor: no drain requests from the CLI.
-  pollfd watched[3] = {{target.process.pidfd(), POLLIN, 0}, {stop_fd, POLLIN, 0}, {callbacks.drain_fd, POLLIN, 0}};
-  bool more = false;
-  for (;;) {
-    // With records still waiting (the target outruns the drain), only a
-    // look at the descriptors between rounds: the deadline and the signals
-    // are checked as often when the ring buffer never empties.
-    const int ready = poll(watched, 3, more ? 0 : kDrainIntervalMs);
-    auto drained = (*engine)->drain();
-    if (!drained) return drained.error();
-    more = *drained;
-    if (ready > 0 && (watched[2].revents & POLLIN)) {
-      uint64_t requests = 0;
-      (void)!read(callbacks.drain_fd, &requests, sizeof requests);
-      // A drain comes at a debugger's stop, when the threads are stopped:
-      // what is left is finite. Frames the stop shows to be over (left by
-      // longjmp, or by a jump no probe follows) end after it.
-      while (more) {
-        auto rest = (*engine)->drain();
-        if (!rest) return rest.error();
-        more = *rest;
-      }
-      (*engine)->settle_stopped_threads();
-      if (callbacks.drained) callbacks.drained((*engine)->counters().stopped);
-    }
-    // A bound reached by the engine came first if it is already set.
+  RunLoopStops stops;
+  stops.process = &target.process;
+  stops.stop_fd = stop_fd;
+  stops.stop_name = stop_name;
+  stops.drain_fd = callbacks.drain_fd;
+  stops.duration_ms = request.duration_ms;
+  stops.output_closed = callbacks.output_closed;
+  RunLoopHooks hooks;
+  hooks.drain = [&] { return (*engine)->drain(); };
+  // Frames a debugger stop shows to be over (left by longjmp, or by a jump
+  // no probe follows) end after a front end's drain.
+  hooks.drain_requested = [&]() -> Result<void> {
+    (*engine)->settle_stopped_threads();
+    if (callbacks.drained) callbacks.drained((*engine)->counters().stopped);
+    return {};
+  };
+  hooks.bound = [&]() -> std::optional<std::string> {
     const TraceCounters counters = (*engine)->counters();
-    if (counters.stopped) {
-      run.stop_reason = counters.stop_reason == XREF_STOP_MAX_EVENTS ? "max_events" : "max_windows";
-      break;
-    }
-    if (ready > 0 && (watched[0].revents & POLLIN)) {
-      run.target_exited = true;
-      run.stop_reason = "target_exited";
-      break;
-    }
-    if (ready > 0 && (watched[1].revents & POLLIN)) {
-      consume_one(stop_fd);  // a later one may stop what comes after the trace
-      run.stop_reason = stop_name;
-      break;
-    }
-    if (callbacks.output_closed && callbacks.output_closed()) {
-      run.stop_reason = "output_closed";
-      break;
-    }
-    const auto now = std::chrono::steady_clock::now();
-    if (request.duration_ms > 0 &&
-        std::chrono::duration_cast<std::chrono::milliseconds>(now - started).count() >=
-            static_cast<long>(request.duration_ms)) {
-      run.stop_reason = "duration";
-      break;
-    }
-    // An exec keeps the PID but takes every probe away with the old image.
-    if (now - identity_checked >= std::chrono::milliseconds(kIdentityCheckMs)) {
-      identity_checked = now;
-      if (auto same = target.process.recheck(); !same && same.error().code == ErrorCode::process_changed) {
-        run.target_changed = same.error();
-        run.stop_reason = "target_changed";
-        break;
-      }
-    }
-  }
+    if (!counters.stopped) return std::nullopt;
+    return counters.stop_reason == XREF_STOP_MAX_EVENTS ? "max_events" : "max_windows";
+  };
+  auto ended = run_loop(stops, hooks);
+  if (!ended) return ended.error();
+  run.stop_reason = ended->stop_reason;
+  run.target_exited = ended->target_exited;
+  run.target_changed = ended->target_changed;
   (*engine)->detach();
   // What was recorded before the detach.
   if (auto drained = (*engine)->drain(); !drained) return drained.error();

@@ -61,8 +61,12 @@ inline XrefRun run_xref(const std::vector<std::string>& args, const std::vector<
 
 // How run_program starts and watches a run: `in_child` runs in the child
 // just before the exec (environment, credentials); `attached`, when set,
-// once xref reports that its probes are attached (the "xref: tracing" line
-// on stderr).
+// once xref reports that its probes are attached (the "xref: tracing" or
+// "xref: probing" line on stderr).
+inline bool attached_line(const std::string& err) {
+  return err.find("xref: tracing") != std::string::npos || err.find("xref: probing") != std::string::npos;
+}
+
 struct RunHooks {
   std::function<void()> in_child;
   std::function<void()> attached;
@@ -100,7 +104,7 @@ inline XrefRun run_program(const std::string& program, const std::vector<std::st
   int status = 0;
   bool released = false;
   while (waitpid(child, &status, WNOHANG) == 0) {
-    if (hooks.attached && !released && slurp(err_path).find("xref: tracing") != std::string::npos) {
+    if (hooks.attached && !released && attached_line(slurp(err_path))) {
       hooks.attached();
       released = true;
     }

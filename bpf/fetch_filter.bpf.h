@@ -1,0 +1,137 @@
+/* What every uprobe program of xref does with a hit's values: run the
+ * compiled fetches (shared/bpf_abi.h, struct xref_fetch) and evaluate a
+ * lowered filter over them (struct xref_filter_program). Included by
+ * trace.bpf.c and probe.bpf.c; each passes its own scratch maps in. */
+#ifndef XREF_FETCH_FILTER_BPF_H
+#define XREF_FETCH_FILTER_BPF_H
+
+#include "bpf_abi.h"
+
+/* Fetched values of the current hit. */
+struct fetched {
+  __u64 values[XREF_FETCH_MAX_ITEMS];
+  __s16 errors[XREF_FETCH_MAX_ITEMS];
+  __u16 failed;
+  __u8 count;
+};
+
+/* The registers of the current hit, copied once: reading pt_regs fields
+ * at a variable offset straight from ctx is not allowed. */
+#define PT_REGS_WORDS (sizeof(struct pt_regs) / 8)
+struct saved_regs {
+  __u64 words[32];
+};
+
+static __always_inline __u64 extend(__u64 raw, __u8 width, __u8 is_signed) {
+  if (width >= 8) return raw;
+  __u32 bits = (__u32)width * 8;
+  __u64 mask = (1ull << bits) - 1;
+  raw &= mask;
+  if (is_signed && (raw >> (bits - 1)) & 1) raw |= ~mask;
+  return raw;
+}
+
+/* Runs `count` fetches into `out`, the registers copied into `regs`
+ * first; a failed read keeps its -errno and is flagged, never reported as
+ * a value. */
+static __always_inline void read_fetches(struct pt_regs *ctx, const struct xref_fetch *fetches, __u8 count,
+                                         struct saved_regs *regs, struct fetched *out) {
+  out->count = count;
+  out->failed = 0;
+  if (count == 0) return;
+  if (bpf_probe_read_kernel(regs->words, sizeof(struct pt_regs), ctx) != 0) {
+    out->count = 0;
+    return;
+  }
+  for (int i = 0; i < XREF_FETCH_MAX_ITEMS; i++) {
+    if (i >= count) break;
+    const struct xref_fetch *fetch = &fetches[i];
+    __u32 word = fetch->regs_offset / 8;
+    __u64 value = word < PT_REGS_WORDS ? regs->words[word & 31] : 0;
+    if (fetch->index_word_plus_one) {
+      __u32 index_word = fetch->index_word_plus_one - 1;
+      value += (index_word < PT_REGS_WORDS ? regs->words[index_word & 31] : 0) * fetch->index_scale;
+    }
+    __s16 error = 0;
+    for (int d = 0; d < XREF_FETCH_MAX_DEREFS; d++) {
+      if (d >= fetch->deref_count) break;
+      __u64 address = value + (__s64)fetch->deref_offsets[d];
+      __u32 size = d + 1 == fetch->deref_count ? fetch->width : 8;
+      if (size > 8) size = 8;
+      if (size == 0) size = 1;
+      value = 0;
+      long read = bpf_probe_read_user(&value, size, (const void *)address);
+      if (read < 0) {
+        error = (__s16)read;
+        value = 0;
+        break;
+      }
+    }
+    out->values[i] = error ? 0 : extend(value, fetch->width, fetch->is_signed);
+    out->errors[i] = error;
+    if (error) out->failed |= (__u16)(1u << i);
+  }
+}
+
+/* Filter results. */
+#define XREF_FILTER_REJECTS 0
+#define XREF_FILTER_ACCEPTS 1
+/* A value the filter needs was not read: neither accepted nor rejected. */
+#define XREF_FILTER_UNREADABLE 2
+
+/* A lowered filter (forward jumps only, so at most XREF_FILTER_MAX_INSNS
+ * steps) over `values`. A null or empty program accepts every hit. */
+static __always_inline int filter_result(const struct xref_filter_program *program, const struct fetched *values) {
+  if (!program || program->insn_count == 0) return XREF_FILTER_ACCEPTS;
+  __u32 pc = 0;
+  for (int step = 0; step < XREF_FILTER_MAX_INSNS; step++) {
+    if (pc >= program->insn_count || pc >= XREF_FILTER_MAX_INSNS) return XREF_FILTER_REJECTS;
+    /* The mask keeps the verifier sure of the bound; the empty asm stops
+     * clang from dropping it as redundant after the check above. */
+    __u32 slot = pc;
+    asm volatile("" : "+r"(slot));
+    const struct xref_filter_insn *insn = &program->insns[slot & (XREF_FILTER_MAX_INSNS - 1)];
+    __u8 lhs_slot = insn->lhs_slot;
+    if (lhs_slot >= XREF_FETCH_MAX_ITEMS) return XREF_FILTER_REJECTS;
+    if ((values->failed >> lhs_slot) & 1) return XREF_FILTER_UNREADABLE;
+    __u64 lhs = values->values[lhs_slot];
+    __u64 rhs = insn->constant;
+    if (insn->rhs_slot != XREF_FILTER_CONSTANT_SLOT) {
+      __u8 rhs_slot = insn->rhs_slot;
+      if (rhs_slot >= XREF_FETCH_MAX_ITEMS) return XREF_FILTER_REJECTS;
+      if ((values->failed >> rhs_slot) & 1) return XREF_FILTER_UNREADABLE;
+      rhs = values->values[rhs_slot];
+    }
+    int result;
+    if (insn->is_signed) {
+      __s64 a = (__s64)lhs, b = (__s64)rhs;
+      switch (insn->op) {
+        case XREF_FILTER_OP_EQ: result = a == b; break;
+        case XREF_FILTER_OP_NE: result = a != b; break;
+        case XREF_FILTER_OP_LT: result = a < b; break;
+        case XREF_FILTER_OP_LE: result = a <= b; break;
+        case XREF_FILTER_OP_GT: result = a > b; break;
+        case XREF_FILTER_OP_GE: result = a >= b; break;
+        default: return XREF_FILTER_REJECTS;
+      }
+    } else {
+      switch (insn->op) {
+        case XREF_FILTER_OP_EQ: result = lhs == rhs; break;
+        case XREF_FILTER_OP_NE: result = lhs != rhs; break;
+        case XREF_FILTER_OP_LT: result = lhs < rhs; break;
+        case XREF_FILTER_OP_LE: result = lhs <= rhs; break;
+        case XREF_FILTER_OP_GT: result = lhs > rhs; break;
+        case XREF_FILTER_OP_GE: result = lhs >= rhs; break;
+        default: return XREF_FILTER_REJECTS;
+      }
+    }
+    __u8 next = result ? insn->on_true : insn->on_false;
+    if (next == XREF_FILTER_ACCEPT) return XREF_FILTER_ACCEPTS;
+    if (next == XREF_FILTER_REJECT) return XREF_FILTER_REJECTS;
+    if (next <= pc) return XREF_FILTER_REJECTS; /* only forward */
+    pc = next;
+  }
+  return XREF_FILTER_REJECTS;
+}
+
+#endif

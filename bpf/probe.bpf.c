@@ -1,0 +1,267 @@
+// xref probe: one program attached to every probed address (one
+// uprobe_multi link, or one perf uprobe per address), told apart by the
+// attach cookie, the index of the address's site. Every hit is counted
+// here, in per-CPU counts and hash maps keyed by site (callers, threads,
+// groups), so a count never depends on the ring buffer; only detail records
+// (the sampled passing hits) go through it, and one it cannot take is
+// counted as lost.
+#include <linux/bpf.h>
+#include <linux/ptrace.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "fetch_filter.bpf.h"
+#include "probe_abi.h"
+
+const volatile __u32 target_tgid = 0;
+const volatile __u64 max_records = 0; /* --max-events; 0: unbounded */
+const volatile __u64 first = 0;       /* per site: the first N sampled hits are kept; 0: no limit */
+const volatile __u64 every = 1;       /* per site: every Nth passing hit is sampled */
+const volatile __u64 until_hits = 0;  /* the run stops after N passing hits in all; 0: no bound */
+
+/* Set by user space once every probe is attached, and before it detaches:
+ * counts cover exactly the time every probe was in. */
+__u32 armed = 0;
+__u32 detaching = 0;
+/* Set here when --until-hits is reached; user space then detaches. */
+__u32 stopped = 0;
+__u64 passed_total = 0;
+__u64 records_total = 0;
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, XREF_PROBE_MAX_SITES);
+  __type(key, __u32);
+  __type(value, struct xref_probe_site);
+} sites SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, XREF_PROBE_MAX_SITES);
+  __type(key, __u32);
+  __type(value, struct xref_probe_counts);
+} counts SEC(".maps");
+
+/* Passing hits per site, shared by every CPU: a hit's number. */
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, XREF_PROBE_MAX_SITES);
+  __type(key, __u32);
+  __type(value, __u64);
+} site_passed SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, XREF_PROBE_MAX_CALLERS);
+  __type(key, struct xref_probe_key);
+  __type(value, __u64);
+} callers SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, XREF_PROBE_MAX_THREADS);
+  __type(key, struct xref_probe_key);
+  __type(value, __u64);
+} threads SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, XREF_PROBE_MAX_GROUPS);
+  __type(key, struct xref_probe_key);
+  __type(value, __u64);
+} groups SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct xref_filter_program);
+} filter SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct fetched);
+} scratch_fetched SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct saved_regs);
+} scratch_regs SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 1 << 22); /* resized by user space before load */
+} records SEC(".maps");
+
+/* Adds one to `key`'s count; 0 when the map is full. */
+static __always_inline int count_key(void *map, struct xref_probe_key *key) {
+  __u64 *count = bpf_map_lookup_elem(map, key);
+  if (count) {
+    __sync_fetch_and_add(count, 1);
+    return 1;
+  }
+  __u64 one = 1;
+  if (bpf_map_update_elem(map, key, &one, BPF_NOEXIST) == 0) return 1;
+  count = bpf_map_lookup_elem(map, key); /* another CPU put it in first */
+  if (count) {
+    __sync_fetch_and_add(count, 1);
+    return 1;
+  }
+  return 0;
+}
+
+static __always_inline __u32 log2_bucket(__u64 value) {
+  if (value == 0) return 0;
+  __u32 bucket = 1;
+  for (int bit = 0; bit < 64; bit++) {
+    if (value <= 1) break;
+    value >>= 1;
+    bucket++;
+  }
+  return bucket < XREF_PROBE_HIST_BUCKETS ? bucket : XREF_PROBE_HIST_BUCKETS - 1;
+}
+
+/* The hit's return address: [rsp] at a function's first instruction, or at
+ * the CFA rule's offset from rsp or rbp inside it. 0 when unread. */
+static __always_inline __u64 read_return_address(struct pt_regs *ctx, const struct xref_probe_site *site) {
+  /* Both registers read as fixed fields: ctx may not be read at an offset
+   * chosen at run time. */
+  const __u64 sp = PT_REGS_SP(ctx);
+  const __u64 bp = PT_REGS_FP(ctx);
+  __u64 at = 0;
+  if (site->caller == XREF_CALLER_AT_SP) {
+    at = sp;
+  } else if (site->caller == XREF_CALLER_CFA) {
+    at = (site->caller_base == XREF_CALLER_BASE_BP ? bp : sp) + (__s64)site->caller_offset;
+  } else {
+    return 0;
+  }
+  __u64 address = 0;
+  if (bpf_probe_read_user(&address, sizeof address, (const void *)at) != 0) return 0;
+  return address;
+}
+
+static __always_inline void emit_record(struct pt_regs *ctx, __u32 index, const struct xref_probe_site *site,
+                                        struct xref_probe_counts *count, __u64 hit, __u64 return_address,
+                                        const struct fetched *values) {
+  if (max_records && __sync_fetch_and_add(&records_total, 1) >= max_records) return;
+  struct xref_probe_record *record = bpf_ringbuf_reserve(&records, sizeof(*record), 0);
+  if (!record) {
+    __sync_fetch_and_add(&count->records_lost, 1);
+    return;
+  }
+  record->timestamp_ns = bpf_ktime_get_ns();
+  record->hit = hit;
+  record->return_address = return_address;
+  record->site = index;
+  record->tid = (__u32)bpf_get_current_pid_tgid();
+  record->failed = values->failed;
+  record->fetch_count = values->count;
+  record->has_regs = 0;
+  record->reserved = 0;
+  for (int i = 0; i < XREF_FETCH_MAX_ITEMS; i++) {
+    record->values[i] = values->values[i];
+    record->errors[i] = values->errors[i];
+  }
+  if (site->flags & XREF_SITE_F_REGS) {
+    record->has_regs = 1;
+    if (bpf_probe_read_kernel(record->regs, sizeof(record->regs), ctx) != 0) record->has_regs = 0;
+  } else {
+    __builtin_memset(record->regs, 0, sizeof(record->regs));
+  }
+  bpf_ringbuf_submit(record, 0);
+  __sync_fetch_and_add(&count->records, 1);
+}
+
+/* Every hit of site `index`. A global function: verified once. */
+__noinline int on_hit(struct pt_regs *ctx, __u32 index) {
+  if (!ctx) return 0;
+  const struct xref_probe_site *site = bpf_map_lookup_elem(&sites, &index);
+  struct xref_probe_counts *count = bpf_map_lookup_elem(&counts, &index);
+  __u64 *passed_at_site = bpf_map_lookup_elem(&site_passed, &index);
+  __u32 zero = 0;
+  struct fetched *values = bpf_map_lookup_elem(&scratch_fetched, &zero);
+  struct saved_regs *regs = bpf_map_lookup_elem(&scratch_regs, &zero);
+  if (!site || !count || !passed_at_site || !values || !regs) return 0;
+  __sync_fetch_and_add(&count->hits, 1);
+  const __u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+  if (site->flags & XREF_SITE_F_RET) {
+    /* A ret of the address's function: only its return value counts. */
+    struct xref_probe_key key = {.site = index, .reserved = 0, .value = PT_REGS_RC(ctx)};
+    if (!count_key(&groups, &key)) __sync_fetch_and_add(&count->groups_full, 1);
+    return 0;
+  }
+
+  values->count = 0;
+  values->failed = 0;
+  read_fetches(ctx, site->fetches, site->fetch_count, regs, values);
+  const struct xref_filter_program *program = bpf_map_lookup_elem(&filter, &zero);
+  const int verdict = filter_result(program, values);
+  if (verdict == XREF_FILTER_UNREADABLE) {
+    __sync_fetch_and_add(&count->unfiltered, 1);
+    return 0;
+  }
+  if (verdict != XREF_FILTER_ACCEPTS) return 0;
+  if (until_hits) {
+    const __u64 total = __sync_fetch_and_add(&passed_total, 1) + 1;
+    if (total > until_hits) return 0; /* past the bound, before the detach */
+    if (total == until_hits) stopped = 1;
+  }
+  __sync_fetch_and_add(&count->passed, 1);
+  const __u64 hit = __sync_fetch_and_add(passed_at_site, 1) + 1;
+
+  struct xref_probe_key key = {.site = index, .reserved = 0, .value = tid};
+  if (!count_key(&threads, &key)) __sync_fetch_and_add(&count->threads_full, 1);
+
+  __u64 return_address = 0;
+  if (site->caller != XREF_CALLER_NONE) {
+    return_address = read_return_address(ctx, site);
+    if (return_address == 0) {
+      __sync_fetch_and_add(&count->caller_unread, 1);
+    } else {
+      key.value = return_address;
+      if (!count_key(&callers, &key)) __sync_fetch_and_add(&count->callers_full, 1);
+    }
+  }
+
+  int grouped = 1;
+  if (site->group == XREF_GROUP_TID) {
+    key.value = tid;
+  } else if (site->group == XREF_GROUP_CALLER) {
+    key.value = return_address;
+    grouped = return_address != 0;
+  } else if (site->group == XREF_GROUP_FETCH) {
+    __u8 slot = site->group_slot;
+    grouped = slot < XREF_FETCH_MAX_ITEMS && !((values->failed >> (slot & 15)) & 1);
+    key.value = grouped ? values->values[slot & 15] : 0;
+  } else {
+    grouped = 0;
+  }
+  if (grouped && !count_key(&groups, &key)) __sync_fetch_and_add(&count->groups_full, 1);
+
+  __u8 hist_slot = site->hist_slot;
+  if (hist_slot < XREF_FETCH_MAX_ITEMS && !((values->failed >> (hist_slot & 15)) & 1)) {
+    __u32 bucket = log2_bucket(values->values[hist_slot & 15]);
+    if (bucket < XREF_PROBE_HIST_BUCKETS) __sync_fetch_and_add(&count->hist[bucket], 1);
+  }
+
+  const __u64 step = every ? every : 1;
+  if (hit % step == 0 && (first == 0 || hit / step <= first)) {
+    emit_record(ctx, index, site, count, hit, return_address, values);
+  }
+  return 0;
+}
+
+SEC("uprobe")
+int probe_hit(struct pt_regs *ctx) {
+  if ((__u32)(bpf_get_current_pid_tgid() >> 32) != target_tgid) return 0;
+  if (!armed || detaching || stopped) return 0;
+  return on_hit(ctx, (__u32)bpf_get_attach_cookie(ctx));
+}
+
+char LICENSE[] SEC("license") = "GPL";

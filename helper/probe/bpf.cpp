@@ -1,0 +1,153 @@
+#include "probe/bpf.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "attach/libbpf_log.h"
+#include "probe.skel.h"
+
+namespace xref {
+namespace {
+
+probe_bpf* open_configured(const ProbePlan& plan, const ProbeBpfOptions& options, bool uprobe_multi, Error& error) {
+  probe_bpf* skeleton = probe_bpf__open();
+  if (skeleton == nullptr) {
+    error = make_error(ErrorCode::internal, "opening the embedded probe program failed: " + libbpf_message(-errno));
+    return nullptr;
+  }
+  skeleton->rodata->target_tgid = static_cast<uint32_t>(options.pid);
+  skeleton->rodata->max_records = options.max_records;
+  skeleton->rodata->first = options.first;
+  skeleton->rodata->every = options.every == 0 ? 1 : options.every;
+  skeleton->rodata->until_hits = options.until_hits;
+  bpf_map__set_max_entries(skeleton->maps.records, static_cast<uint32_t>(options.ringbuf_bytes));
+  if (uprobe_multi) {
+    bpf_program__set_expected_attach_type(skeleton->progs.probe_hit,
+                                          static_cast<bpf_attach_type>(kBpfTraceUprobeMulti));
+  }
+  const int loaded = probe_bpf__load(skeleton);
+  if (loaded != 0) {
+    error = bpf_load_error(loaded, "the probe BPF program");
+    probe_bpf__destroy(skeleton);
+    return nullptr;
+  }
+  for (uint32_t index = 0; index < plan.sites.size(); ++index) {
+    bpf_map__update_elem(skeleton->maps.sites, &index, sizeof index, &plan.sites[index].compiled,
+                         sizeof(xref_probe_site), BPF_ANY);
+  }
+  if (plan.filter) {
+    const xref_filter_program program = to_bpf_program(*plan.filter);
+    const uint32_t zero = 0;
+    bpf_map__update_elem(skeleton->maps.filter, &zero, sizeof zero, &program, sizeof program, BPF_ANY);
+  }
+  return skeleton;
+}
+
+// Every (site, value) -> count of a hash map.
+std::map<uint32_t, std::map<uint64_t, uint64_t>> read_keyed(const bpf_map* map) {
+  std::map<uint32_t, std::map<uint64_t, uint64_t>> all;
+  const int fd = bpf_map__fd(map);
+  xref_probe_key key{}, next{};
+  const xref_probe_key* previous = nullptr;
+  while (bpf_map_get_next_key(fd, previous, &next) == 0) {
+    uint64_t count = 0;
+    if (bpf_map_lookup_elem(fd, &next, &count) == 0) all[next.site][next.value] = count;
+    key = next;
+    previous = &key;
+  }
+  return all;
+}
+
+void add_counts(xref_probe_counts& total, const xref_probe_counts& cpu) {
+  total.hits += cpu.hits;
+  total.passed += cpu.passed;
+  total.unfiltered += cpu.unfiltered;
+  total.records += cpu.records;
+  total.records_lost += cpu.records_lost;
+  total.callers_full += cpu.callers_full;
+  total.threads_full += cpu.threads_full;
+  total.groups_full += cpu.groups_full;
+  total.caller_unread += cpu.caller_unread;
+  for (size_t bucket = 0; bucket < XREF_PROBE_HIST_BUCKETS; ++bucket) total.hist[bucket] += cpu.hist[bucket];
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ProbeBpf>> ProbeBpf::start(const ProbePlan& plan, const ProbeBpfOptions& options) {
+  if (options.ringbuf_bytes < 4096 || (options.ringbuf_bytes & (options.ringbuf_bytes - 1)) != 0 ||
+      options.ringbuf_bytes > (1ull << 30)) {
+    return make_error(ErrorCode::invalid_argument, "--ringbuf-bytes must be a power of two between 4096 and 1 GiB");
+  }
+  std::vector<UprobeSet> sets(plan.modules.all().size());
+  for (uint32_t module = 0; module < sets.size(); ++module) sets[module].path = plan.modules[module].module->open_path;
+  for (size_t index = 0; index < plan.sites.size(); ++index) {
+    UprobeSet& set = sets[plan.sites[index].module_index];
+    set.offsets.push_back(plan.sites[index].file_offset);
+    set.cookies.push_back(index);
+  }
+  std::unique_ptr<ProbeBpf> probe(new ProbeBpf());
+  Error error;
+  if (options.backend == "auto" || options.backend == "uprobe_multi") {
+    probe->skeleton_ = open_configured(plan, options, true, error);
+    if (probe->skeleton_ != nullptr) {
+      auto link = attach_uprobe_sets(true, bpf_program__fd(probe->skeleton_->progs.probe_hit), options.pid, sets);
+      if (link) {
+        probe->link_ = std::move(*link);
+        probe->backend_ = "uprobe_multi";
+        return probe;
+      }
+      error = link.error();
+      probe_bpf__destroy(probe->skeleton_);
+      probe->skeleton_ = nullptr;
+    }
+    // Only a kernel without uprobe_multi falls back; any other failure is final.
+    if (options.backend == "uprobe_multi" || error.code != ErrorCode::unsupported) return error;
+  }
+  probe->skeleton_ = open_configured(plan, options, false, error);
+  if (probe->skeleton_ == nullptr) return error;
+  auto link = attach_uprobe_sets(false, bpf_program__fd(probe->skeleton_->progs.probe_hit), options.pid, sets);
+  if (!link) return link.error();
+  probe->link_ = std::move(*link);
+  probe->backend_ = "perf_uprobe";
+  return probe;
+}
+
+ProbeBpf::~ProbeBpf() {
+  link_.close();
+  if (skeleton_ != nullptr) probe_bpf__destroy(skeleton_);
+}
+
+int ProbeBpf::ringbuf_fd() const { return bpf_map__fd(skeleton_->maps.records); }
+
+void ProbeBpf::arm() { __atomic_store_n(&skeleton_->bss->armed, 1, __ATOMIC_SEQ_CST); }
+
+void ProbeBpf::detach() {
+  if (skeleton_ != nullptr) __atomic_store_n(&skeleton_->bss->detaching, 1, __ATOMIC_SEQ_CST);
+  link_.close();
+}
+
+bool ProbeBpf::until_hits_reached() const { return __atomic_load_n(&skeleton_->bss->stopped, __ATOMIC_RELAXED) != 0; }
+
+ProbeCounts ProbeBpf::counts(size_t sites) const {
+  ProbeCounts counts;
+  counts.sites.resize(sites);
+  const int cpus = libbpf_num_possible_cpus();
+  std::vector<xref_probe_counts> per_cpu(static_cast<size_t>(cpus > 0 ? cpus : 1));
+  for (uint32_t index = 0; index < sites; ++index) {
+    std::memset(&counts.sites[index], 0, sizeof(xref_probe_counts));
+    if (bpf_map__lookup_elem(skeleton_->maps.counts, &index, sizeof index, per_cpu.data(),
+                             per_cpu.size() * sizeof(xref_probe_counts), 0) != 0) {
+      continue;
+    }
+    for (const xref_probe_counts& cpu : per_cpu) add_counts(counts.sites[index], cpu);
+  }
+  counts.callers = read_keyed(skeleton_->maps.callers);
+  counts.threads = read_keyed(skeleton_->maps.threads);
+  counts.groups = read_keyed(skeleton_->maps.groups);
+  return counts;
+}
+
+}  // namespace xref

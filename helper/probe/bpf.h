@@ -1,0 +1,66 @@
+// The probe BPF program's lifecycle: open the embedded skeleton, configure
+// it (target, sampling, bounds, ring buffer size), load, fill the site
+// table and the filter, attach every site (one uprobe_multi link per file,
+// or perf uprobes), arm; at the end stop counting, detach, and read the
+// counts and aggregation maps back.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attach/uprobe_attach.h"
+#include "probe/plan.h"
+#include "probe_abi.h"
+#include "result.h"
+
+struct probe_bpf;
+
+namespace xref {
+
+struct ProbeBpfOptions {
+  pid_t pid = 0;
+  std::string backend = "auto";  // auto, uprobe_multi, perf_uprobe
+  uint64_t every = 1;
+  uint64_t first = 0;
+  uint64_t until_hits = 0;
+  uint64_t max_records = 0;
+  uint64_t ringbuf_bytes = 1u << 20;
+};
+
+// What the maps held when read: per site.
+struct ProbeCounts {
+  std::vector<xref_probe_counts> sites;                                  // summed over CPUs
+  std::map<uint32_t, std::map<uint64_t, uint64_t>> callers;             // site -> return address -> hits
+  std::map<uint32_t, std::map<uint64_t, uint64_t>> threads;             // site -> tid -> passing hits
+  std::map<uint32_t, std::map<uint64_t, uint64_t>> groups;              // site -> key -> hits
+};
+
+class ProbeBpf {
+ public:
+  static Result<std::unique_ptr<ProbeBpf>> start(const ProbePlan& plan, const ProbeBpfOptions& options);
+  ~ProbeBpf();
+  ProbeBpf(const ProbeBpf&) = delete;
+  ProbeBpf& operator=(const ProbeBpf&) = delete;
+
+  const std::string& backend() const { return backend_; }
+  int ringbuf_fd() const;
+  void arm();
+  // Stops counting first, then closes the links: probes fire while they are
+  // removed, and those hits would not cover every site.
+  void detach();
+  bool until_hits_reached() const;
+  ProbeCounts counts(size_t sites) const;
+
+ private:
+  ProbeBpf() = default;
+  probe_bpf* skeleton_ = nullptr;
+  UprobeLink link_;
+  std::string backend_;
+};
+
+}  // namespace xref

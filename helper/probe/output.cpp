@@ -1,0 +1,258 @@
+#include "probe/output.h"
+
+#include <algorithm>
+#include <iomanip>
+#include <sstream>
+
+#include "attach/fetched_value.h"
+#include "hex.h"
+#include "output/json_envelope.h"
+
+namespace xref {
+namespace {
+
+constexpr size_t kTopGroups = 32;   // group keys shown per address (all are counted)
+constexpr size_t kTextSamples = 8;  // samples printed per address in text
+
+// Counts of a key map, the largest first (ties by key).
+std::vector<std::pair<uint64_t, uint64_t>> by_count(const std::map<uint64_t, uint64_t>& counts) {
+  std::vector<std::pair<uint64_t, uint64_t>> sorted(counts.begin(), counts.end());
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
+  return sorted;
+}
+
+template <typename Map>
+const std::map<uint64_t, uint64_t>& of_site(const Map& maps, uint32_t site) {
+  static const std::map<uint64_t, uint64_t> kNone;
+  auto found = maps.find(site);
+  return found == maps.end() ? kNone : found->second;
+}
+
+}  // namespace
+
+nlohmann::json ProbeRenderer::record_json(const ProbeRecord& record) {
+  nlohmann::json fetches = nlohmann::json::array();
+  for (const FetchedValue& value : record.fetches) fetches.push_back(fetched_json(value));
+  nlohmann::json json = {{"hit", record.hit}, {"tid", record.tid}, {"timestamp_ns", record.timestamp_ns},
+                         {"fetches", fetches}};
+  if (record.return_address != 0) {
+    const CallSiteInfo site = symbolizer_.call_site(record.return_address);
+    json["call_site_va"] = site.known ? nlohmann::json(to_hex(site.call_site_va)) : nlohmann::json(nullptr);
+    json["call_site_verified"] = site.verified;
+    if (!site.caller.empty()) json["caller"] = site.caller;
+  }
+  if (!record.regs.empty()) {
+    static const char* kNames[XREF_PROBE_REG_WORDS] = {"r15", "r14", "r13", "r12", "rbp", "rbx", "r11",
+                                                        "r10", "r9",  "r8",  "rax", "rcx", "rdx", "rsi",
+                                                        "rdi", "orig_rax", "rip", "cs", "eflags", "rsp", "ss"};
+    nlohmann::json regs = nlohmann::json::object();
+    for (size_t i = 0; i < record.regs.size() && i < XREF_PROBE_REG_WORDS; ++i) regs[kNames[i]] = to_hex(record.regs[i]);
+    json["regs"] = regs;
+  }
+  return json;
+}
+
+nlohmann::json ProbeRenderer::address_json(size_t index, const ProbeRun& run) {
+  const ProbeAddress& address = plan_.addresses[index];
+  // The address's own site, and its ret sites (--group-by ret).
+  uint32_t own = 0;
+  std::vector<uint32_t> rets;
+  for (uint32_t site = 0; site < plan_.sites.size(); ++site) {
+    if (plan_.sites[site].address != index) continue;
+    if (plan_.sites[site].ret) {
+      rets.push_back(site);
+    } else {
+      own = site;
+    }
+  }
+  const xref_probe_counts& counts = run.counts.sites[own];
+  const double seconds = static_cast<double>(run.elapsed_ms) / 1000.0;
+  const SymbolizedAddress named = symbolizer_.static_address(*plan_.modules[address.module_index].module,
+                                                             address.static_va);
+  nlohmann::json json = {
+      {"address", address.given},
+      {"static_va", to_hex(address.static_va)},
+      {"probe_va", to_hex(plan_.sites[own].static_va)},
+      {"module", plan_.modules[address.module_index].module->name()},
+      {"function", address.function.demangled},
+      {"offset", to_hex(address.static_va - address.function.start)},
+      {"at_entry", address.at_entry},
+      {"location", named.name_with_offset()},
+      {"hits", counts.hits},
+      {"passed", counts.passed},
+      {"unfiltered", counts.unfiltered},
+      {"rate_per_s", seconds > 0 ? static_cast<double>(counts.passed) / seconds : 0.0},
+  };
+  nlohmann::json threads = nlohmann::json::array();
+  for (const auto& [tid, hits] : by_count(of_site(run.counts.threads, own))) {
+    threads.push_back({{"tid", tid}, {"hits", hits}});
+  }
+  json["threads"] = threads;
+  json["threads_complete"] = counts.threads_full == 0;
+  if (!address.caller_method.empty()) {
+    nlohmann::json sites = nlohmann::json::array();
+    for (const auto& [return_address, hits] : by_count(of_site(run.counts.callers, own))) {
+      const CallSiteInfo site = symbolizer_.call_site(return_address);
+      nlohmann::json caller = {{"hits", hits},
+                               {"return_live", to_hex(return_address)},
+                               {"call_site_va", site.known ? nlohmann::json(to_hex(site.call_site_va)) : nlohmann::json(nullptr)},
+                               {"call_site_verified", site.verified},
+                               {"caller_va", site.caller_va ? nlohmann::json(to_hex(site.caller_va)) : nlohmann::json(nullptr)}};
+      if (!site.caller.empty()) caller["caller"] = site.caller;
+      if (!site.module.empty()) caller["module"] = site.module;
+      if (site.caller_va != 0 && site.known) caller["caller_offset"] = to_hex(site.call_site_va - site.caller_va);
+      sites.push_back(std::move(caller));
+    }
+    json["callers"] = {{"evidence", address.caller_method == "exact" ? "observed" : "inferred"},
+                       {"method", address.caller_method},
+                       {"complete", counts.callers_full == 0 && counts.caller_unread == 0},
+                       {"not_counted", counts.callers_full},
+                       {"unread", counts.caller_unread},
+                       {"sites", sites}};
+  } else if (!address.caller_note.empty()) {
+    json["callers"] = {{"evidence", "none"}, {"note", address.caller_note}};
+  }
+  if (!plan_.group_by.empty()) {
+    std::map<uint64_t, uint64_t> groups;
+    uint64_t not_counted = 0;
+    const std::vector<uint32_t> sources = plan_.group_by == "ret" ? rets : std::vector<uint32_t>{own};
+    for (uint32_t site : sources) {
+      for (const auto& [key, hits] : of_site(run.counts.groups, site)) groups[key] += hits;
+      not_counted += run.counts.sites[site].groups_full;
+    }
+    nlohmann::json values = nlohmann::json::array();
+    const auto sorted = by_count(groups);
+    for (size_t i = 0; i < sorted.size() && i < kTopGroups; ++i) {
+      values.push_back({{"key", to_hex(sorted[i].first)}, {"hits", sorted[i].second}});
+    }
+    json["groups"] = {{"by", plan_.group_by},
+                      {"keys", sorted.size()},
+                      {"shown", values.size()},
+                      {"complete", not_counted == 0},
+                      {"not_counted", not_counted},
+                      {"values", values}};
+    if (plan_.group_by == "ret") json["groups"]["ret_sites"] = rets.size();
+  }
+  if (!plan_.hist.empty()) {
+    nlohmann::json buckets = nlohmann::json::array();
+    for (size_t bucket = 0; bucket < XREF_PROBE_HIST_BUCKETS; ++bucket) {
+      if (counts.hist[bucket] == 0) continue;
+      const uint64_t from = bucket == 0 ? 0 : (1ull << (bucket - 1));
+      const uint64_t to = bucket == 0 ? 0 : (bucket >= 64 ? ~0ull : (1ull << bucket) - 1);
+      buckets.push_back({{"from", from}, {"to", to}, {"hits", counts.hist[bucket]}});
+    }
+    json["hist"] = {{"name", plan_.hist}, {"buckets", buckets}};
+  }
+  nlohmann::json samples = nlohmann::json::array();
+  for (const ProbeRecord& record : run.records) {
+    if (record.site == own) samples.push_back(record_json(record));
+  }
+  json["samples"] = samples;
+  json["records"] = counts.records;
+  json["records_lost"] = counts.records_lost;
+  return json;
+}
+
+nlohmann::json ProbeRenderer::document(const ProbeRun& run) {
+  nlohmann::json addresses = nlohmann::json::array();
+  uint64_t hits = 0, passed = 0, records = 0, lost = 0, not_counted = 0;
+  for (size_t site = 0; site < run.counts.sites.size(); ++site) {
+    const xref_probe_counts& counts = run.counts.sites[site];
+    if (!plan_.sites[site].ret) {
+      hits += counts.hits;
+      passed += counts.passed;
+    }
+    records += counts.records;
+    lost += counts.records_lost;
+    not_counted += counts.threads_full + counts.callers_full + counts.groups_full;
+  }
+  for (size_t address = 0; address < plan_.addresses.size(); ++address) addresses.push_back(address_json(address, run));
+  nlohmann::json process = process_json(target_.process.identity(), target_.binary_match);
+  auto still = target_.process.recheck();
+  process["pid_alive_after"] = still.ok();
+  process["process_changed"] = !still.ok() && still.error().code == ErrorCode::process_changed;
+  std::vector<std::string> warnings = target_.warnings;
+  warnings.insert(warnings.end(), plan_.warnings.begin(), plan_.warnings.end());
+  nlohmann::json summary = {
+      {"hits", hits},
+      {"passed", passed},
+      {"records", records},
+      {"records_received", run.records.size()},
+      {"lost_events", lost},
+      {"not_counted", not_counted},
+      // Hit counts are exact (kept in BPF); a result is complete when no
+      // record was lost and every aggregation map had room.
+      {"complete", lost == 0 && not_counted == 0},
+      {"duration_ms", run.elapsed_ms},
+      {"stop_reason", run.stop_reason},
+      {"evidence", {{"hits", "observed"}, {"rate_per_s", "inferred: passed hits over the observation interval"}}},
+  };
+  return {
+      {"schema_version", kSchemaVersion},
+      {"tool", "xref"},
+      {"tool_version", XREF_VERSION},
+      {"operation", "live_probe"},
+      {"backend", run.backend},
+      {"process", process},
+      {"summary", summary},
+      {"addresses", addresses},
+      {"error", nullptr},
+      {"warnings", warnings},
+      {"limits", {{"max_events", nullptr}}},
+      {"stops", nlohmann::json::array({run.stop_reason})},
+  };
+}
+
+void ProbeRenderer::print_text(std::ostream& out, const ProbeRun& run) {
+  const nlohmann::json document = this->document(run);
+  out << "pid " << target_.process.pid() << "  backend " << run.backend << "  " << run.elapsed_ms << " ms  stop "
+      << run.stop_reason << "\n";
+  for (const auto& warning : document["warnings"]) out << "warning: " << warning.get<std::string>() << "\n";
+  for (const auto& address : document["addresses"]) {
+    out << address["location"].get<std::string>() << " (" << address["static_va"].get<std::string>() << ")  hits "
+        << address["hits"] << "  passed " << address["passed"] << "  threads " << address["threads"].size() << "  rate "
+        << std::fixed << std::setprecision(1) << address["rate_per_s"].get<double>() << "/s\n";
+    if (address.contains("callers") && address["callers"].contains("sites")) {
+      const auto& callers = address["callers"];
+      out << "  callers (" << callers["method"].get<std::string>() << "):\n";
+      for (const auto& caller : callers["sites"]) {
+        out << "    " << std::setw(8) << caller["hits"].get<uint64_t>() << "  "
+            << (caller.contains("caller") ? caller["caller"].get<std::string>() : std::string("?"));
+        if (caller.contains("caller_offset")) out << "+" << caller["caller_offset"].get<std::string>();
+        out << "  call " << (caller["call_site_va"].is_null() ? std::string("?") : caller["call_site_va"].get<std::string>())
+            << (caller["call_site_verified"].get<bool>() ? "" : " (return site, no call before it)") << "\n";
+      }
+    }
+    if (address.contains("groups")) {
+      const auto& groups = address["groups"];
+      out << "  by " << groups["by"].get<std::string>() << " (" << groups["keys"] << " keys):\n";
+      for (const auto& value : groups["values"]) {
+        out << "    " << std::setw(8) << value["hits"].get<uint64_t>() << "  " << value["key"].get<std::string>() << "\n";
+      }
+    }
+    if (address.contains("hist")) {
+      out << "  " << address["hist"]["name"].get<std::string>() << ":\n";
+      for (const auto& bucket : address["hist"]["buckets"]) {
+        out << "    [" << bucket["from"] << ", " << bucket["to"] << "]  " << bucket["hits"] << "\n";
+      }
+    }
+    size_t shown = 0;
+    for (const auto& sample : address["samples"]) {
+      if (shown++ == kTextSamples) break;
+      out << "  #" << sample["hit"] << " tid " << sample["tid"];
+      for (const auto& fetch : sample["fetches"]) {
+        out << "  " << fetch["name"].get<std::string>() << "="
+            << (fetch["value"].is_null() ? fetch["error"].get<std::string>() : fetch["value"].get<std::string>());
+      }
+      out << "\n";
+    }
+  }
+  const auto& summary = document["summary"];
+  out << "summary: " << summary["hits"] << " hits, " << summary["passed"] << " passed, " << summary["records"]
+      << " records, " << summary["lost_events"] << " lost, " << (summary["complete"].get<bool>() ? "complete" : "incomplete")
+      << "\n";
+}
+
+}  // namespace xref

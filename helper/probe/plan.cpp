@@ -1,0 +1,215 @@
+#include "probe/plan.h"
+
+#include <cstring>
+
+#include "cfa_rule.h"
+#include "disassembly.h"
+#include "filter_expr.h"
+#include "hex.h"
+#include "number_parse.h"
+#include "sites/function_names.h"
+#include "sites/function_sites.h"
+#include "sites/probe_site_check.h"
+
+namespace xref {
+namespace {
+
+Error with_context(Error error, const std::string& context) {
+  error.message = context + ": " + error.message;
+  return error;
+}
+
+// An address inside a function: "0x1234" or "module:0x1234", any
+// instruction start of a function of that module.
+Result<ProbeAddress> resolve_code_address(ProbeModules& modules, const std::string& given, const std::string& module,
+                                          const std::string& va_text) {
+  const std::string what = "probe " + given;
+  uint32_t module_index = 0;
+  if (!module.empty()) {
+    auto index = modules.index_of_named(module, what);
+    if (!index) return index.error();
+    module_index = *index;
+  }
+  auto va = parse_u64(va_text, what + ": address");
+  if (!va) return va.error();
+  const ElfImage& image = modules.image(module_index);
+  if (auto data = data_not_code(image, *va, what)) return *data;
+  const FunctionSymbol* function = image.function_containing(*va);
+  if (function == nullptr) {
+    return make_error(ErrorCode::address_unmapped, what + ": no function of " + modules[module_index].module->name() +
+                                                       " holds " + to_hex(*va),
+                      "give an address inside a function, as nm -C and objdump -d show them");
+  }
+  ProbeAddress address;
+  address.given = given;
+  address.module_index = module_index;
+  address.static_va = *va;
+  address.function = *function;
+  address.at_entry = *va == function->start;
+  return address;
+}
+
+Result<ProbeAddress> resolve_address(ProbeModules& modules, const std::string& given, std::vector<std::string>& warnings) {
+  const auto [module, rest] = split_module(given);
+  if (!rest.empty() && rest[0] >= '0' && rest[0] <= '9') return resolve_code_address(modules, given, module, rest);
+  auto function = resolve_function_name(modules, given, "probe");
+  if (!function) return function.error();
+  if (!function->implementation.empty()) warnings.push_back(ifunc_warning(given, *function, "probing"));
+  ProbeAddress address;
+  address.given = given;
+  address.module_index = function->module_index;
+  address.static_va = function->start;
+  address.function = *function;
+  address.at_entry = true;
+  return address;
+}
+
+// The slot of a fetched NAME, for --group-by NAME and --hist NAME.
+Result<uint8_t> fetch_slot(const std::vector<FetchItem>& fetches, const std::string& name, const std::string& option) {
+  for (size_t i = 0; i < fetches.size(); ++i) {
+    if (fetches[i].name == name) return static_cast<uint8_t>(i);
+  }
+  return make_error(ErrorCode::invalid_argument, option + " " + name + ": no fetch is named '" + name + "'",
+                    "name a value of --fetch, e.g. --fetch '" + name + "=%di:u64'");
+}
+
+}  // namespace
+
+Result<ProbePlan> plan_probe(const Target& target, const ProbeRequest& request) {
+  if (request.addresses.empty()) {
+    return make_error(ErrorCode::invalid_argument, "no address to probe",
+                      "name one or more: a function (sym, module:sym) or an instruction's static VA (0x1234)");
+  }
+  auto modules = ProbeModules::of_process(target);
+  if (!modules) return modules.error();
+  ProbePlan plan{std::move(*modules), {}, {}, {}, std::nullopt, request.group_by, request.hist, {}};
+
+  if (!request.fetch.empty()) {
+    auto fetches = parse_fetch_spec(request.fetch);
+    if (!fetches) return with_context(fetches.error(), "--fetch");
+    if (fetches->size() > XREF_FETCH_MAX_ITEMS) {
+      return make_error(ErrorCode::invalid_argument,
+                        "--fetch: at most " + std::to_string(XREF_FETCH_MAX_ITEMS) + " values per probe");
+    }
+    plan.fetches = *fetches;
+  }
+  if (!request.filter.empty()) {
+    const auto variables = filter_variables(plan.fetches);
+    auto filter = parse_filter(request.filter, variables);
+    if (!filter) return with_context(filter.error(), "--filter");
+    auto lowered = lower_filter(*filter);
+    if (!lowered) return with_context(lowered.error(), "--filter");
+    plan.filter = *lowered;
+  }
+  uint8_t group = XREF_GROUP_NONE;
+  uint8_t group_slot = XREF_NO_SLOT;
+  if (request.group_by == "ret") {
+    group = XREF_GROUP_RET;
+  } else if (request.group_by == "caller") {
+    group = XREF_GROUP_CALLER;
+  } else if (request.group_by == "tid") {
+    group = XREF_GROUP_TID;
+  } else if (!request.group_by.empty()) {
+    auto slot = fetch_slot(plan.fetches, request.group_by, "--group-by");
+    if (!slot) return slot.error();
+    group = XREF_GROUP_FETCH;
+    group_slot = *slot;
+  }
+  uint8_t hist_slot = XREF_NO_SLOT;
+  if (!request.hist.empty()) {
+    auto slot = fetch_slot(plan.fetches, request.hist, "--hist");
+    if (!slot) return slot.error();
+    hist_slot = *slot;
+  }
+
+  SplitParts split;
+  for (const std::string& given : request.addresses) {
+    auto address = resolve_address(plan.modules, given, plan.warnings);
+    if (!address) return address.error();
+    const ElfImage& image = plan.modules.image(address->module_index);
+    auto code = disassemble(image, address->function);
+    if (!code) return with_context(code.error(), "probe " + given + ": disassembling " + address->function.demangled);
+    if (!code->complete()) {
+      return make_error(ErrorCode::not_an_instruction,
+                        "probe " + given + ": " + address->function.demangled +
+                            " did not disassemble cleanly (undecodable bytes or branches into instructions)",
+                        "xref will not guess instruction boundaries; probe another address");
+    }
+    const std::string what = "probe " + given + " (" + to_hex(address->static_va) + ")";
+    if (auto site_ok = check_probe_site(image, *code, address->static_va, what); !site_ok) return site_ok.error();
+    if (kernel_refuses_uprobe(image, address->static_va)) {
+      return make_error(ErrorCode::unsupported,
+                        what + ": the kernel refuses uprobes on an instruction with a lock or segment prefix",
+                        "probe the instruction before or after it");
+    }
+
+    ProbeSite site;
+    site.address = static_cast<uint32_t>(plan.addresses.size());
+    site.module_index = address->module_index;
+    // At a function's entry, the 5-byte nop after endbr64 is probed when
+    // there is one: the same stack pointer, a far cheaper uprobe.
+    site.static_va = address->at_entry ? entry_probe_va(*code) : address->static_va;
+    auto offset = image.file_offset_of(site.static_va);
+    if (!offset) return with_context(offset.error(), what);
+    site.file_offset = *offset;
+    xref_probe_site& compiled = site.compiled;
+    std::memset(&compiled, 0, sizeof compiled);
+    compiled.address = site.address;
+    compiled.group = group;
+    compiled.group_slot = group_slot;
+    compiled.hist_slot = hist_slot;
+    compiled.flags = request.regs ? XREF_SITE_F_REGS : 0;
+    compiled.fetch_count = static_cast<uint8_t>(plan.fetches.size());
+    for (size_t i = 0; i < plan.fetches.size(); ++i) compiled.fetches[i] = compile_fetch(plan.fetches[i]);
+    if (request.callers || group == XREF_GROUP_CALLER) {
+      if (address->at_entry) {
+        compiled.caller = XREF_CALLER_AT_SP;
+        address->caller_method = "exact";
+      } else if (auto rule = cfa_rule_at(image, address->static_va);
+                 rule && (rule->reg == CfaRule::Register::rsp || rule->reg == CfaRule::Register::rbp)) {
+        // The return address sits just below the CFA.
+        compiled.caller = XREF_CALLER_CFA;
+        compiled.caller_base = rule->reg == CfaRule::Register::rbp ? XREF_CALLER_BASE_BP : XREF_CALLER_BASE_SP;
+        compiled.caller_offset = static_cast<int32_t>(rule->offset - 8);
+        address->caller_method = "inferred";
+      } else {
+        address->caller_note = rule ? "the frame at " + to_hex(address->static_va) + " is based on DWARF register " +
+                                          std::to_string(rule->dwarf_register) + ", not rsp or rbp"
+                                    : rule.error().message;
+        plan.warnings.push_back("callers_unknown: " + given + ": " + address->caller_note);
+      }
+    }
+    plan.sites.push_back(site);
+
+    if (group == XREF_GROUP_RET) {
+      const auto parts = split.code_parts(address->module_index, image, *code);
+      for (const FunctionExit& exit : function_exits(split, address->module_index, image, parts)) {
+        if (exit.kind != FunctionExitKind::ret) continue;
+        ProbeSite ret;
+        ret.address = site.address;
+        ret.module_index = address->module_index;
+        ret.static_va = exit.va;
+        auto ret_offset = image.file_offset_of(exit.va);
+        if (!ret_offset) return with_context(ret_offset.error(), what + ": its ret at " + to_hex(exit.va));
+        ret.file_offset = *ret_offset;
+        ret.ret = true;
+        std::memset(&ret.compiled, 0, sizeof ret.compiled);
+        ret.compiled.address = site.address;
+        ret.compiled.flags = XREF_SITE_F_RET;
+        ret.compiled.hist_slot = XREF_NO_SLOT;
+        ret.compiled.group_slot = XREF_NO_SLOT;
+        plan.sites.push_back(ret);
+      }
+    }
+    plan.addresses.push_back(*address);
+  }
+  if (plan.sites.size() > XREF_PROBE_MAX_SITES) {
+    return make_error(ErrorCode::invalid_argument,
+                      std::to_string(plan.sites.size()) + " probe sites needed; the limit is " +
+                          std::to_string(XREF_PROBE_MAX_SITES),
+                      "probe fewer addresses");
+  }
+  return plan;
+}
+
+}  // namespace xref

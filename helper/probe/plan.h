@@ -1,0 +1,60 @@
+// From a ProbeRequest to the sites the probe program is attached to: one
+// site per address the user named (checked to be an instruction start, not
+// an int3, in code), with how its return address is read (--callers: at a
+// function's first instruction [rsp] exactly, inside it the .eh_frame CFA
+// rule's slot), plus, for --group-by ret, a site at each ret of the
+// address's function. The fetches and the filter are compiled once for
+// all addresses.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fetch_spec.h"
+#include "filter_program.h"
+#include "probe/request.h"
+#include "probe_abi.h"
+#include "process/target.h"
+#include "result.h"
+#include "sites/probe_modules.h"
+
+namespace xref {
+
+// An address the user named, resolved.
+struct ProbeAddress {
+  std::string given;            // as typed
+  uint32_t module_index = 0;    // into ProbePlan::modules
+  uint64_t static_va = 0;       // the address itself
+  FunctionSymbol function;      // the function holding it
+  bool at_entry = false;        // the function's first instruction
+  std::string caller_method;    // --callers: "exact" ([rsp] at entry), "inferred" (CFA rule), "" none
+  std::string caller_note;      // why callers are not read, when they are not
+};
+
+// One attached address: the user's address itself (its site), or a ret of
+// its function (--group-by ret).
+struct ProbeSite {
+  uint32_t address = 0;         // into ProbePlan::addresses
+  uint32_t module_index = 0;
+  uint64_t static_va = 0;       // where the uprobe goes
+  uint64_t file_offset = 0;
+  bool ret = false;
+  xref_probe_site compiled{};   // what the BPF program reads (cookie = the site's index)
+};
+
+struct ProbePlan {
+  ProbeModules modules;
+  std::vector<ProbeAddress> addresses;
+  std::vector<ProbeSite> sites;           // [i] has cookie i
+  std::vector<FetchItem> fetches;
+  std::optional<FilterProgram> filter;
+  std::string group_by;                   // as asked
+  std::string hist;
+  std::vector<std::string> warnings;
+};
+
+Result<ProbePlan> plan_probe(const Target& target, const ProbeRequest& request);
+
+}  // namespace xref

@@ -1,0 +1,31 @@
+// What the user asked `xref probe` for, as typed (addresses not yet
+// resolved). Filled by the CLI11 definitions in options.cpp.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sites/debugger_context.h"
+
+namespace xref {
+
+struct ProbeRequest {
+  std::vector<std::string> addresses;  // sym, 0xVA, module:sym, module:0xVA: any instruction start
+  std::string backend = "auto";        // auto, uprobe_multi, perf_uprobe
+  bool callers = false;                // the call sites each hit came from
+  bool regs = false;                   // detail records carry every general register
+  std::string fetch;                   // a fetch spec, read at every address
+  std::string filter;                  // over the fetched names: only passing hits count as passed
+  uint64_t every = 1;                  // every Nth passing hit of an address is sampled
+  uint64_t first = 8;                  // the first N samples of an address are kept (0: no limit)
+  uint64_t until_hits = 0;             // stop after N passing hits in all (0: no bound)
+  uint64_t max_events = 4096;          // detail records kept in all (0: no bound)
+  uint64_t duration_ms = 1000;         // 0: until a bound or Ctrl-C
+  std::string group_by;                // ret, caller, tid or a fetched name
+  std::string hist;                    // a fetched name: log2 histogram
+  uint64_t ringbuf_bytes = 1u << 20;
+  DebuggerContext debugger;
+};
+
+}  // namespace xref

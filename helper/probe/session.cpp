@@ -1,0 +1,99 @@
+#include "probe/session.h"
+
+#include <chrono>
+#include <cstring>
+
+#include "attach/ring_drain.h"
+#include "attach/run_loop.h"
+#include "attach/stop_signals.h"
+
+namespace xref {
+namespace {
+
+ProbeRecord decode(const xref_probe_record& raw, const ProbePlan& plan) {
+  ProbeRecord record;
+  record.site = raw.site;
+  record.tid = raw.tid;
+  record.hit = raw.hit;
+  record.timestamp_ns = raw.timestamp_ns;
+  record.return_address = raw.return_address;
+  for (size_t i = 0; i < plan.fetches.size() && i < raw.fetch_count && i < XREF_FETCH_MAX_ITEMS; ++i) {
+    FetchedValue value;
+    value.name = plan.fetches[i].name;
+    value.type = plan.fetches[i].type;
+    if ((raw.failed >> i) & 1u) {
+      value.error = raw.errors[i];
+    } else {
+      value.value = raw.values[i];
+    }
+    record.fetches.push_back(std::move(value));
+  }
+  if (raw.has_regs) record.regs.assign(raw.regs, raw.regs + XREF_PROBE_REG_WORDS);
+  return record;
+}
+
+}  // namespace
+
+Result<ProbeRun> run_probe(const Target& target, const ProbePlan& plan, const ProbeRequest& request,
+                           const ProbeCallbacks& callbacks) {
+  std::optional<StopSignals> signals;
+  if (callbacks.cancel_fd < 0) signals.emplace();
+  if (auto alive = target.process.recheck(); !alive) return alive.error();
+  ProbeBpfOptions options;
+  options.pid = target.process.pid();
+  options.backend = request.backend;
+  options.every = request.every;
+  options.first = request.first;
+  options.until_hits = request.until_hits;
+  options.max_records = request.max_events;
+  options.ringbuf_bytes = request.ringbuf_bytes;
+  auto bpf = ProbeBpf::start(plan, options);
+  if (!bpf) {
+    // A target that exits during the attach: say that.
+    if (auto alive = target.process.recheck(); !alive) return alive.error();
+    return bpf.error();
+  }
+  // Attached after the identity check: the PID must not have changed hands.
+  if (auto alive = target.process.recheck(); !alive) return alive.error();
+
+  ProbeRun run;
+  run.backend = (*bpf)->backend();
+  auto ring = RingDrain::open((*bpf)->ringbuf_fd(), [&](const void* data, size_t size) {
+    if (size < sizeof(xref_probe_record)) return;
+    xref_probe_record raw;
+    std::memcpy(&raw, data, sizeof raw);
+    run.records.push_back(decode(raw, plan));
+  });
+  if (!ring) return ring.error();
+  (*bpf)->arm();
+  if (callbacks.attached) callbacks.attached(run.backend, plan.sites.size());
+
+  const auto started = std::chrono::steady_clock::now();
+  RunLoopStops stops;
+  stops.process = &target.process;
+  stops.stop_fd = callbacks.cancel_fd >= 0 ? callbacks.cancel_fd : signals->fd();
+  stops.stop_name = callbacks.cancel_fd >= 0 ? callbacks.cancel_reason : "interrupted";
+  stops.duration_ms = request.duration_ms;
+  stops.output_closed = callbacks.output_closed;
+  RunLoopHooks hooks;
+  hooks.drain = [&]() -> Result<bool> { return (*ring)->round(); };
+  hooks.bound = [&]() -> std::optional<std::string> {
+    if ((*bpf)->until_hits_reached()) return std::string("until_hits");
+    return std::nullopt;
+  };
+  auto ended = run_loop(stops, hooks);
+  (*bpf)->detach();
+  run.elapsed_ms = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count());
+  if (!ended) return ended.error();
+  run.stop_reason = ended->stop_reason;
+  run.target_exited = ended->target_exited;
+  run.target_changed = ended->target_changed;
+  // What was recorded before the detach.
+  (*ring)->unbound();
+  (*ring)->round();
+  run.counts = (*bpf)->counts(plan.sites.size());
+  return run;
+}
+
+}  // namespace xref

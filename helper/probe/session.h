@@ -1,0 +1,52 @@
+// Runs one probe: attach, drain the detail records in bounded rounds while
+// the counts grow in BPF, stop at --until-hits, the deadline, Ctrl-C or the
+// target's exit, then stop counting, detach, and read every count back.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attach/fetched_value.h"
+#include "probe/bpf.h"
+#include "probe/plan.h"
+#include "probe/request.h"
+#include "process/target.h"
+#include "result.h"
+
+namespace xref {
+
+// One detail record, decoded.
+struct ProbeRecord {
+  uint32_t site = 0;
+  uint32_t tid = 0;
+  uint64_t hit = 0;
+  uint64_t timestamp_ns = 0;
+  uint64_t return_address = 0;  // live; 0 when not read
+  std::vector<FetchedValue> fetches;
+  std::vector<uint64_t> regs;   // pt_regs order, with --regs
+};
+
+struct ProbeRun {
+  std::string backend;
+  std::string stop_reason;      // until_hits, duration, interrupted, target_exited, target_changed, output_closed
+  bool target_exited = false;
+  std::optional<Error> target_changed;
+  uint64_t elapsed_ms = 0;      // from arming to the detach
+  ProbeCounts counts;
+  std::vector<ProbeRecord> records;
+};
+
+struct ProbeCallbacks {
+  std::function<void(const std::string& backend, size_t sites)> attached;
+  int cancel_fd = -1;           // as TraceCallbacks: -1 means SIGINT/SIGTERM
+  std::string cancel_reason = "stopped";
+  std::function<bool()> output_closed;
+};
+
+Result<ProbeRun> run_probe(const Target& target, const ProbePlan& plan, const ProbeRequest& request,
+                           const ProbeCallbacks& callbacks);
+
+}  // namespace xref

@@ -1,0 +1,103 @@
+/* What bpf/probe.bpf.c and the helper's probe engine share: the site table
+ * (indexed by the attach cookie), the per-site counts, the keys of the
+ * aggregation maps, and the detail record sent through the ring buffer.
+ * Plain C for both compilers; layouts are fixed-size with explicit padding.
+ *
+ * Counts are kept in BPF and never pass through the ring buffer, so a count
+ * is never lost: every hit of the target's threads adds to its site's
+ * per-CPU counts. Only detail records (--first/--every samples, --regs) go
+ * through the ring buffer, and a record it cannot take is counted. */
+#ifndef XREF_PROBE_ABI_H
+#define XREF_PROBE_ABI_H
+
+#include "bpf_abi.h"
+
+#define XREF_PROBE_MAX_SITES 4096
+#define XREF_PROBE_MAX_CALLERS 65536  /* (site, return address) pairs */
+#define XREF_PROBE_MAX_THREADS 65536  /* (site, tid) pairs */
+#define XREF_PROBE_MAX_GROUPS 65536   /* (site, group key) pairs */
+#define XREF_PROBE_HIST_BUCKETS 65    /* log2 buckets: 0, 1, 2-3, 4-7, ... 2^63.. */
+
+/* xref_probe_site.caller: how a hit's return address (its caller) is read. */
+#define XREF_CALLER_NONE 0
+#define XREF_CALLER_AT_SP 1  /* a function's first instruction: [rsp], exact */
+#define XREF_CALLER_CFA 2    /* inside a function: [base + caller_offset], from the .eh_frame CFA rule */
+
+/* xref_probe_site.caller_base with XREF_CALLER_CFA */
+#define XREF_CALLER_BASE_SP 0
+#define XREF_CALLER_BASE_BP 1
+
+/* xref_probe_site.group: what --group-by counts by. */
+#define XREF_GROUP_NONE 0
+#define XREF_GROUP_RET 1     /* %rax, at the ret sites of the address's function */
+#define XREF_GROUP_CALLER 2  /* the return address */
+#define XREF_GROUP_TID 3
+#define XREF_GROUP_FETCH 4   /* a fetched value (group_slot) */
+
+/* xref_probe_site.flags */
+#define XREF_SITE_F_RET 1    /* a ret site: counts only into its address's ret groups */
+#define XREF_SITE_F_REGS 2   /* detail records carry every general register */
+
+#define XREF_NO_SLOT 0xff
+
+/* --stop-when: what the program does at the first hit that passes. */
+#define XREF_STOP_WHEN_NONE 0
+#define XREF_STOP_WHEN_SIGNAL 1
+
+struct xref_probe_site {
+  __u32 address;       /* the user's ADDR this site counts for (its index) */
+  __u8 fetch_count;    /* 0..XREF_FETCH_MAX_ITEMS */
+  __u8 caller;         /* XREF_CALLER_* */
+  __u8 caller_base;    /* XREF_CALLER_BASE_* */
+  __u8 group;          /* XREF_GROUP_* */
+  __u8 group_slot;     /* XREF_GROUP_FETCH: the fetch it groups by */
+  __u8 hist_slot;      /* --hist NAME: the fetch; XREF_NO_SLOT: none */
+  __u8 flags;          /* XREF_SITE_F_* */
+  __u8 reserved;
+  __s32 caller_offset; /* XREF_CALLER_CFA: the return address is at base + caller_offset */
+  __u32 reserved2;
+  struct xref_fetch fetches[XREF_FETCH_MAX_ITEMS];
+};
+
+/* Per site, per CPU (PERCPU_ARRAY indexed by site): summed in user space.
+ * Added to atomically: two tasks preempting each other on one CPU must not
+ * lose an increment. */
+struct xref_probe_counts {
+  __u64 hits;            /* every hit of the target's threads */
+  __u64 passed;          /* hits the filter let through (all of them without --filter) */
+  __u64 unfiltered;      /* hits whose filter could not be evaluated: a fetch it needs failed */
+  __u64 records;         /* detail records submitted */
+  __u64 records_lost;    /* detail records the ring buffer could not take */
+  __u64 callers_full;    /* hits whose caller the full caller map could not count */
+  __u64 threads_full;    /* hits the full thread map could not count */
+  __u64 groups_full;     /* hits the full group map could not count */
+  __u64 caller_unread;   /* hits whose return address could not be read */
+  __u64 hist[XREF_PROBE_HIST_BUCKETS];
+};
+
+struct xref_probe_key {
+  __u32 site;
+  __u32 reserved;
+  __u64 value; /* a return address, a tid, a group key */
+};
+
+/* Detail records: header, then fetched values, then (XREF_SITE_F_REGS)
+ * the registers, in struct pt_regs order. */
+#define XREF_PROBE_REG_WORDS 21
+
+struct xref_probe_record {
+  __u64 timestamp_ns;   /* CLOCK_MONOTONIC */
+  __u64 hit;            /* the passing hit's number at its site, 1-based */
+  __u64 return_address; /* live; 0 when not read */
+  __u32 site;
+  __u32 tid;
+  __u16 failed;         /* bit i: fetch i's read failed; errors[i] holds -errno */
+  __u8 fetch_count;
+  __u8 has_regs;
+  __u32 reserved;
+  __u64 values[XREF_FETCH_MAX_ITEMS];
+  __s16 errors[XREF_FETCH_MAX_ITEMS];
+  __u64 regs[XREF_PROBE_REG_WORDS];
+};
+
+#endif
