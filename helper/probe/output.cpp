@@ -13,6 +13,7 @@ namespace {
 
 constexpr size_t kTopGroups = 32;   // group keys shown per address (all are counted)
 constexpr size_t kTextSamples = 8;  // samples printed per address in text
+constexpr size_t kHistBar = 40;     // the widest histogram bar, in characters
 
 // Counts of a key map, the largest first (ties by key).
 std::vector<std::pair<uint64_t, uint64_t>> by_count(const std::map<uint64_t, uint64_t>& counts) {
@@ -228,18 +229,31 @@ void ProbeRenderer::print_text(std::ostream& out, const ProbeRun& run) {
     if (address.contains("groups")) {
       const auto& groups = address["groups"];
       out << "  by " << groups["by"].get<std::string>() << " (" << groups["keys"] << " keys):\n";
+      const bool decimal = groups["by"] == "tid";
       for (const auto& value : groups["values"]) {
-        out << "    " << std::setw(8) << value["hits"].get<uint64_t>() << "  " << value["key"].get<std::string>() << "\n";
+        const std::string key = value["key"].get<std::string>();
+        out << "    " << std::setw(8) << value["hits"].get<uint64_t>() << "  "
+            << (decimal ? std::to_string(std::stoull(key, nullptr, 16)) : key) << "\n";
       }
     }
     if (address.contains("hist")) {
+      // As bpftrace draws hist(): one row per power of two, a bar of @.
       out << "  " << address["hist"]["name"].get<std::string>() << ":\n";
+      uint64_t most = 1;
+      for (const auto& bucket : address["hist"]["buckets"]) most = std::max(most, bucket["hits"].get<uint64_t>());
       for (const auto& bucket : address["hist"]["buckets"]) {
-        out << "    [" << bucket["from"] << ", " << bucket["to"] << "]  " << bucket["hits"] << "\n";
+        const uint64_t hits = bucket["hits"].get<uint64_t>();
+        std::ostringstream range;
+        range << "[" << bucket["from"].get<uint64_t>() << ", " << bucket["to"].get<uint64_t>() << "]";
+        out << "    " << std::left << std::setw(26) << range.str() << std::right << std::setw(10) << hits << " |"
+            << std::string(static_cast<size_t>(hits * kHistBar / most), '@')
+            << std::string(kHistBar - static_cast<size_t>(hits * kHistBar / most), ' ') << "|\n";
       }
     }
     size_t shown = 0;
     for (const auto& sample : address["samples"]) {
+      // A sample without values says no more than the counts above.
+      if (sample["fetches"].empty() && !sample.contains("regs")) break;
       if (shown++ == kTextSamples) break;
       out << "  #" << sample["hit"] << " tid " << sample["tid"];
       for (const auto& fetch : sample["fetches"]) {

@@ -289,10 +289,10 @@ inline std::vector<std::string> target_command(const std::string& record, std::v
 
 inline bool bpf_usable() { return geteuid() == 0; }
 
-// BPF links on the host whose program is xref's trace program
-// (trace_probe), from bpftool's JSON: bpftool 7.1 names uprobe_multi links
+// BPF links on the host whose program is `name` (xref's trace program is
+// trace_probe, its probe program probe_hit), from bpftool's JSON: bpftool 7.1 names uprobe_multi links
 // only by number ("type 12"), so the program name is what identifies them.
-inline int trace_program_links() {
+inline int program_links(const std::string& name) {
   const auto links = nlohmann::json::parse(command_output("bpftool -j link list"));
   int count = 0;
   for (const auto& link : links) {
@@ -300,9 +300,11 @@ inline int trace_program_links() {
     const auto program = nlohmann::json::parse(
         command_output("bpftool -j prog show id " + std::to_string(link["prog_id"].get<uint64_t>()) +
                        " 2>/dev/null || echo '{}'"));
-    if (program.value("name", "") == "trace_probe") ++count;
+    if (program.value("name", "") == name) ++count;
   }
   return count;
 }
+
+inline int trace_program_links() { return program_links("trace_probe"); }
 
 }  // namespace xref::test

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "objdump_listing.h"
 #include "trace_harness.h"
 
 namespace xref::test {
@@ -178,6 +179,87 @@ TEST(ProbeCli, SamplesAndUntilHitsAreExact) {
     const uint64_t id = std::stoull(sample["fetches"][0]["value"].get<std::string>(), nullptr, 16);
     EXPECT_EQ(record.count({sample["tid"].get<uint32_t>(), id}), 1u) << sample.dump();
   }
+}
+
+// Inside a function the return address comes from the .eh_frame CFA rule:
+// the callers are inferred, and still exactly those of the record.
+TEST(ProbeCli, CallersInsideAFunctionAreInferredFromTheCfaRule) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  const ObjdumpListing listing(XREF_TRACE_TARGET);
+  const auto settle = listing.symbol("_ZN3svc6settleEm");
+  ASSERT_TRUE(settle);
+  // The first test instruction: past the prologue, before any call returns.
+  uint64_t inside = 0;
+  for (const auto& instruction : listing.in_range(*settle, *settle + 0x60)) {
+    if (instruction.mnemonic == "test") {
+      inside = instruction.address;
+      break;
+    }
+  }
+  ASSERT_NE(inside, 0u) << "objdump shows no test instruction in svc::settle";
+  ProbedTarget probed;
+  const std::string va = "0x" + [&] {
+    std::ostringstream hex;
+    hex << std::hex << inside;
+    return hex.str();
+  }();
+  const XrefRun run = probed.probe({va, "--callers"});
+  ASSERT_EQ(run.exit_status, kProcessExited) << run.err << run.out;
+  const auto document = run.json();
+  const auto& address = address_of(document, va);
+  EXPECT_EQ(address["at_entry"], false);
+  EXPECT_EQ(address["callers"]["method"], "inferred");
+  EXPECT_EQ(address["callers"]["evidence"], "inferred");
+  const RecordedCalls expected = recorded_calls(probed.record(), "settle");
+  EXPECT_EQ(address["hits"].get<uint64_t>(), expected.total);
+  std::map<std::string, uint64_t> callers;
+  for (const auto& caller : address["callers"]["sites"]) {
+    EXPECT_EQ(caller["call_site_verified"], true) << caller.dump();
+    callers[plain_name(caller.value("caller", std::string("?")))] += caller["hits"].get<uint64_t>();
+  }
+  EXPECT_EQ(callers, expected.by_caller);
+}
+
+// Bad addresses and options are refused before anything is attached, with
+// one line and a distinct exit status; the target runs on.
+TEST(ProbeCli, BadInputIsRefusedBeforeAnythingIsAttached) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  const ObjdumpListing listing(XREF_TRACE_TARGET);
+  const auto validate = listing.symbol("_ZN3svc8validateEmm");
+  ASSERT_TRUE(validate);
+  uint64_t inside_instruction = 0;
+  for (const auto& instruction : listing.in_range(*validate, *validate + 0x40)) {
+    if (instruction.next > instruction.address + 1) {
+      inside_instruction = instruction.address + 1;
+      break;
+    }
+  }
+  ASSERT_NE(inside_instruction, 0u);
+  RecordFile record_file(next_record_name());
+  TargetProcess target(target_command(record_file.path, {"--requests", "0"}));
+  record_file.release();
+  const std::string pid = std::to_string(target.pid());
+  std::ostringstream mid;
+  mid << "0x" << std::hex << inside_instruction;
+
+  const XrefRun mid_instruction = run_xref({"probe", "--pid", pid, mid.str(), "--json"});
+  EXPECT_EQ(mid_instruction.exit_status, 13) << mid_instruction.err << mid_instruction.out;
+  EXPECT_EQ(mid_instruction.json()["error"]["code"], "not_an_instruction") << mid_instruction.out;
+
+  const XrefRun unknown = run_xref({"probe", "--pid", pid, "svc::no_such_function"});
+  EXPECT_NE(unknown.exit_status, 0);
+  EXPECT_EQ(std::count(unknown.err.begin(), unknown.err.end(), '\n'), 1) << unknown.err;
+
+  const XrefRun group = run_xref({"probe", "--pid", pid, "svc::validate", "--group-by", "amount"});
+  EXPECT_EQ(group.exit_status, 2) << group.err;
+  EXPECT_NE(group.err.find("no fetch is named 'amount'"), std::string::npos) << group.err;
+
+  const XrefRun filter = run_xref({"probe", "--pid", pid, "svc::validate", "--fetch", "id=%di:u64", "--filter",
+                                   "nope > 1"});
+  EXPECT_EQ(filter.exit_status, 2) << filter.err;
+
+  EXPECT_EQ(program_links("probe_hit"), 0);
+  EXPECT_EQ(kill(target.pid(), 0), 0) << "the target runs on";
 }
 
 }  // namespace
