@@ -22,6 +22,22 @@ struct saved_regs {
   __u64 words[32];
 };
 
+/* Per-CPU scratch for the current hit: a program including this header
+ * gets its own copy of both maps. */
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct fetched);
+} scratch_fetched SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct saved_regs);
+} scratch_regs SEC(".maps");
+
 static __always_inline __u64 extend(__u64 raw, __u8 width, __u8 is_signed) {
   if (width >= 8) return raw;
   __u32 bits = (__u32)width * 8;

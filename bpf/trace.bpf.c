@@ -92,23 +92,9 @@ struct {
 } zero_window SEC(".maps");
 
 struct {
-  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-  __uint(max_entries, 1);
-  __type(key, __u32);
-  __type(value, struct fetched);
-} scratch_fetched SEC(".maps");
-
-struct {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
   __uint(max_entries, 1 << 22); /* resized by user space before load */
 } events SEC(".maps");
-
-struct {
-  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-  __uint(max_entries, 1);
-  __type(key, __u32);
-  __type(value, struct saved_regs);
-} scratch_regs SEC(".maps");
 
 /* Runs probe `index`'s fetches into the per-CPU scratch_fetched (what every
  * caller's `values` points to). A global function: its loops are verified

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "bpf_abi.h"
 #include "hex.h"
 
 namespace xref {
@@ -15,6 +16,23 @@ std::string errno_name(int error) {
 }
 
 }  // namespace
+
+std::vector<FetchedValue> fetched_values(const std::vector<FetchItem>& items, size_t count, uint16_t failed,
+                                         const __u64* values, const __s16* errors) {
+  std::vector<FetchedValue> fetched;
+  for (size_t i = 0; i < items.size() && i < count && i < XREF_FETCH_MAX_ITEMS; ++i) {
+    FetchedValue value;
+    value.name = items[i].name;
+    value.type = items[i].type;
+    if ((failed >> i) & 1u) {
+      value.error = errors[i];
+    } else {
+      value.value = values[i];
+    }
+    fetched.push_back(std::move(value));
+  }
+  return fetched;
+}
 
 nlohmann::json fetched_json(const FetchedValue& value) {
   nlohmann::json json = {{"name", value.name}, {"type", fetch_type_name(value.type)}};

@@ -181,4 +181,16 @@ Result<UprobeLink> attach_uprobe_sets(bool multi, int program_fd, pid_t pid, con
   return all;
 }
 
+Result<std::string> attach_uprobe_backend(const std::string& backend,
+                                          const std::function<Result<void>(bool uprobe_multi)>& attach) {
+  if (backend == "auto" || backend == "uprobe_multi") {
+    auto attached = attach(true);
+    if (attached) return std::string("uprobe_multi");
+    if (backend == "uprobe_multi" || attached.error().code != ErrorCode::unsupported) return attached.error();
+  }
+  auto attached = attach(false);
+  if (!attached) return attached.error();
+  return std::string("perf_uprobe");
+}
+
 }  // namespace xref

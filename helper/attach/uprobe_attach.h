@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -63,6 +64,14 @@ struct UprobeSet {
 // Every set through one link each: uprobe_multi links when `multi`, else
 // perf uprobes; the first failure ends it (what was attached is closed).
 Result<UprobeLink> attach_uprobe_sets(bool multi, int program_fd, pid_t pid, const std::vector<UprobeSet>& sets);
+
+// `backend` is auto, uprobe_multi or perf_uprobe. `attach(true)` loads a
+// program for uprobe_multi and attaches it, `attach(false)` for perf
+// uprobes; each cleans up after itself when it fails. auto tries
+// uprobe_multi first and falls back only when the kernel lacks it (an
+// unsupported error); any other failure is final. Returns the backend used.
+Result<std::string> attach_uprobe_backend(const std::string& backend,
+                                          const std::function<Result<void>(bool uprobe_multi)>& attach);
 
 // The dynamic PMU type of perf uprobes (/sys/bus/event_source/devices/uprobe/type).
 Result<uint32_t> uprobe_pmu_type();

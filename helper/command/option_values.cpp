@@ -85,4 +85,19 @@ Error usage_error(const CLI::ParseError& failure, const std::string& hint) {
   return make_error(ErrorCode::invalid_argument, message.substr(0, split), message.substr(split + 2));
 }
 
+void add_duration_option(CLI::App& command, uint64_t& value, const std::string& description) {
+  command.add_option("--duration-ms", value, description)
+      ->capture_default_str()
+      ->transform(number_in({0, kMaxDurationMs,
+                             "give milliseconds from 0 (no limit) to " + std::to_string(kMaxDurationMs) + " (a year)"}));
+}
+
+void add_ringbuf_option(CLI::App& command, uint64_t& value, const std::string& description) {
+  command.add_option("--ringbuf-bytes", value, description)
+      ->capture_default_str()
+      ->transform(number_in({kMinRingbufBytes, kMaxRingbufBytes,
+                             "give a power of two from " + std::to_string(kMinRingbufBytes) + " to " +
+                                 std::to_string(kMaxRingbufBytes) + " (1 GiB)"}));
+}
+
 }  // namespace xref

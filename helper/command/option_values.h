@@ -17,6 +17,11 @@
 
 namespace xref {
 
+// --duration-ms and --ringbuf-bytes as every live command defines them,
+// bound to `value`, with the bounds below and the default shown.
+void add_duration_option(CLI::App& command, uint64_t& value, const std::string& description);
+void add_ringbuf_option(CLI::App& command, uint64_t& value, const std::string& description);
+
 // The largest PID Linux hands out (PID_MAX_LIMIT - 1 on 64-bit).
 constexpr uint64_t kMaxPid = 4194303;
 // Bounds every live command shares: --duration-ms (a year), --ringbuf-bytes.

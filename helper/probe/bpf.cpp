@@ -89,29 +89,21 @@ Result<std::unique_ptr<ProbeBpf>> ProbeBpf::start(const ProbePlan& plan, const P
     set.cookies.push_back(index);
   }
   std::unique_ptr<ProbeBpf> probe(new ProbeBpf());
-  Error error;
-  if (options.backend == "auto" || options.backend == "uprobe_multi") {
-    probe->skeleton_ = open_configured(plan, options, true, error);
-    if (probe->skeleton_ != nullptr) {
-      auto link = attach_uprobe_sets(true, bpf_program__fd(probe->skeleton_->progs.probe_hit), options.pid, sets);
-      if (link) {
-        probe->link_ = std::move(*link);
-        probe->backend_ = "uprobe_multi";
-        return probe;
-      }
-      error = link.error();
+  auto backend = attach_uprobe_backend(options.backend, [&](bool uprobe_multi) -> Result<void> {
+    Error error;
+    probe->skeleton_ = open_configured(plan, options, uprobe_multi, error);
+    if (probe->skeleton_ == nullptr) return error;
+    auto link = attach_uprobe_sets(uprobe_multi, bpf_program__fd(probe->skeleton_->progs.probe_hit), options.pid, sets);
+    if (!link) {
       probe_bpf__destroy(probe->skeleton_);
       probe->skeleton_ = nullptr;
+      return link.error();
     }
-    // Only a kernel without uprobe_multi falls back; any other failure is final.
-    if (options.backend == "uprobe_multi" || error.code != ErrorCode::unsupported) return error;
-  }
-  probe->skeleton_ = open_configured(plan, options, false, error);
-  if (probe->skeleton_ == nullptr) return error;
-  auto link = attach_uprobe_sets(false, bpf_program__fd(probe->skeleton_->progs.probe_hit), options.pid, sets);
-  if (!link) return link.error();
-  probe->link_ = std::move(*link);
-  probe->backend_ = "perf_uprobe";
+    probe->link_ = std::move(*link);
+    return {};
+  });
+  if (!backend) return backend.error();
+  probe->backend_ = *backend;
   return probe;
 }
 

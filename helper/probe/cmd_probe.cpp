@@ -113,19 +113,12 @@ void setup_probe(CLI::App& app, int& exit_status) {
   command->add_option("--max-events", request.max_events, "samples kept in all (0: no limit)")
       ->capture_default_str()
       ->transform(number_in({0, kMaxRecordsBound}));
-  command->add_option("--duration-ms", request.duration_ms, "stop after this long (0: until a bound or Ctrl-C)")
-      ->capture_default_str()
-      ->transform(number_in({0, kMaxDurationMs,
-                             "give milliseconds from 0 (no limit) to " + std::to_string(kMaxDurationMs) + " (a year)"}));
+  add_duration_option(*command, request.duration_ms, "stop after this long (0: until a bound or Ctrl-C)");
   command->add_option("--group-by", request.group_by,
                       "count passing hits by ret (the function's return value at its rets), caller, tid, or a "
                       "fetched NAME");
   command->add_option("--hist", request.hist, "a log2 histogram of a fetched NAME");
-  command->add_option("--ringbuf-bytes", request.ringbuf_bytes, "sample ring buffer size, a power of two")
-      ->capture_default_str()
-      ->transform(number_in({kMinRingbufBytes, kMaxRingbufBytes,
-                             "give a power of two from " + std::to_string(kMinRingbufBytes) + " to " +
-                                 std::to_string(kMaxRingbufBytes) + " (1 GiB)"}));
+  add_ringbuf_option(*command, request.ringbuf_bytes, "sample ring buffer size, a power of two");
   command->callback([options, &exit_status] { exit_status = run_probe_command(*options); });
 }
 

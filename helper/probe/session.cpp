@@ -17,17 +17,7 @@ ProbeRecord decode(const xref_probe_record& raw, const ProbePlan& plan) {
   record.hit = raw.hit;
   record.timestamp_ns = raw.timestamp_ns;
   record.return_address = raw.return_address;
-  for (size_t i = 0; i < plan.fetches.size() && i < raw.fetch_count && i < XREF_FETCH_MAX_ITEMS; ++i) {
-    FetchedValue value;
-    value.name = plan.fetches[i].name;
-    value.type = plan.fetches[i].type;
-    if ((raw.failed >> i) & 1u) {
-      value.error = raw.errors[i];
-    } else {
-      value.value = raw.values[i];
-    }
-    record.fetches.push_back(std::move(value));
-  }
+  record.fetches = fetched_values(plan.fetches, raw.fetch_count, raw.failed, raw.values, raw.errors);
   if (raw.has_regs) record.regs.assign(raw.regs, raw.regs + XREF_PROBE_REG_WORDS);
   return record;
 }

@@ -90,30 +90,21 @@ Result<std::unique_ptr<TraceBpf>> TraceBpf::start(const TracePlan& plan, const T
     set.cookies.push_back(index | (start ? XREF_COOKIE_START : 0));
   }
   std::unique_ptr<TraceBpf> trace(new TraceBpf());
-  Error error;
-  if (options.backend == "auto" || options.backend == "uprobe_multi") {
-    trace->skeleton_ = open_configured(plan, options, true, error);
-    if (trace->skeleton_ != nullptr) {
-      auto link = attach_uprobe_sets(true, bpf_program__fd(trace->skeleton_->progs.trace_probe), options.pid,
-                              sets);
-      if (link) {
-        trace->link_ = std::move(*link);
-        trace->backend_ = "uprobe_multi";
-        return trace;
-      }
-      error = link.error();
+  auto backend = attach_uprobe_backend(options.backend, [&](bool uprobe_multi) -> Result<void> {
+    Error error;
+    trace->skeleton_ = open_configured(plan, options, uprobe_multi, error);
+    if (trace->skeleton_ == nullptr) return error;
+    auto link = attach_uprobe_sets(uprobe_multi, bpf_program__fd(trace->skeleton_->progs.trace_probe), options.pid, sets);
+    if (!link) {
       trace_bpf__destroy(trace->skeleton_);
       trace->skeleton_ = nullptr;
+      return link.error();
     }
-    // Only a kernel without uprobe_multi falls back; any other failure is final.
-    if (options.backend == "uprobe_multi" || error.code != ErrorCode::unsupported) return error;
-  }
-  trace->skeleton_ = open_configured(plan, options, false, error);
-  if (trace->skeleton_ == nullptr) return error;
-  auto link = attach_uprobe_sets(false, bpf_program__fd(trace->skeleton_->progs.trace_probe), options.pid, sets);
-  if (!link) return link.error();
-  trace->link_ = std::move(*link);
-  trace->backend_ = "perf_uprobe";
+    trace->link_ = std::move(*link);
+    return {};
+  });
+  if (!backend) return backend.error();
+  trace->backend_ = *backend;
   return trace;
 }
 

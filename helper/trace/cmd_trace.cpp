@@ -303,16 +303,8 @@ void add_trace_options(CLI::App& command_app, TraceCommandOptions& options_ref) 
   command->add_option("--max-events", request.max_events, "stop after this many events (0: no limit)")
       ->capture_default_str()
       ->transform(number_in({0, kMaxEventsBound}));
-  command->add_option("--duration-ms", request.duration_ms, "stop after this long (0: no limit)")
-      ->capture_default_str()
-      ->transform(number_in({0, kMaxDurationMs,
-                             "give milliseconds from 0 (no limit) to " + std::to_string(kMaxDurationMs) + " (a year)"}));
-  command->add_option("--ringbuf-bytes", request.ringbuf_bytes,
-                      "ring buffer size, a power of two (tracefs: per CPU)")
-      ->capture_default_str()
-      ->transform(number_in({kMinRingbufBytes, kMaxRingbufBytes,
-                             "give a power of two from " + std::to_string(kMinRingbufBytes) + " to " +
-                                 std::to_string(kMaxRingbufBytes) + " (1 GiB)"}));
+  add_duration_option(*command, request.duration_ms, "stop after this long (0: no limit)");
+  add_ringbuf_option(*command, request.ringbuf_bytes, "ring buffer size, a power of two (tracefs: per CPU)");
   command->add_option("--backend", request.backend,
                       "auto, uprobe_multi, perf_uprobe, or tracefs (uprobe_events, no BPF; never chosen by auto)")
       ->capture_default_str();

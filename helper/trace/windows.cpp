@@ -94,18 +94,8 @@ std::optional<uint64_t> WindowCollector::add(const xref_trace_event& record) {
   event.tail = record.flags & XREF_EVENT_F_TAIL;
   event.inferred = record.flags & XREF_EVENT_F_INFERRED;
   if (record.probe_index < plan_.probes.size()) {
-    const auto& items = plan_.probes[record.probe_index].fetches;
-    for (size_t i = 0; i < items.size() && i < record.fetch_count && i < XREF_FETCH_MAX_ITEMS; ++i) {
-      FetchedValue value;
-      value.name = items[i].name;
-      value.type = items[i].type;
-      if ((record.fetch_failed >> i) & 1u) {
-        value.error = record.fetch_error[i];
-      } else {
-        value.value = record.values[i];
-      }
-      event.fetches.push_back(std::move(value));
-    }
+    event.fetches = fetched_values(plan_.probes[record.probe_index].fetches, record.fetch_count, record.fetch_failed,
+                                   record.values, record.fetch_error);
   }
   // The ring buffer hands records over in reservation order, which per
   // thread is program order; insert by seq anyway so order never depends on it.
