@@ -29,6 +29,33 @@ const char* mark_status_name(MarkStamp::Status status) {
   return "unknown";
 }
 
+Result<void> check_mark_options(const std::string& mark_file, const std::string& mark_regex) {
+  if (mark_file.empty() != mark_regex.empty()) {
+    return make_error(ErrorCode::invalid_argument, "--mark-file and --mark-regex go together",
+                      "e.g. --mark-file /var/log/app.log --mark-regex 'batch ([0-9]+)'");
+  }
+  if (!mark_regex.empty()) {
+    if (auto regex = MarkRegex::compile(mark_regex); !regex) return regex.error();
+  }
+  return {};
+}
+
+Result<std::unique_ptr<MarkFollower>> follow_marks(const std::string& mark_file, const std::string& mark_regex) {
+  constexpr unsigned kMarkPollMs = 10;  // how often the file is read
+  if (mark_file.empty()) return std::unique_ptr<MarkFollower>();
+  auto regex = MarkRegex::compile(mark_regex);
+  if (!regex) return regex.error();
+  if (auto followable = MarkFollower::check(mark_file); !followable) return followable.error();
+  // Exact line times need the write clock (BPF); without it a mark that was
+  // read only after what it stamps began is shown uncertain.
+  auto clock = MarkWriteClock::start();
+  auto follower = MarkFollower::open(mark_file, std::move(*regex), {}, clock ? std::move(*clock) : nullptr);
+  if (!follower) return follower.error();
+  if (!clock) (*follower)->set_untimed_reason(clock.error().message);
+  (*follower)->start_polling(kMarkPollMs);
+  return std::move(*follower);
+}
+
 void add_mark_json(nlohmann::json& object, const MarkStamp& stamp) {
   const bool matched = stamp.status == MarkStamp::Status::matched;
   object["mark"] = matched ? nlohmann::json(stamp.line->text) : nlohmann::json(nullptr);

@@ -137,4 +137,14 @@ class MarkFollower {
   std::thread poller_;
 };
 
+// --mark-file and --mark-regex as a command gets them: both or neither,
+// and a regex RE2 takes (checked before anything is attached).
+Result<void> check_mark_options(const std::string& mark_file, const std::string& mark_regex);
+
+// The follower of `mark_file`, polling already, with the write clock when
+// BPF allows it (else its lines are timed by the polls, and it says why);
+// null without a mark file. A file that cannot be followed is refused
+// before the clock's host-wide programs attach.
+Result<std::unique_ptr<MarkFollower>> follow_marks(const std::string& mark_file, const std::string& mark_regex);
+
 }  // namespace xref

@@ -123,19 +123,24 @@ void ProbeBpf::detach() {
 
 bool ProbeBpf::until_hits_reached() const { return __atomic_load_n(&skeleton_->bss->stopped, __ATOMIC_RELAXED) != 0; }
 
-ProbeCounts ProbeBpf::counts(size_t sites) const {
-  ProbeCounts counts;
-  counts.sites.resize(sites);
+std::vector<xref_probe_counts> ProbeBpf::site_counts(size_t sites) const {
+  std::vector<xref_probe_counts> totals(sites);
   const int cpus = libbpf_num_possible_cpus();
   std::vector<xref_probe_counts> per_cpu(static_cast<size_t>(cpus > 0 ? cpus : 1));
   for (uint32_t index = 0; index < sites; ++index) {
-    std::memset(&counts.sites[index], 0, sizeof(xref_probe_counts));
+    std::memset(&totals[index], 0, sizeof(xref_probe_counts));
     if (bpf_map__lookup_elem(skeleton_->maps.counts, &index, sizeof index, per_cpu.data(),
                              per_cpu.size() * sizeof(xref_probe_counts), 0) != 0) {
       continue;
     }
-    for (const xref_probe_counts& cpu : per_cpu) add_counts(counts.sites[index], cpu);
+    for (const xref_probe_counts& cpu : per_cpu) add_counts(totals[index], cpu);
   }
+  return totals;
+}
+
+ProbeCounts ProbeBpf::counts(size_t sites) const {
+  ProbeCounts counts;
+  counts.sites = site_counts(sites);
   counts.callers = read_keyed(skeleton_->maps.callers);
   counts.threads = read_keyed(skeleton_->maps.threads);
   counts.groups = read_keyed(skeleton_->maps.groups);

@@ -55,6 +55,8 @@ class ProbeBpf {
   void detach();
   bool until_hits_reached() const;
   ProbeCounts counts(size_t sites) const;
+  // Only the per-site counts (summed over CPUs): cheap enough for heartbeats.
+  std::vector<xref_probe_counts> site_counts(size_t sites) const;
 
  private:
   ProbeBpf() = default;

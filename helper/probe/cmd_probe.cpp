@@ -23,6 +23,7 @@ constexpr uint64_t kMaxRecordsBound = 10000000;
 struct ProbeCommandOptions : ProcessCommandOptions {
   ProbeRequest request;
   bool count = false;  // --count: hits are always counted
+  bool jsonl = false;  // heartbeats as JSON lines, then the document as one line
 };
 
 Result<void> validate(const ProbeRequest& request) {
@@ -31,7 +32,7 @@ Result<void> validate(const ProbeRequest& request) {
                       "probe's tracefs backend is not built yet");
   }
   if (request.every == 0) return make_error(ErrorCode::invalid_argument, "--every must be at least 1");
-  return {};
+  return check_mark_options(request.mark_file, request.mark_regex);
 }
 
 int run_probe_command(const ProbeCommandOptions& options) {
@@ -39,6 +40,8 @@ int run_probe_command(const ProbeCommandOptions& options) {
   envelope.operation = "live_probe";
   if (auto valid = validate(options.request); !valid) return report_early_error(options, envelope, valid.error());
   StopSignals signals;  // Ctrl-C from here on ends the probe, never the helper
+  auto marks = follow_marks(options.request.mark_file, options.request.mark_regex);
+  if (!marks) return report_early_error(options, envelope, marks.error());
   auto target = open_target({options.pid, options.bin});
   if (!target) return report_early_error(options, envelope, target.error());
   auto plan = plan_probe(*target, options.request);
@@ -51,9 +54,28 @@ int run_probe_command(const ProbeCommandOptions& options) {
               << (plan->addresses.size() == 1 ? "" : "es") << " at " << sites << " site" << (sites == 1 ? "" : "s")
               << " (backend " << backend << "); stop with Ctrl-C" << std::endl;
   };
-  auto run = run_probe(*target, *plan, options.request, callbacks);
-  if (!run) return report_early_error(options, envelope, run.error());
   ProbeRenderer renderer(*target, *plan);
+  renderer.set_marks(marks->get());
+  // Written through the bounded queue: a stalled reader costs output (a
+  // heartbeat is dropped, counted), and a second Ctrl-C gives it up.
+  OutputQueue output(STDOUT_FILENO);
+  uint64_t heartbeats_dropped = 0;
+  callbacks.heartbeat_ms = options.request.heartbeat_ms;
+  callbacks.heartbeat = [&](uint64_t elapsed_ms, const std::vector<xref_probe_counts>& sites) {
+    const nlohmann::json heartbeat = renderer.heartbeat_json(elapsed_ms, sites);
+    if (options.json) {
+      std::cerr << "xref: " << renderer.heartbeat_text(heartbeat) << std::flush;  // one document on stdout
+      return;
+    }
+    const std::string line = options.jsonl ? json_text(heartbeat) + "\n" : renderer.heartbeat_text(heartbeat);
+    if (!output.push(line, true)) ++heartbeats_dropped;
+  };
+  callbacks.output_closed = [&] { return output.broken(); };
+  auto run = run_probe(*target, *plan, options.request, callbacks);
+  if (!run) {
+    output.finish(signals.fd());
+    return report_early_error(options, envelope, run.error());
+  }
   std::optional<Error> error;
   if (run->target_exited) {
     error = make_error(ErrorCode::process_exited,
@@ -63,12 +85,11 @@ int run_probe_command(const ProbeCommandOptions& options) {
     error = *run->target_changed;
     error->hint = "the probes went with the old executable; the counts before the exec are shown";
   }
-  // Written through the bounded queue: a stalled reader costs output, and
-  // a second Ctrl-C gives it up.
-  OutputQueue output(STDOUT_FILENO);
-  if (options.json) {
+  if (options.json || options.jsonl) {
     nlohmann::json document = renderer.document(*run);
     if (error) document["error"] = error_json(*error);
+    document["summary"]["heartbeats_not_shown"] = heartbeats_dropped;
+    if (options.jsonl) document["type"] = "result";
     output.push(json_text(document) + "\n", false);
   } else {
     std::ostringstream text;
@@ -118,6 +139,17 @@ void setup_probe(CLI::App& app, int& exit_status) {
                       "count passing hits by ret (the function's return value at its rets), caller, tid, or a "
                       "fetched NAME");
   command->add_option("--hist", request.hist, "a log2 histogram of a fetched NAME");
+  command->add_flag("--jsonl", options->jsonl,
+                    "JSON lines: each heartbeat as it comes, then the result document as one line");
+  command->add_option("--heartbeat-ms", request.heartbeat_ms,
+                      "print a progress line this often: hits so far per address, rate, lost (0: none)")
+      ->capture_default_str()
+      ->transform(number_in({0, kMaxDurationMs}));
+  command->add_option("--mark-file", request.mark_file,
+                      "a log followed during the probe: samples and heartbeats are stamped with its latest line "
+                      "matching --mark-regex");
+  command->add_option("--mark-regex", request.mark_regex,
+                      "with --mark-file: the lines to stamp with (its first group, if any, is the mark shown)");
   add_ringbuf_option(*command, request.ringbuf_bytes, "sample ring buffer size, a power of two");
   command->callback([options, &exit_status] { exit_status = run_probe_command(*options); });
 }

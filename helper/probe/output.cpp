@@ -6,6 +6,7 @@
 
 #include "attach/fetched_value.h"
 #include "hex.h"
+#include "monotonic_clock.h"
 #include "output/json_envelope.h"
 
 namespace xref {
@@ -44,6 +45,7 @@ nlohmann::json ProbeRenderer::record_json(const ProbeRecord& record) {
     json["call_site_verified"] = site.verified;
     if (!site.caller.empty()) json["caller"] = site.caller;
   }
+  if (marks_ != nullptr) add_mark_json(json, marks_->stamp(record.timestamp_ns));
   if (!record.regs.empty()) {
     static const char* kNames[XREF_PROBE_REG_WORDS] = {"r15", "r14", "r13", "r12", "rbp", "rbx", "r11",
                                                         "r10", "r9",  "r8",  "rax", "rcx", "rdx", "rsi",
@@ -206,6 +208,42 @@ nlohmann::json ProbeRenderer::document(const ProbeRun& run) {
   };
 }
 
+nlohmann::json ProbeRenderer::heartbeat_json(uint64_t elapsed_ms, const std::vector<xref_probe_counts>& sites) {
+  if (last_passed_.size() != plan_.addresses.size()) last_passed_.assign(plan_.addresses.size(), 0);
+  const double seconds = static_cast<double>(elapsed_ms - last_heartbeat_ms_) / 1000.0;
+  nlohmann::json addresses = nlohmann::json::array();
+  uint64_t lost = 0;
+  for (size_t site = 0; site < sites.size() && site < plan_.sites.size(); ++site) {
+    lost += sites[site].records_lost;
+    if (plan_.sites[site].ret) continue;
+    const uint32_t address = plan_.sites[site].address;
+    const uint64_t passed = sites[site].passed;
+    addresses.push_back({{"address", plan_.addresses[address].given},
+                         {"hits", sites[site].hits},
+                         {"passed", passed},
+                         {"rate_per_s", seconds > 0 ? static_cast<double>(passed - last_passed_[address]) / seconds : 0.0}});
+    last_passed_[address] = passed;
+  }
+  last_heartbeat_ms_ = elapsed_ms;
+  nlohmann::json heartbeat = {{"type", "heartbeat"}, {"elapsed_ms", elapsed_ms}, {"addresses", addresses},
+                              {"lost_events", lost}};
+  if (marks_ != nullptr) add_mark_json(heartbeat, marks_->stamp(monotonic_ns()));
+  return heartbeat;
+}
+
+std::string ProbeRenderer::heartbeat_text(const nlohmann::json& heartbeat) const {
+  std::ostringstream line;
+  line << "heartbeat " << heartbeat["elapsed_ms"].get<uint64_t>() << " ms";
+  for (const auto& address : heartbeat["addresses"]) {
+    line << "  " << address["address"].get<std::string>() << " " << address["passed"].get<uint64_t>() << " ("
+         << std::fixed << std::setprecision(1) << address["rate_per_s"].get<double>() << "/s)";
+  }
+  line << "  lost " << heartbeat["lost_events"].get<uint64_t>();
+  if (heartbeat.contains("mark") && !heartbeat["mark"].is_null()) line << "  mark " << json_text(heartbeat["mark_match"]);
+  line << "\n";
+  return line.str();
+}
+
 void ProbeRenderer::print_text(std::ostream& out, const ProbeRun& run) {
   const nlohmann::json document = this->document(run);
   out << "pid " << target_.process.pid() << "  backend " << run.backend << "  " << run.elapsed_ms << " ms  stop "
@@ -253,13 +291,14 @@ void ProbeRenderer::print_text(std::ostream& out, const ProbeRun& run) {
     size_t shown = 0;
     for (const auto& sample : address["samples"]) {
       // A sample without values says no more than the counts above.
-      if (sample["fetches"].empty() && !sample.contains("regs")) break;
+      if (sample["fetches"].empty() && !sample.contains("regs") && !sample.contains("mark")) break;
       if (shown++ == kTextSamples) break;
       out << "  #" << sample["hit"] << " tid " << sample["tid"];
       for (const auto& fetch : sample["fetches"]) {
         out << "  " << fetch["name"].get<std::string>() << "="
             << (fetch["value"].is_null() ? fetch["error"].get<std::string>() : fetch["value"].get<std::string>());
       }
+      if (sample.contains("mark_match") && !sample["mark_match"].is_null()) out << "  mark " << json_text(sample["mark_match"]);
       out << "\n";
     }
   }

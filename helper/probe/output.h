@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "mark/follower.h"
 #include "probe/plan.h"
 #include "probe/session.h"
 #include "process/symbolizer.h"
@@ -19,8 +20,16 @@ class ProbeRenderer {
   ProbeRenderer(const Target& target, const ProbePlan& plan)
       : target_(target), plan_(plan), symbolizer_(target.space, plan.modules[0].module) {}
 
+  // --mark-file: samples and heartbeats are stamped from this follower.
+  void set_marks(MarkFollower* marks) { marks_ = marks; }
+
   nlohmann::json document(const ProbeRun& run);
   void print_text(std::ostream& out, const ProbeRun& run);
+  // A progress line: the counts so far per address, their rate since the
+  // previous heartbeat, samples lost; as JSON ({"type": "heartbeat", ...})
+  // or text.
+  nlohmann::json heartbeat_json(uint64_t elapsed_ms, const std::vector<xref_probe_counts>& sites);
+  std::string heartbeat_text(const nlohmann::json& heartbeat) const;
 
  private:
   nlohmann::json address_json(size_t address, const ProbeRun& run);
@@ -29,6 +38,9 @@ class ProbeRenderer {
   const Target& target_;
   const ProbePlan& plan_;
   Symbolizer symbolizer_;
+  MarkFollower* marks_ = nullptr;
+  uint64_t last_heartbeat_ms_ = 0;
+  std::vector<uint64_t> last_passed_;
 };
 
 }  // namespace xref

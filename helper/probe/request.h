@@ -25,6 +25,9 @@ struct ProbeRequest {
   std::string group_by;                // ret, caller, tid or a fetched name
   std::string hist;                    // a fetched name: log2 histogram
   uint64_t ringbuf_bytes = 1u << 20;
+  uint64_t heartbeat_ms = 0;           // a progress line this often (0: none)
+  std::string mark_file;               // a log followed during the probe...
+  std::string mark_regex;              // ...whose latest matching line stamps samples and heartbeats
   DebuggerContext debugger;
 };
 

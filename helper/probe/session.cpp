@@ -71,6 +71,14 @@ Result<ProbeRun> run_probe(const Target& target, const ProbePlan& plan, const Pr
     if ((*bpf)->until_hits_reached()) return std::string("until_hits");
     return std::nullopt;
   };
+  uint64_t next_heartbeat = callbacks.heartbeat_ms;
+  if (callbacks.heartbeat_ms > 0 && callbacks.heartbeat) {
+    hooks.tick = [&](uint64_t elapsed_ms) {
+      if (elapsed_ms < next_heartbeat) return;
+      next_heartbeat = (elapsed_ms / callbacks.heartbeat_ms + 1) * callbacks.heartbeat_ms;
+      callbacks.heartbeat(elapsed_ms, (*bpf)->site_counts(plan.sites.size()));
+    };
+  }
   auto ended = run_loop(stops, hooks);
   (*bpf)->detach();
   run.elapsed_ms = static_cast<uint64_t>(

@@ -44,6 +44,9 @@ struct ProbeCallbacks {
   int cancel_fd = -1;           // as TraceCallbacks: -1 means SIGINT/SIGTERM
   std::string cancel_reason = "stopped";
   std::function<bool()> output_closed;
+  // Every heartbeat_ms (0: never): the per-site counts so far.
+  uint64_t heartbeat_ms = 0;
+  std::function<void(uint64_t elapsed_ms, const std::vector<xref_probe_counts>& sites)> heartbeat;
 };
 
 Result<ProbeRun> run_probe(const Target& target, const ProbePlan& plan, const ProbeRequest& request,

@@ -24,7 +24,6 @@ namespace {
 
 constexpr uint64_t kMaxWindowsBound = 1000000;
 constexpr uint64_t kMaxEventsBound = 1000000000;
-constexpr unsigned kMarkPollMs = 10;  // how often --mark-file is read
 // Events --json holds for its one document (about 100 bytes each); past
 // them, windows are counted, not kept: --jsonl streams any number.
 constexpr uint64_t kJsonEventsHeld = 2000000;
@@ -74,13 +73,7 @@ Result<void> validate_trace_request(const TraceRequest& request) {
     return make_error(ErrorCode::invalid_argument, "--start " + request.start + " names a debugger breakpoint",
                       "use it inside lldb or gdb; in a shell, use --start FUNCTION or a static VA");
   }
-  if (request.mark_file.empty() != request.mark_regex.empty()) {
-    return make_error(ErrorCode::invalid_argument, "--mark-file and --mark-regex go together",
-                      "e.g. --mark-file /var/log/app.log --mark-regex 'batch ([0-9]+)'");
-  }
-  if (!request.mark_regex.empty()) {
-    if (auto regex = MarkRegex::compile(request.mark_regex); !regex) return regex.error();
-  }
+  if (auto marks = check_mark_options(request.mark_file, request.mark_regex); !marks) return marks.error();
   if (request.here && request.backend == "tracefs") {
     return make_error(ErrorCode::invalid_argument, "--here needs a BPF backend, not tracefs");
   }
@@ -88,21 +81,7 @@ Result<void> validate_trace_request(const TraceRequest& request) {
 }
 
 Result<std::unique_ptr<MarkFollower>> open_marks(const TraceRequest& request) {
-  if (request.mark_file.empty()) return std::unique_ptr<MarkFollower>();
-  auto regex = MarkRegex::compile(request.mark_regex);
-  if (!regex) return regex.error();
-  // A file that cannot be followed is refused before the write clock's
-  // host-wide programs attach.
-  if (auto followable = MarkFollower::check(request.mark_file); !followable) return followable.error();
-  // Exact line times need the write clock (BPF); without it a mark that was
-  // read only after its window opened is shown uncertain.
-  auto clock = MarkWriteClock::start();
-  auto follower = MarkFollower::open(request.mark_file, std::move(*regex), {},
-                                     clock ? std::move(*clock) : nullptr);
-  if (!follower) return follower.error();
-  if (!clock) (*follower)->set_untimed_reason(clock.error().message);
-  (*follower)->start_polling(kMarkPollMs);
-  return std::move(*follower);
+  return follow_marks(request.mark_file, request.mark_regex);
 }
 
 int run_trace_command(const TraceCommandOptions& options) {

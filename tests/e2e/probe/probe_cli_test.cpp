@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "objdump_listing.h"
+#include "sample_target.h"
 #include "trace_harness.h"
 
 namespace xref::test {
@@ -260,6 +261,45 @@ TEST(ProbeCli, BadInputIsRefusedBeforeAnythingIsAttached) {
 
   EXPECT_EQ(program_links("probe_hit"), 0);
   EXPECT_EQ(kill(target.pid(), 0), 0) << "the target runs on";
+}
+
+// --heartbeat-ms in JSON lines: progress lines whose counts only grow, then
+// the result; --mark-file stamps each sample with the log line of the
+// request it belongs to (one worker, so the latest line is its own).
+TEST(ProbeCli, HeartbeatsGrowAndSamplesCarryTheirRequestsLogLine) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  const std::string log = "/tmp/xref-probe-mark-" + std::to_string(getpid()) + ".log";
+  unlink(log.c_str());
+  TargetProcess service({XREF_SAMPLE_SERVICE, "--threads", "1", "--requests", "0", "--interval-us", "500", "--log", log});
+  const XrefRun run = run_xref({"probe", "--pid", std::to_string(service.pid()), "validate", "--fetch", "id=+0(%di):u64",
+                                "--every", "7", "--first", "10", "--duration-ms", "1200", "--heartbeat-ms", "300",
+                                "--mark-file", log, "--mark-regex", "^request ([0-9]+)", "--jsonl"});
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  std::istringstream lines(run.out);
+  std::vector<nlohmann::json> heartbeats;
+  nlohmann::json result;
+  for (std::string line; std::getline(lines, line);) {
+    const auto json = nlohmann::json::parse(line);
+    if (json["type"] == "heartbeat") heartbeats.push_back(json);
+    if (json["type"] == "result") result = json;
+  }
+  ASSERT_GE(heartbeats.size(), 2u) << run.out;
+  uint64_t previous = 0;
+  for (const auto& heartbeat : heartbeats) {
+    const uint64_t passed = heartbeat["addresses"][0]["passed"].get<uint64_t>();
+    EXPECT_GE(passed, previous) << heartbeat.dump();
+    previous = passed;
+  }
+  ASSERT_TRUE(result.is_object()) << run.out;
+  EXPECT_GE(result["addresses"][0]["passed"].get<uint64_t>(), previous);
+  const auto& samples = result["addresses"][0]["samples"];
+  ASSERT_EQ(samples.size(), 10u) << result.dump();
+  for (const auto& sample : samples) {
+    const uint64_t id = std::stoull(sample["fetches"][0]["value"].get<std::string>(), nullptr, 16);
+    EXPECT_EQ(sample["mark_status"], "matched") << sample.dump();
+    EXPECT_EQ(sample["mark_match"], std::to_string(id)) << sample.dump();
+  }
+  unlink(log.c_str());
 }
 
 }  // namespace
