@@ -121,6 +121,12 @@ void ProbeBpf::detach() {
   link_.close();
 }
 
+uint64_t ProbeBpf::samples_over_limit() const {
+  const uint64_t limit = skeleton_->rodata->max_records;
+  const uint64_t sampled = __atomic_load_n(&skeleton_->bss->records_total, __ATOMIC_RELAXED);
+  return limit != 0 && sampled > limit ? sampled - limit : 0;
+}
+
 bool ProbeBpf::until_hits_reached() const { return __atomic_load_n(&skeleton_->bss->stopped, __ATOMIC_RELAXED) != 0; }
 
 std::vector<xref_probe_counts> ProbeBpf::site_counts(size_t sites) const {

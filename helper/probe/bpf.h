@@ -54,6 +54,8 @@ class ProbeBpf {
   // removed, and those hits would not cover every site.
   void detach();
   bool until_hits_reached() const;
+  // Sampled hits past --max-events, kept by no record.
+  uint64_t samples_over_limit() const;
   ProbeCounts counts(size_t sites) const;
   // Only the per-site counts (summed over CPUs): cheap enough for heartbeats.
   std::vector<xref_probe_counts> site_counts(size_t sites) const;

@@ -54,7 +54,7 @@ int run_probe_command(const ProbeCommandOptions& options) {
               << (plan->addresses.size() == 1 ? "" : "es") << " at " << sites << " site" << (sites == 1 ? "" : "s")
               << " (backend " << backend << "); stop with Ctrl-C" << std::endl;
   };
-  ProbeRenderer renderer(*target, *plan);
+  ProbeRenderer renderer(*target, *plan, options.request);
   renderer.set_marks(marks->get());
   // Written through the bounded queue: a stalled reader costs output (a
   // heartbeat is dropped, counted), and a second Ctrl-C gives it up.

@@ -184,6 +184,8 @@ nlohmann::json ProbeRenderer::document(const ProbeRun& run) {
       {"records", records},
       {"records_received", run.records.size()},
       {"lost_events", lost},
+      // Sampled hits past --max-events: a bound, not a loss.
+      {"samples_not_kept", run.samples_not_kept},
       {"not_counted", not_counted},
       // Hit counts are exact (kept in BPF); a result is complete when no
       // record was lost and every aggregation map had room.
@@ -203,7 +205,13 @@ nlohmann::json ProbeRenderer::document(const ProbeRun& run) {
       {"addresses", addresses},
       {"error", nullptr},
       {"warnings", warnings},
-      {"limits", {{"max_events", nullptr}}},
+      {"limits",
+       {{"max_events", request_.max_events},
+        {"every", request_.every},
+        {"first", request_.first},
+        {"until_hits", request_.until_hits},
+        {"duration_ms", request_.duration_ms},
+        {"ringbuf_bytes", request_.ringbuf_bytes}}},
       {"stops", nlohmann::json::array({run.stop_reason})},
   };
 }

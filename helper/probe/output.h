@@ -17,8 +17,8 @@ namespace xref {
 
 class ProbeRenderer {
  public:
-  ProbeRenderer(const Target& target, const ProbePlan& plan)
-      : target_(target), plan_(plan), symbolizer_(target.space, plan.modules[0].module) {}
+  ProbeRenderer(const Target& target, const ProbePlan& plan, const ProbeRequest& request)
+      : target_(target), plan_(plan), request_(request), symbolizer_(target.space, plan.modules[0].module) {}
 
   // --mark-file: samples and heartbeats are stamped from this follower.
   void set_marks(MarkFollower* marks) { marks_ = marks; }
@@ -37,6 +37,7 @@ class ProbeRenderer {
 
   const Target& target_;
   const ProbePlan& plan_;
+  const ProbeRequest& request_;
   Symbolizer symbolizer_;
   MarkFollower* marks_ = nullptr;
   uint64_t last_heartbeat_ms_ = 0;

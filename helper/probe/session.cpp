@@ -91,6 +91,7 @@ Result<ProbeRun> run_probe(const Target& target, const ProbePlan& plan, const Pr
   (*ring)->unbound();
   (*ring)->round();
   run.counts = (*bpf)->counts(plan.sites.size());
+  run.samples_not_kept = (*bpf)->samples_over_limit();
   return run;
 }
 

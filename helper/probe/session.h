@@ -37,6 +37,7 @@ struct ProbeRun {
   uint64_t elapsed_ms = 0;      // from arming to the detach
   ProbeCounts counts;
   std::vector<ProbeRecord> records;
+  uint64_t samples_not_kept = 0;  // sampled hits past --max-events
 };
 
 struct ProbeCallbacks {

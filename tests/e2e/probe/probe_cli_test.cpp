@@ -160,7 +160,8 @@ TEST(ProbeCli, FilterAndGroupsEqualTheRecordedValues) {
 }
 
 // --every N --first K: the samples are passing hits N, 2N, ... KN of the
-// address, no more; --until-hits stops the run at exactly that many.
+// address, no more; --until-hits stops the run at exactly that many;
+// --max-events bounds the samples kept, and the rest is counted.
 TEST(ProbeCli, SamplesAndUntilHitsAreExact) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
   ProbedTarget probed;
@@ -174,6 +175,25 @@ TEST(ProbeCli, SamplesAndUntilHitsAreExact) {
   std::vector<uint64_t> hits;
   for (const auto& sample : address["samples"]) hits.push_back(sample["hit"].get<uint64_t>());
   EXPECT_EQ(hits, (std::vector<uint64_t>{3, 6, 9, 12, 15}));
+  EXPECT_EQ(document["summary"]["samples_not_kept"], 0);
+  EXPECT_EQ(document["limits"]["until_hits"], 30);
+
+  // Two threads race for the last places: which four samples are kept
+  // varies, that four are kept and one is counted does not.
+  ProbedTarget bounded;
+  const XrefRun capped = bounded.probe({"svc::validate", "--fetch", "id=%di:u64", "--every", "3", "--first", "5",
+                                        "--until-hits", "30", "--max-events", "4"});
+  ASSERT_EQ(capped.exit_status, 0) << capped.err;
+  const auto capped_document = capped.json();
+  const auto& capped_address = address_of(capped_document, "svc::validate");
+  EXPECT_EQ(capped_address["samples"].size(), 4u);
+  for (const auto& sample : capped_address["samples"]) {
+    const uint64_t hit = sample["hit"].get<uint64_t>();
+    EXPECT_TRUE(hit % 3 == 0 && hit <= 15) << sample.dump();
+  }
+  EXPECT_EQ(capped_document["summary"]["samples_not_kept"], 1);
+  EXPECT_EQ(capped_document["summary"]["lost_events"], 0);
+  EXPECT_EQ(capped_document["limits"]["max_events"], 4);
   // Each sample's id is a request the target ran on that thread.
   const auto record = probed.record();
   for (const auto& sample : address["samples"]) {
