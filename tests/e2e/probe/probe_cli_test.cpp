@@ -267,6 +267,22 @@ TEST(ProbeCli, BadInputIsRefusedBeforeAnythingIsAttached) {
   EXPECT_EQ(mid_instruction.exit_status, 13) << mid_instruction.err << mid_instruction.out;
   EXPECT_EQ(mid_instruction.json()["error"]["code"], "not_an_instruction") << mid_instruction.out;
 
+  // A data object, as nm names it: refused as not code, by its section.
+  uint64_t data_va = 0;
+  for (const auto& line : command_lines("nm " + std::string(XREF_TRACE_TARGET))) {
+    std::istringstream fields(line);
+    std::string address, type, name;
+    if (fields >> address >> type >> name && (type == "b" || type == "B") && name.find("result_sink") != std::string::npos) {
+      data_va = std::stoull(address, nullptr, 16);
+    }
+  }
+  ASSERT_NE(data_va, 0u) << "nm shows no result_sink in .bss";
+  std::ostringstream data;
+  data << "0x" << std::hex << data_va;
+  const XrefRun in_data = run_xref({"probe", "--pid", pid, data.str()});
+  EXPECT_EQ(in_data.exit_status, 13) << in_data.err;
+  EXPECT_NE(in_data.err.find(".bss"), std::string::npos) << in_data.err;
+
   const XrefRun unknown = run_xref({"probe", "--pid", pid, "svc::no_such_function"});
   EXPECT_NE(unknown.exit_status, 0);
   EXPECT_EQ(std::count(unknown.err.begin(), unknown.err.end(), '\n'), 1) << unknown.err;
