@@ -256,6 +256,13 @@ TEST(ProbeCli, BadInputIsRefusedBeforeAnythingIsAttached) {
     }
   }
   ASSERT_NE(inside_instruction, 0u);
+  // The links of earlier probes are freed by the kernel after their helper
+  // closed them (a grace period later): wait until none is left, so that
+  // any link seen below is one of these refused runs.
+  for (int attempt = 0; attempt < 400 && program_links("probe_hit") > 0; ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  ASSERT_EQ(program_links("probe_hit"), 0) << "links of earlier probes are still listed";
   RecordFile record_file(next_record_name());
   TargetProcess target(target_command(record_file.path, {"--requests", "0"}));
   record_file.release();
