@@ -1,0 +1,73 @@
+#include "probe/options.h"
+
+#include <cstdint>
+#include <string>
+
+#include "command/option_values.h"
+#include "mark/follower.h"
+
+namespace xref {
+namespace {
+
+constexpr uint64_t kMaxRecordsBound = 10000000;
+
+}  // namespace
+
+Result<void> validate_probe_request(const ProbeRequest& request) {
+  if (request.backend != "auto" && request.backend != "uprobe_multi" && request.backend != "perf_uprobe") {
+    return make_error(ErrorCode::invalid_argument, "--backend must be auto, uprobe_multi or perf_uprobe",
+                      "probe's tracefs backend is not built yet");
+  }
+  if (request.every == 0) return make_error(ErrorCode::invalid_argument, "--every must be at least 1");
+  return check_mark_options(request.mark_file, request.mark_regex);
+}
+
+void add_probe_options(CLI::App& command_app, ProbeCommandOptions& options_ref) {
+  CLI::App* command = &command_app;
+  ProbeCommandOptions* options = &options_ref;
+  ProbeRequest& request = options->request;
+  add_process_options(*command, *options);
+  command->add_option("address", request.addresses,
+                      "what to probe: a function (sym, module:sym) or any instruction start (0xVA, module:0xVA)")
+      ->required();
+  command->add_option("--backend", request.backend, "auto, uprobe_multi or perf_uprobe")->capture_default_str();
+  command->add_flag("--count", options->count, "count hits (always done; the seed's spelling)");
+  command->add_flag("--callers", request.callers,
+                    "the call sites hits came from: exact at a function's entry, inferred from .eh_frame inside it");
+  command->add_flag("--regs", request.regs, "samples carry every general register");
+  command->add_option("--fetch", request.fetch, "values read at every hit, e.g. 'amount=+0x30(%cx):u64'")
+      ->check(not_empty("a fetch spec", "--fetch 'amount=+0x30(%cx):u64'"));
+  command->add_option("--filter", request.filter, "only hits where this holds over the fetched values pass, e.g. "
+                                                  "'amount > 0'");
+  command->add_option("--every", request.every, "sample every Nth passing hit of an address")
+      ->capture_default_str()
+      ->transform(number_in({1, kMaxRecordsBound}));
+  command->add_option("--first", request.first, "keep the first N samples of each address (0: no limit)")
+      ->capture_default_str()
+      ->transform(number_in({0, kMaxRecordsBound}));
+  command->add_option("--until-hits", request.until_hits, "stop after N passing hits in all (0: no limit)")
+      ->capture_default_str()
+      ->transform(number_in({0, UINT64_MAX / 2}));
+  command->add_option("--max-events", request.max_events, "samples kept in all (0: no limit)")
+      ->capture_default_str()
+      ->transform(number_in({0, kMaxRecordsBound}));
+  add_duration_option(*command, request.duration_ms, "stop after this long (0: until a bound or Ctrl-C)");
+  command->add_option("--group-by", request.group_by,
+                      "count passing hits by ret (the function's return value at its rets), caller, tid, or a "
+                      "fetched NAME");
+  command->add_option("--hist", request.hist, "a log2 histogram of a fetched NAME");
+  command->add_flag("--jsonl", options->jsonl,
+                    "JSON lines: each heartbeat as it comes, then the result document as one line");
+  command->add_option("--heartbeat-ms", request.heartbeat_ms,
+                      "print a progress line this often: hits so far per address, rate, lost (0: none)")
+      ->capture_default_str()
+      ->transform(number_in({0, kMaxDurationMs}));
+  command->add_option("--mark-file", request.mark_file,
+                      "a log followed during the probe: samples and heartbeats are stamped with its latest line "
+                      "matching --mark-regex");
+  command->add_option("--mark-regex", request.mark_regex,
+                      "with --mark-file: the lines to stamp with (its first group, if any, is the mark shown)");
+  add_ringbuf_option(*command, request.ringbuf_bytes, "sample ring buffer size, a power of two");
+}
+
+}  // namespace xref
