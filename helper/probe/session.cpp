@@ -65,7 +65,12 @@ Result<ProbeRun> run_probe(const Target& target, const ProbePlan& plan, const Pr
   stops.stop_name = callbacks.cancel_fd >= 0 ? callbacks.cancel_reason : "interrupted";
   stops.duration_ms = request.duration_ms;
   stops.output_closed = callbacks.output_closed;
+  stops.drain_fd = callbacks.drain_fd;
   RunLoopHooks hooks;
+  hooks.drain_requested = [&]() -> Result<void> {
+    if (callbacks.drained) callbacks.drained((*bpf)->site_counts(plan.sites.size()));
+    return {};
+  };
   hooks.drain = [&]() -> Result<bool> { return (*ring)->round(); };
   hooks.bound = [&]() -> std::optional<std::string> {
     if ((*bpf)->until_hits_reached()) return std::string("until_hits");

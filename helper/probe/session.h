@@ -45,6 +45,10 @@ struct ProbeCallbacks {
   int cancel_fd = -1;           // as TraceCallbacks: -1 means SIGINT/SIGTERM
   std::string cancel_reason = "stopped";
   std::function<bool()> output_closed;
+  // Readable (an eventfd): a front end asks for the counts now (xref serve's
+  // `drain`, sent when the process stops); `drained` gets them.
+  int drain_fd = -1;
+  std::function<void(const std::vector<xref_probe_counts>& sites)> drained;
   // Every heartbeat_ms (0: never): the per-site counts so far.
   uint64_t heartbeat_ms = 0;
   std::function<void(uint64_t elapsed_ms, const std::vector<xref_probe_counts>& sites)> heartbeat;

@@ -1,7 +1,7 @@
-// session.start's words and context turned into a trace request, with the
-// CLI's own definitions (add_trace_options) and checks
-// (validate_trace_request): a front end's `trace ...` means what it means
-// in a shell.
+// session.start's words and context turned into a trace or probe request,
+// with the CLI's own definitions (add_trace_options, add_probe_options) and
+// checks: a front end's `trace ...` or `probe ...` means what it means in a
+// shell.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -11,13 +11,19 @@
 
 #include "serve/context.h"
 #include "serve/protocol.h"
+#include "probe/options.h"
 #include "trace/options.h"
 
 namespace xref::serve {
 
 struct SessionSpec {
-  std::string command = "trace";
-  TraceCommandOptions options;
+  std::string command = "trace";  // trace or probe
+  TraceCommandOptions options;    // command trace
+  ProbeCommandOptions probe;      // command probe
+
+  const ProcessCommandOptions& process() const {
+    return command == "probe" ? static_cast<const ProcessCommandOptions&>(probe) : options;
+  }
 };
 
 struct HelpText {

@@ -12,49 +12,13 @@
 
 #include "output/json_envelope.h"
 #include "process/target.h"
+#include "serve/session.h"
 #include "trace/options.h"
 #include "trace/output.h"
 #include "trace/plan.h"
 #include "trace/session.h"
 
 namespace xref::serve {
-
-struct Session {
-  uint64_t id = 0;
-  std::string command;
-  pid_t pid = 0;
-  std::string requested_backend;
-  int cancel_fd = -1;  // eventfd: readable once the session must stop
-  int drain_fd = -1;   // eventfd: readable when a drain request waits
-  std::thread thread;
-  std::atomic<bool> thread_done{false};
-
-  std::mutex mutex;  // guards what follows
-  std::string state = "attaching";  // attaching, running, stopping, ended
-  std::string backend;
-  uint64_t windows = 0;
-  uint64_t events = 0;
-  bool helper_exiting = false;
-  bool ended = false;
-  std::vector<nlohmann::json> stop_requests;  // answered after session_ended
-  StopAnswer stop_answer;
-  std::vector<std::shared_ptr<PendingDrain>> drains;  // waiting for this session's next drain
-
-  ~Session() {
-    if (cancel_fd >= 0) close(cancel_fd);
-    if (drain_fd >= 0) close(drain_fd);
-  }
-
-  void request_drain() {
-    const uint64_t one = 1;
-    (void)!write(drain_fd, &one, sizeof one);
-  }
-
-  void cancel() {
-    const uint64_t one = 1;
-    (void)!write(cancel_fd, &one, sizeof one);
-  }
-};
 
 namespace {
 
@@ -99,7 +63,7 @@ SessionManager::~SessionManager() { stop_all_and_join(); }
 
 std::optional<ProtocolError> SessionManager::start(const nlohmann::json& request_id, SessionSpec spec) {
   std::lock_guard lock(mutex_);
-  const std::string& backend = spec.options.request.backend;
+  const std::string& backend = spec.command == "probe" ? spec.probe.request.backend : spec.options.request.backend;
   if (backend == "tracefs") {
     // The tracefs probe group and instance are named after the helper (PID and start time).
     for (const auto& [id, other] : sessions_) {
@@ -119,7 +83,7 @@ std::optional<ProtocolError> SessionManager::start(const nlohmann::json& request
   }
   session->id = next_id_++;
   session->command = spec.command;
-  session->pid = spec.options.pid;
+  session->pid = spec.process().pid;
   session->requested_backend = backend;
   try {
     session->thread = std::thread(&SessionManager::run, this, session, request_id, std::move(spec));
@@ -131,6 +95,7 @@ std::optional<ProtocolError> SessionManager::start(const nlohmann::json& request
 }
 
 void SessionManager::run(std::shared_ptr<Session> session, nlohmann::json request_id, SessionSpec spec) {
+  if (spec.command == "probe") return run_probe_session(std::move(session), std::move(request_id), std::move(spec));
   const TraceRequest& request = spec.options.request;
   bool attached = false;
   // Before the attach, a failure is the answer to session.start; after it,

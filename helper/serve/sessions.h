@@ -67,6 +67,9 @@ class SessionManager {
 
  private:
   void run(std::shared_ptr<Session> session, nlohmann::json request_id, SessionSpec spec);
+  // A probe session (probe_session.cpp): counts at each drain as
+  // probe_update events, the live_probe document at its end.
+  void run_probe_session(std::shared_ptr<Session> session, nlohmann::json request_id, SessionSpec spec);
   void finish(Session& session, const std::optional<nlohmann::json>& ended_event, StopAnswer answer);
   void answer_drains(Session& session, bool ending);
 

@@ -578,5 +578,45 @@ TEST(ServeCli, SigkillLeavesNothingAttached) {
   EXPECT_EQ(kill(target.pid(), 0), 0) << "the target runs on";
 }
 
+// A probe session: at a drain its counts so far come as a probe_update
+// event before the drain is answered; at its end (the target exits) the
+// session_ended event carries the live_probe document, whose counts equal
+// what the target recorded.
+TEST(ServeCli, ProbeSessionUpdatesAtDrainsAndEndsWithItsDocument) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  const RecordFile record_file("serve-probe");
+  TargetProcess target(target_command(record_file.path, {"--requests", "60", "--interval-us", "1000"}));
+  ServeClient helper;
+  handshake(helper);
+  const auto started = helper.request(
+      "session.start", {{"argv", {"probe", "svc::validate", "--callers", "--duration-ms", "0"}},
+                        {"context", {{"pid", target.pid()}}}});
+  ASSERT_TRUE(started.contains("result")) << started.dump();
+  const uint64_t session = started["result"]["session"];
+  EXPECT_EQ(started["result"]["command"], "probe");
+  EXPECT_EQ(started["result"]["addresses"][0]["address"], "svc::validate");
+  record_file.release();  // the requests start now
+
+  const auto drained = helper.request("drain");
+  EXPECT_EQ(drained["result"]["drained"], true) << drained.dump();
+  ASSERT_TRUE(helper.queued([&](const nlohmann::json& message) { return is_event(message, "probe_update", session); }))
+      << "the counts come before the drain's answer";
+  const auto update = helper.await_event("probe_update", session);
+  const uint64_t at_drain = update["counts"]["addresses"][0]["passed"].get<uint64_t>();
+
+  const auto ended = helper.await_event("session_ended", session);
+  EXPECT_EQ(ended["stop_reason"], "target_exited") << ended.dump();
+  const auto& address = ended["document"]["addresses"][0];
+  uint64_t recorded = 0;
+  for (const auto& [key, events] : read_record(record_file.path)) {
+    for (const auto& event : events) recorded += event.kind == '>' && event.function == "validate";
+  }
+  EXPECT_EQ(recorded, 60u);
+  EXPECT_EQ(address["hits"].get<uint64_t>(), recorded);
+  EXPECT_LE(at_drain, recorded);
+  EXPECT_EQ(address["callers"]["sites"][0]["hits"].get<uint64_t>(), recorded);
+  EXPECT_EQ(ended["document"]["operation"], "live_probe");
+}
+
 }  // namespace
 }  // namespace xref::test

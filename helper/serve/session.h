@@ -1,0 +1,59 @@
+// One session of `xref serve` as its thread and the manager share it: its
+// stop and drain eventfds, its state for `sessions`, the stop requests and
+// drains waiting for it.
+#pragma once
+
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "serve/sessions.h"
+
+namespace xref::serve {
+
+struct Session {
+  uint64_t id = 0;
+  std::string command;
+  pid_t pid = 0;
+  std::string requested_backend;
+  int cancel_fd = -1;  // eventfd: readable once the session must stop
+  int drain_fd = -1;   // eventfd: readable when a drain request waits
+  std::thread thread;
+  std::atomic<bool> thread_done{false};
+
+  std::mutex mutex;  // guards what follows
+  std::string state = "attaching";  // attaching, running, stopping, ended
+  std::string backend;
+  uint64_t windows = 0;
+  uint64_t events = 0;
+  bool helper_exiting = false;
+  bool ended = false;
+  std::vector<nlohmann::json> stop_requests;  // answered after session_ended
+  StopAnswer stop_answer;
+  std::vector<std::shared_ptr<PendingDrain>> drains;  // waiting for this session's next drain
+
+  ~Session() {
+    if (cancel_fd >= 0) close(cancel_fd);
+    if (drain_fd >= 0) close(drain_fd);
+  }
+
+  void request_drain() {
+    const uint64_t one = 1;
+    (void)!write(drain_fd, &one, sizeof one);
+  }
+
+  void cancel() {
+    const uint64_t one = 1;
+    (void)!write(cancel_fd, &one, sizeof one);
+  }
+};
+
+}  // namespace xref::serve
