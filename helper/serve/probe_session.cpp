@@ -18,21 +18,7 @@ namespace xref::serve {
 void SessionManager::run_probe_session(std::shared_ptr<Session> session, nlohmann::json request_id, SessionSpec spec) {
   const ProbeRequest& request = spec.probe.request;
   bool attached = false;
-  // Before the attach, a failure is the answer to session.start; after it,
-  // the session_ended event carries it.
-  auto fail = [&](const Error& error) {
-    const ProtocolError reported = cli_error(error);
-    if (!attached) {
-      writer_.write(error_response(request_id, reported));
-      finish(*session, std::nullopt, protocol_error("unknown_session", "session " + std::to_string(session->id) +
-                                                                           " did not start: " + error.message));
-      return;
-    }
-    nlohmann::json ended = event_message(
-        "session_ended", session->id,
-        {{"stop_reason", "error"}, {"summary", nullptr}, {"document", nullptr}, {"error", error_object(reported)}});
-    finish(*session, ended, nlohmann::json{{"session", session->id}, {"stop_reason", "error"}, {"summary", nullptr}});
-  };
+  auto fail = [&](const Error& error) { this->fail(*session, request_id, attached, error, {{"document", nullptr}}); };
   try {
     auto target = open_target({spec.probe.pid, spec.probe.bin});
     if (!target) return fail(target.error());

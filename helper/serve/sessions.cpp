@@ -98,23 +98,8 @@ void SessionManager::run(std::shared_ptr<Session> session, nlohmann::json reques
   if (spec.command == "probe") return run_probe_session(std::move(session), std::move(request_id), std::move(spec));
   const TraceRequest& request = spec.options.request;
   bool attached = false;
-  // Before the attach, a failure is the answer to session.start; after it,
-  // the session_ended event carries it.
   auto fail = [&](const Error& error) {
-    const ProtocolError reported = cli_error(error);
-    if (!attached) {
-      writer_.write(error_response(request_id, reported));
-      finish(*session, std::nullopt, protocol_error("unknown_session", "session " + std::to_string(session->id) +
-                                                                           " did not start: " + error.message));
-      return;
-    }
-    nlohmann::json ended = event_message("session_ended", session->id,
-                                         {{"stop_reason", "error"},
-                                          {"summary", nullptr},
-                                          {"windows", nlohmann::json::array()},
-                                          {"error", error_object(reported)}});
-    finish(*session, ended,
-           nlohmann::json{{"session", session->id}, {"stop_reason", "error"}, {"summary", nullptr}});
+    this->fail(*session, request_id, attached, error, {{"windows", nlohmann::json::array()}});
   };
   try {
     auto target = open_target({spec.options.pid, spec.options.bin});
@@ -183,6 +168,21 @@ void SessionManager::run(std::shared_ptr<Session> session, nlohmann::json reques
   } catch (const std::exception& failure) {
     fail(make_error(ErrorCode::internal, std::string("session failed: ") + failure.what()));
   }
+}
+
+void SessionManager::fail(Session& session, const nlohmann::json& request_id, bool attached, const Error& error,
+                          const nlohmann::json& empty) {
+  const ProtocolError reported = cli_error(error);
+  if (!attached) {
+    writer_.write(error_response(request_id, reported));
+    finish(session, std::nullopt,
+           protocol_error("unknown_session", "session " + std::to_string(session.id) + " did not start: " + error.message));
+    return;
+  }
+  nlohmann::json fields = {{"stop_reason", "error"}, {"summary", nullptr}, {"error", error_object(reported)}};
+  fields.update(empty);
+  finish(session, event_message("session_ended", session.id, fields),
+         nlohmann::json{{"session", session.id}, {"stop_reason", "error"}, {"summary", nullptr}});
 }
 
 void SessionManager::finish(Session& session, const std::optional<nlohmann::json>& ended_event, StopAnswer answer) {

@@ -71,6 +71,11 @@ class SessionManager {
   // probe_update events, the live_probe document at its end.
   void run_probe_session(std::shared_ptr<Session> session, nlohmann::json request_id, SessionSpec spec);
   void finish(Session& session, const std::optional<nlohmann::json>& ended_event, StopAnswer answer);
+  // A session that failed: before its attach the failure answers
+  // session.start; after it, its session_ended event carries the error,
+  // with `empty` (what the command's event holds when there is no result).
+  void fail(Session& session, const nlohmann::json& request_id, bool attached, const Error& error,
+            const nlohmann::json& empty);
   void answer_drains(Session& session, bool ending);
 
   ProtocolWriter& writer_;
