@@ -50,7 +50,7 @@ Result<RunLoopEnd> run_loop(const RunLoopStops& stops, const RunLoopHooks& hooks
     }
     const auto now = std::chrono::steady_clock::now();
     const auto elapsed_ms = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(now - started).count());
-    if (hooks.tick) hooks.tick(elapsed_ms);
+    if (hooks.tick) hooks.tick();
     // A bound reached by the engine came first if it is already set.
     if (hooks.bound) {
       if (auto reason = hooks.bound()) {

@@ -29,7 +29,7 @@ struct RunLoopHooks {
   std::function<Result<bool>()> drain;                // one bounded round; true when records remain
   std::function<Result<void>()> drain_requested;      // after drain_fd: the rest is drained, then this
   std::function<std::optional<std::string>()> bound;  // the engine's own bound, reached: its stop reason
-  std::function<void(uint64_t elapsed_ms)> tick;      // after each round (heartbeats)
+  std::function<void()> tick;                         // after each round (heartbeats)
 };
 
 struct RunLoopEnd {

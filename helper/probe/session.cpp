@@ -58,7 +58,13 @@ Result<ProbeRun> run_probe(const Target& target, const ProbePlan& plan, const Pr
   (*bpf)->arm();
   if (callbacks.attached) callbacks.attached(run.backend, plan.sites.size());
 
+  // One clock for heartbeats, drains and the result: their rates are
+  // differences of these times.
   const auto started = std::chrono::steady_clock::now();
+  auto elapsed_ms = [&] {
+    return static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count());
+  };
   RunLoopStops stops;
   stops.process = &target.process;
   stops.stop_fd = callbacks.cancel_fd >= 0 ? callbacks.cancel_fd : signals->fd();
@@ -68,7 +74,7 @@ Result<ProbeRun> run_probe(const Target& target, const ProbePlan& plan, const Pr
   stops.drain_fd = callbacks.drain_fd;
   RunLoopHooks hooks;
   hooks.drain_requested = [&]() -> Result<void> {
-    if (callbacks.drained) callbacks.drained((*bpf)->site_counts(plan.sites.size()));
+    if (callbacks.drained) callbacks.drained(elapsed_ms(), (*bpf)->site_counts(plan.sites.size()));
     return {};
   };
   hooks.drain = [&]() -> Result<bool> { return (*ring)->round(); };
@@ -78,16 +84,16 @@ Result<ProbeRun> run_probe(const Target& target, const ProbePlan& plan, const Pr
   };
   uint64_t next_heartbeat = callbacks.heartbeat_ms;
   if (callbacks.heartbeat_ms > 0 && callbacks.heartbeat) {
-    hooks.tick = [&](uint64_t elapsed_ms) {
-      if (elapsed_ms < next_heartbeat) return;
-      next_heartbeat = (elapsed_ms / callbacks.heartbeat_ms + 1) * callbacks.heartbeat_ms;
-      callbacks.heartbeat(elapsed_ms, (*bpf)->site_counts(plan.sites.size()));
+    hooks.tick = [&] {
+      const uint64_t now = elapsed_ms();
+      if (now < next_heartbeat) return;
+      next_heartbeat = (now / callbacks.heartbeat_ms + 1) * callbacks.heartbeat_ms;
+      callbacks.heartbeat(now, (*bpf)->site_counts(plan.sites.size()));
     };
   }
   auto ended = run_loop(stops, hooks);
   (*bpf)->detach();
-  run.elapsed_ms = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count());
+  run.elapsed_ms = elapsed_ms();
   if (!ended) return ended.error();
   run.stop_reason = ended->stop_reason;
   run.target_exited = ended->target_exited;

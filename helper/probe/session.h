@@ -48,8 +48,9 @@ struct ProbeCallbacks {
   // Readable (an eventfd): a front end asks for the counts now (xref serve's
   // `drain`, sent when the process stops); `drained` gets them.
   int drain_fd = -1;
-  std::function<void(const std::vector<xref_probe_counts>& sites)> drained;
-  // Every heartbeat_ms (0: never): the per-site counts so far.
+  std::function<void(uint64_t elapsed_ms, const std::vector<xref_probe_counts>& sites)> drained;
+  // Every heartbeat_ms (0: never): the per-site counts so far. Times are
+  // since the probes were armed, as ProbeRun::elapsed_ms.
   uint64_t heartbeat_ms = 0;
   std::function<void(uint64_t elapsed_ms, const std::vector<xref_probe_counts>& sites)> heartbeat;
 };

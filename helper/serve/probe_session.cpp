@@ -66,12 +66,9 @@ void SessionManager::run_probe_session(std::shared_ptr<Session> session, nlohman
       counts.erase("type");
       return event_message("probe_update", session->id, {{"counts", counts}});
     };
-    const auto started = std::chrono::steady_clock::now();
-    callbacks.drained = [&](const std::vector<xref_probe_counts>& sites) {
-      const auto elapsed = static_cast<uint64_t>(
-          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count());
+    callbacks.drained = [&](uint64_t elapsed_ms, const std::vector<xref_probe_counts>& sites) {
       // Out before the drain is answered: the front end prints it at this stop.
-      writer_.write(update(elapsed, sites));
+      writer_.write(update(elapsed_ms, sites));
       answer_drains(*session, false);
     };
     callbacks.heartbeat_ms = request.heartbeat_ms;
