@@ -92,6 +92,20 @@ void add_duration_option(CLI::App& command, uint64_t& value, const std::string& 
                              "give milliseconds from 0 (no limit) to " + std::to_string(kMaxDurationMs) + " (a year)"}));
 }
 
+Result<void> check_ringbuf_bytes(uint64_t bytes) {
+  const std::string hint = "give a power of two from " + std::to_string(kMinRingbufBytes) + " to " +
+                           std::to_string(kMaxRingbufBytes) + ", e.g. 1048576";
+  if (bytes < kMinRingbufBytes || bytes > kMaxRingbufBytes) {
+    return make_error(ErrorCode::invalid_argument, "--ringbuf-bytes " + std::to_string(bytes) + " is out of range",
+                      hint);
+  }
+  if ((bytes & (bytes - 1)) != 0) {
+    return make_error(ErrorCode::invalid_argument,
+                      "--ringbuf-bytes " + std::to_string(bytes) + " is not a power of two", hint);
+  }
+  return {};
+}
+
 void add_ringbuf_option(CLI::App& command, uint64_t& value, const std::string& description) {
   command.add_option("--ringbuf-bytes", value, description)
       ->capture_default_str()

@@ -17,6 +17,10 @@
 
 namespace xref {
 
+// A ring buffer size BPF and tracefs take: a power of two from
+// kMinRingbufBytes to kMaxRingbufBytes (invalid_argument naming it else).
+Result<void> check_ringbuf_bytes(uint64_t bytes);
+
 // --duration-ms and --ringbuf-bytes as every live command defines them,
 // bound to `value`, with the bounds below and the default shown.
 void add_duration_option(CLI::App& command, uint64_t& value, const std::string& description);

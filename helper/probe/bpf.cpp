@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "attach/libbpf_log.h"
+#include "command/option_values.h"
 #include "probe.skel.h"
 
 namespace xref {
@@ -77,10 +78,7 @@ void add_counts(xref_probe_counts& total, const xref_probe_counts& cpu) {
 }  // namespace
 
 Result<std::unique_ptr<ProbeBpf>> ProbeBpf::start(const ProbePlan& plan, const ProbeBpfOptions& options) {
-  if (options.ringbuf_bytes < 4096 || (options.ringbuf_bytes & (options.ringbuf_bytes - 1)) != 0 ||
-      options.ringbuf_bytes > (1ull << 30)) {
-    return make_error(ErrorCode::invalid_argument, "--ringbuf-bytes must be a power of two between 4096 and 1 GiB");
-  }
+  if (auto ringbuf = check_ringbuf_bytes(options.ringbuf_bytes); !ringbuf) return ringbuf.error();
   std::vector<UprobeSet> sets(plan.modules.all().size());
   for (uint32_t module = 0; module < sets.size(); ++module) sets[module].path = plan.modules[module].module->open_path;
   for (size_t index = 0; index < plan.sites.size(); ++index) {

@@ -19,6 +19,7 @@ Result<void> validate_probe_request(const ProbeRequest& request) {
                       "probe's tracefs backend is not built yet");
   }
   if (request.every == 0) return make_error(ErrorCode::invalid_argument, "--every must be at least 1");
+  if (auto ringbuf = check_ringbuf_bytes(request.ringbuf_bytes); !ringbuf) return ringbuf.error();
   return check_mark_options(request.mark_file, request.mark_regex);
 }
 

@@ -172,10 +172,7 @@ nlohmann::json ProbeRenderer::document(const ProbeRun& run) {
     not_counted += counts.threads_full + counts.callers_full + counts.groups_full;
   }
   for (size_t address = 0; address < plan_.addresses.size(); ++address) addresses.push_back(address_json(address, run));
-  nlohmann::json process = process_json(target_.process.identity(), target_.binary_match);
-  auto still = target_.process.recheck();
-  process["pid_alive_after"] = still.ok();
-  process["process_changed"] = !still.ok() && still.error().code == ErrorCode::process_changed;
+  const nlohmann::json process = process_json_after(target_);
   std::vector<std::string> warnings = target_.warnings;
   warnings.insert(warnings.end(), plan_.warnings.begin(), plan_.warnings.end());
   nlohmann::json summary = {

@@ -51,7 +51,7 @@ Result<ProbeAddress> resolve_code_address(ProbeModules& modules, const std::stri
 
 Result<ProbeAddress> resolve_address(ProbeModules& modules, const std::string& given, std::vector<std::string>& warnings) {
   const auto [module, rest] = split_module(given);
-  if (!rest.empty() && rest[0] >= '0' && rest[0] <= '9') return resolve_code_address(modules, given, module, rest);
+  if (names_static_va(rest)) return resolve_code_address(modules, given, module, rest);
   auto function = resolve_function_name(modules, given, "probe");
   if (!function) return function.error();
   if (!function->implementation.empty()) warnings.push_back(ifunc_warning(given, *function, "probing"));

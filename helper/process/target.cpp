@@ -3,6 +3,7 @@
 #include "build_check.h"
 #include "elf_image.h"
 #include "input/input_file.h"
+#include "output/json_envelope.h"
 #include "process/target_owner.h"
 
 namespace xref {
@@ -61,6 +62,14 @@ Result<Target> open_target(const TargetOptions& options) {
   }
   if (auto still = process->recheck(); !still) return still.error();
   return Target{std::move(*process), std::move(*space), binary_match, std::move(warnings)};
+}
+
+nlohmann::json process_json_after(const Target& target) {
+  nlohmann::json process = process_json(target.process.identity(), target.binary_match);
+  auto still = target.process.recheck();
+  process["pid_alive_after"] = still.ok();
+  process["process_changed"] = !still.ok() && still.error().code == ErrorCode::process_changed;
+  return process;
 }
 
 }  // namespace xref

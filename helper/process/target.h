@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,5 +31,10 @@ struct Target {
 };
 
 Result<Target> open_target(const TargetOptions& options);
+
+// The target's identity as a live command's document reports it at the
+// end: process_json, plus whether the PID is still alive and still the
+// same process (pid_alive_after, process_changed), rechecked now.
+nlohmann::json process_json_after(const Target& target);
 
 }  // namespace xref

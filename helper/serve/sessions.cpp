@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "mark/follower.h"
 #include "output/json_envelope.h"
 #include "process/target.h"
 #include "serve/session.h"
@@ -106,7 +107,7 @@ void SessionManager::run(std::shared_ptr<Session> session, nlohmann::json reques
     if (!target) return fail(target.error());
     auto plan = plan_trace(*target, request);
     if (!plan) return fail(plan.error());
-    auto marks = open_marks(request);
+    auto marks = follow_marks(request.mark_file, request.mark_regex);
     if (!marks) return fail(marks.error());
 
     TraceRenderer renderer(*target, *plan);

@@ -9,13 +9,8 @@
 #include "process/ifunc_binding.h"
 
 namespace xref {
-namespace {
 
-bool looks_like_number(const std::string& text) {
-  return !text.empty() && (text[0] >= '0' && text[0] <= '9');
-}
-
-}  // namespace
+bool names_static_va(const std::string& text) { return !text.empty() && text[0] >= '0' && text[0] <= '9'; }
 
 std::pair<std::string, std::string> split_module(const std::string& text) {
   int depth = 0;
@@ -34,7 +29,7 @@ std::pair<std::string, std::string> split_module(const std::string& text) {
 }
 
 Result<FunctionSymbol> resolve_function(const ElfImage& image, const std::string& text, const std::string& what) {
-  if (looks_like_number(text)) {
+  if (names_static_va(text)) {
     auto va = parse_u64(text, what + " address");
     if (!va) return va.error();
     if (const FunctionSymbol* function = image.function_at(*va)) return *function;

@@ -30,6 +30,10 @@ struct ModuleFunction : FunctionSymbol {
 // not split. {"", text} without a module.
 std::pair<std::string, std::string> split_module(const std::string& text);
 
+// The text (after any "module:") is a static VA ("0x1234", "4660"), not a
+// name: names never start with a digit.
+bool names_static_va(const std::string& text);
+
 // Resolves "symbol" or "0xSTATIC_VA" to a function of `image` (a VA must be
 // a function's first byte; names as ElfImage::match_functions). The result
 // carries the name the user gave when it is an alias ("getpid", not

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attach/libbpf_log.h"
+#include "command/option_values.h"
 #include "trace.skel.h"
 
 namespace xref {
@@ -69,10 +70,7 @@ trace_bpf* open_configured(const TracePlan& plan, const TraceBpfOptions& options
 }  // namespace
 
 Result<std::unique_ptr<TraceBpf>> TraceBpf::start(const TracePlan& plan, const TraceBpfOptions& options) {
-  if (options.ringbuf_bytes < 4096 || (options.ringbuf_bytes & (options.ringbuf_bytes - 1)) != 0 ||
-      options.ringbuf_bytes > (1ull << 30)) {
-    return make_error(ErrorCode::invalid_argument, "--ringbuf-bytes must be a power of two between 4096 and 1 GiB");
-  }
+  if (auto ringbuf = check_ringbuf_bytes(options.ringbuf_bytes); !ringbuf) return ringbuf.error();
   // One link per file (and per direction): all of a module's probes go
   // through a single uprobe_multi link.
   std::vector<UprobeSet> sets(options.module_paths.size() * 2);

@@ -37,12 +37,7 @@ Result<void> validate_trace_request(const TraceRequest& request) {
   if (request.max_events > kMaxEventsBound) {
     return make_error(ErrorCode::invalid_argument, "--max-events is at most " + std::to_string(kMaxEventsBound));
   }
-  if ((request.ringbuf_bytes & (request.ringbuf_bytes - 1)) != 0) {
-    return make_error(ErrorCode::invalid_argument,
-                      "--ringbuf-bytes " + std::to_string(request.ringbuf_bytes) + " is not a power of two",
-                      "give a power of two from " + std::to_string(kMinRingbufBytes) + " to " +
-                          std::to_string(kMaxRingbufBytes) + ", e.g. 1048576");
-  }
+  if (auto ringbuf = check_ringbuf_bytes(request.ringbuf_bytes); !ringbuf) return ringbuf.error();
   if (!request.callees_of.empty() && !request.all_calls_in.empty()) {
     return make_error(ErrorCode::invalid_argument, "--callees-of and --all-calls-in exclude each other");
   }
@@ -80,15 +75,11 @@ Result<void> validate_trace_request(const TraceRequest& request) {
   return {};
 }
 
-Result<std::unique_ptr<MarkFollower>> open_marks(const TraceRequest& request) {
-  return follow_marks(request.mark_file, request.mark_regex);
-}
-
 int run_trace_command(const TraceCommandOptions& options) {
   Envelope envelope;
   envelope.operation = "live_trace";
   if (auto bounds = validate_trace_request(options.request); !bounds) return report_early_error(options, envelope, bounds.error());
-  auto marks = open_marks(options.request);
+  auto marks = follow_marks(options.request.mark_file, options.request.mark_regex);
   if (!marks) return report_early_error(options, envelope, marks.error());
   auto target = open_target({options.pid, options.bin});
   if (!target) return report_early_error(options, envelope, target.error());

@@ -5,10 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include <memory>
-
 #include "command/process_command.h"
-#include "mark/follower.h"
 #include "result.h"
 #include "trace/request.h"
 
@@ -26,10 +23,6 @@ void add_trace_options(CLI::App& command, TraceCommandOptions& options);
 // Checks what CLI11 cannot: bounds, exclusive modes, the backend name, and
 // the options that only a debugger front end can fill in.
 Result<void> validate_trace_request(const TraceRequest& request);
-
-// The --mark-file follower, polling already; null without --mark-file.
-// invalid_argument when the regex does not compile or the file cannot be read.
-Result<std::unique_ptr<MarkFollower>> open_marks(const TraceRequest& request);
 
 // Runs the trace in the foreground and prints it (text, --json or --jsonl);
 // returns the exit status.

@@ -348,10 +348,7 @@ void TraceRenderer::print_summary(std::ostream& out, const TraceRun& run) const 
 }
 
 nlohmann::json TraceRenderer::process_json_after(const TraceRun& run) const {
-  nlohmann::json process = process_json(target_.process.identity(), target_.binary_match);
-  auto still = target_.process.recheck();
-  process["pid_alive_after"] = still.ok();
-  process["process_changed"] = !still.ok() && still.error().code == ErrorCode::process_changed;
+  nlohmann::json process = xref::process_json_after(target_);
   process["pie_slide"] = to_hex(slide());
   process["warnings"] = warnings();
   (void)run;

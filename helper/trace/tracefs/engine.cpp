@@ -14,6 +14,7 @@
 #include "attach/tracefs/ring.h"
 #include "attach/tracefs/threads.h"
 #include "attach/tracefs/watchdog.h"
+#include "command/option_values.h"
 #include "monotonic_clock.h"
 #include "trace/tracefs/merge.h"
 #include "trace/tracefs/probes.h"
@@ -286,10 +287,7 @@ void TracefsEngine::cleanup() {
 
 Result<std::unique_ptr<TraceEngine>> start_tracefs_engine(const TracePlan& plan, const TracefsEngineOptions& options,
                                                           EventSink& sink) {
-  if (options.ringbuf_bytes < 4096 || (options.ringbuf_bytes & (options.ringbuf_bytes - 1)) != 0 ||
-      options.ringbuf_bytes > (1ull << 30)) {
-    return make_error(ErrorCode::invalid_argument, "--ringbuf-bytes must be a power of two between 4096 and 1 GiB");
-  }
+  if (auto ringbuf = check_ringbuf_bytes(options.ringbuf_bytes); !ringbuf) return ringbuf.error();
   auto tracefs = Tracefs::open();
   if (!tracefs) return tracefs.error();
   auto engine = std::make_unique<TracefsEngine>(*tracefs, plan, options, sink);
