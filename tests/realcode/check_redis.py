@@ -94,6 +94,90 @@ class LineReader:
             self._take(data)
 
 
+class RedisRun:
+    """A redis-server on a free loopback port with a scratch directory, and
+    every process started beside it; all killed and removed at the end."""
+
+    def __init__(self, server_path: str, prefix: str):
+        self.server_path = server_path
+        self.prefix = prefix
+        self.processes: list[subprocess.Popen] = []
+
+    def __enter__(self) -> "RedisRun":
+        self.port = free_port()
+        self.work = tempfile.mkdtemp(prefix=self.prefix)
+        self.server = self.spawn([self.server_path, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                                  "--appendonly", "no", "--dir", self.work, "--daemonize", "no"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_for_redis(self.port, self.server)
+        self.binary = os.path.realpath(f"/proc/{self.server.pid}/exe")
+        return self
+
+    def spawn(self, argv: list[str], **options) -> subprocess.Popen:
+        options.setdefault("preexec_fn", die_with_parent)
+        process = subprocess.Popen(argv, **options)
+        self.processes.append(process)
+        return process
+
+    def start_xref(self, argv: list[str], output_path: str, attached: str) -> subprocess.Popen | None:
+        """xref writing to `output_path`, once it says `attached` on stderr
+        (None, the output printed, when it ends before)."""
+        with open(output_path, "w") as output:
+            xref = self.spawn(argv, stdout=output, stderr=subprocess.PIPE, text=True, preexec_fn=None)
+        while True:
+            line = xref.stderr.readline()
+            if not line:
+                print("xref did not attach:", open(output_path).read())
+                return None
+            if line.startswith(attached):
+                return xref
+
+    def benchmark(self, requests: int, tests: str, begin: str, end: str) -> None:
+        """An ECHO, a one-connection redis-benchmark of `tests`, an ECHO."""
+        redis_cli(self.port, "echo", begin)
+        subprocess.run(["redis-benchmark", "-p", str(self.port), "-c", "1", "-n", str(requests), "-t", tests, "-q"],
+                       check=True, stdout=subprocess.DEVNULL)
+        redis_cli(self.port, "echo", end)
+
+    def __exit__(self, *_) -> None:
+        for process in reversed(self.processes):
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        shutil.rmtree(self.work, ignore_errors=True)
+
+
+def stop_counting(xref: subprocess.Popen, bpftrace: subprocess.Popen, bpftrace_output: "LineReader") -> None:
+    """Both stop on SIGINT after writing out everything they recorded."""
+    xref.send_signal(signal.SIGINT)
+    xref.wait()
+    bpftrace.send_signal(signal.SIGINT)
+    bpftrace_output.read_to_end()
+    bpftrace.wait()
+
+
+def verdict(problems: list[str]) -> int:
+    """Prints the first problems and says equal or not: the exit status."""
+    for problem in problems[:20]:
+        print("wrong:", problem)
+    print("equal" if not problems else f"{len(problems)} differences")
+    return 0 if not problems else 1
+
+
+def check_main(run, doc: str, requests: int) -> int:
+    """The command line every redis check has: --xref, --redis-server and
+    --requests, a skip (77) when a facility is missing, then `run`."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--xref", required=True)
+    parser.add_argument("--redis-server", default="/usr/bin/redis-server")
+    parser.add_argument("--requests", type=int, default=requests, help="redis-benchmark requests per test")
+    options = parser.parse_args()
+    missing = missing_facility(options.xref, options.redis_server)
+    if missing:
+        return missing_status(missing)
+    return run(options.xref, options.redis_server, options.requests)
+
+
 def bpftrace_program(path: str, tid: int) -> str:
     counted = ",\n".join(f"uprobe:{path}:{name}" for name in COUNTED)
     return (f"uprobe:{path}:processCommand /tid == {tid}/ {{ printf(\"S\\n\"); }}\n"
@@ -146,21 +230,11 @@ def missing_facility(xref: str, server: str) -> str | None:
 
 
 def run(xref: str, server_path: str, requests: int) -> int:
-    port = free_port()
-    work = tempfile.mkdtemp(prefix="xref-realcode-redis-")
-    processes = []
-    try:
-        server = subprocess.Popen([server_path, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                                   "--appendonly", "no", "--dir", work, "--daemonize", "no"],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=die_with_parent)
-        processes.append(server)
-        wait_for_redis(port, server)
-        binary = os.path.realpath(f"/proc/{server.pid}/exe")
-
+    with RedisRun(server_path, "xref-realcode-redis-") as redis:
+        port, server, binary = redis.port, redis.server, redis.binary
         # bpftrace first, proven live by a PING it counts; then xref.
-        bpftrace = subprocess.Popen(["bpftrace", "-B", "line", "-e", bpftrace_program(binary, server.pid)],
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=die_with_parent)
-        processes.append(bpftrace)
+        bpftrace = redis.spawn(["bpftrace", "-B", "line", "-e", bpftrace_program(binary, server.pid)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         bpftrace_output = LineReader(bpftrace.stdout.fileno())
         while "E" not in bpftrace_output.lines:
             if bpftrace.poll() is not None:
@@ -168,31 +242,13 @@ def run(xref: str, server_path: str, requests: int) -> int:
             redis_cli(port, "ping")
             bpftrace_output.read_available(0.1)
 
-        trace_path = os.path.join(work, "trace.json")
-        with open(trace_path, "w") as trace_output:
-            tracer = subprocess.Popen([xref, "trace", "--pid", str(server.pid), "--start", "processCommand",
-                                       "--functions", ",".join(COUNTED), "--json"],
-                                      stdout=trace_output, stderr=subprocess.PIPE, text=True)
-        processes.append(tracer)
-        while True:
-            line = tracer.stderr.readline()
-            if not line:
-                print("xref did not attach:", open(trace_path).read())
-                return 1
-            if line.startswith("xref: tracing PID"):
-                break
-
-        redis_cli(port, "echo", BEGIN)
-        subprocess.run(["redis-benchmark", "-p", str(port), "-c", "1", "-n", str(requests), "-t",
-                        "set,get,incr,lpush,lpop", "-q"], check=True, stdout=subprocess.DEVNULL)
-        redis_cli(port, "echo", END)
-
-        # Both stop on SIGINT after writing out everything they recorded.
-        tracer.send_signal(signal.SIGINT)
-        tracer.wait()
-        bpftrace.send_signal(signal.SIGINT)
-        bpftrace_output.read_to_end()
-        bpftrace.wait()
+        trace_path = os.path.join(redis.work, "trace.json")
+        tracer = redis.start_xref([xref, "trace", "--pid", str(server.pid), "--start", "processCommand",
+                                   "--functions", ",".join(COUNTED), "--json"], trace_path, "xref: tracing PID")
+        if tracer is None:
+            return 1
+        redis.benchmark(requests, "set,get,incr,lpush,lpop", BEGIN, END)
+        stop_counting(tracer, bpftrace, bpftrace_output)
         bpftrace_lines = bpftrace_output.lines
         with open(trace_path) as trace_output:
             document = json.load(trace_output)
@@ -212,28 +268,11 @@ def run(xref: str, server_path: str, requests: int) -> int:
               f"bpftrace counted {dict(total)}")
         if not total["lookupKeyReadOrReply"] or not total["setKey"]:
             problems.append("the workload did not reach lookupKeyReadOrReply and setKey")
-        for problem in problems[:20]:
-            print("wrong:", problem)
-        print("equal" if not problems else f"{len(problems)} differences")
-        return 0 if not problems else 1
-    finally:
-        for process in reversed(processes):
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-        shutil.rmtree(work, ignore_errors=True)
+        return verdict(problems)
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--xref", required=True)
-    parser.add_argument("--redis-server", default="/usr/bin/redis-server")
-    parser.add_argument("--requests", type=int, default=20, help="redis-benchmark requests per test")
-    options = parser.parse_args()
-    missing = missing_facility(options.xref, options.redis_server)
-    if missing:
-        return missing_status(missing)
-    return run(options.xref, options.redis_server, options.requests)
+    return check_main(run, __doc__, 20)
 
 
 if __name__ == "__main__":

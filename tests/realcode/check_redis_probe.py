@@ -15,20 +15,15 @@ bpftrace, xref or BPF is missing and XREF_REQUIRE_BPF is not 1.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from check_redis import LineReader, die_with_parent, free_port, missing_facility, redis_cli, wait_for_redis  # noqa: E402
-from realcode.facility import missing_status  # noqa: E402
+from check_redis import LineReader, RedisRun, check_main, redis_cli, stop_counting, verdict  # noqa: E402
 
 PROBED = ["processCommand", "lookupKeyReadOrReply", "setKey", "echoCommand"]
 BEGIN, END = "xref-probe-begin", "xref-probe-end"
@@ -54,58 +49,29 @@ def bpftrace_counts(lines: list[str]) -> Counter:
 
 
 def run(xref: str, server_path: str, requests: int) -> int:
-    port = free_port()
-    work = tempfile.mkdtemp(prefix="xref-realcode-redis-probe-")
-    processes = []
-    try:
-        server = subprocess.Popen([server_path, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                                   "--appendonly", "no", "--dir", work, "--daemonize", "no"],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=die_with_parent)
-        processes.append(server)
-        wait_for_redis(port, server)
-        binary = os.path.realpath(f"/proc/{server.pid}/exe")
-
+    with RedisRun(server_path, "xref-realcode-redis-probe-") as redis:
         # bpftrace first, proven live by a PING it sees ("Attaching" comes
         # before the probes are in); then xref.
-        bpftrace = subprocess.Popen(["bpftrace", "-B", "line", "-e", bpftrace_program(binary, server.pid)],
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=die_with_parent)
-        processes.append(bpftrace)
+        bpftrace = redis.spawn(["bpftrace", "-B", "line", "-e", bpftrace_program(redis.binary, redis.server.pid)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         bpftrace_output = LineReader(bpftrace.stdout.fileno())
         bpftrace_errors = LineReader(bpftrace.stderr.fileno())
         while "live" not in bpftrace_output.lines:
             if bpftrace.poll() is not None:
                 bpftrace_errors.read_to_end()
                 raise AssertionError("bpftrace ended: " + "\n".join(bpftrace_errors.lines))
-            redis_cli(port, "ping")
+            redis_cli(redis.port, "ping")
             bpftrace_output.read_available(0.1)
 
-        result_path = os.path.join(work, "probe.json")
-        with open(result_path, "w") as result_output:
-            prober = subprocess.Popen([xref, "probe", "--pid", str(server.pid), *PROBED, "--callers",
-                                       "--duration-ms", "0", "--json"],
-                                      stdout=result_output, stderr=subprocess.PIPE, text=True)
-        processes.append(prober)
-        while True:
-            line = prober.stderr.readline()
-            if not line:
-                print("xref did not attach:", open(result_path).read())
-                return 1
-            if line.startswith("xref: probing PID"):
-                break
-
+        result_path = os.path.join(redis.work, "probe.json")
+        prober = redis.start_xref([xref, "probe", "--pid", str(redis.server.pid), *PROBED, "--callers",
+                                   "--duration-ms", "0", "--json"], result_path, "xref: probing PID")
+        if prober is None:
+            return 1
         # Nothing else talks to this server: xref sees exactly the ECHOs,
         # the benchmark's commands and nothing after them.
-        redis_cli(port, "echo", BEGIN)
-        subprocess.run(["redis-benchmark", "-p", str(port), "-c", "1", "-n", str(requests), "-t", "set,get", "-q"],
-                       check=True, stdout=subprocess.DEVNULL)
-        redis_cli(port, "echo", END)
-
-        # Both stop on SIGINT after writing out everything they counted.
-        prober.send_signal(signal.SIGINT)
-        prober.wait()
-        bpftrace.send_signal(signal.SIGINT)
-        bpftrace_output.read_to_end()
-        bpftrace.wait()
+        redis.benchmark(requests, "set,get", BEGIN, END)
+        stop_counting(prober, bpftrace, bpftrace_output)
         with open(result_path) as result_output:
             document = json.load(result_output)
 
@@ -137,31 +103,14 @@ def run(xref: str, server_path: str, requests: int) -> int:
         for name, count in expected.items():
             if counted.get(name) != count:
                 problems.append(f"{name}: xref counted {counted.get(name)}, bpftrace says {count}")
-        print(f"redis-server {binary}: between the markers bpftrace counted {dict(seen)}, xref {counted}")
+        print(f"redis-server {redis.binary}: between the markers bpftrace counted {dict(seen)}, xref {counted}")
         if seen["setKey"] < requests or seen["lookupKeyReadOrReply"] < requests:
             problems.append("the workload did not reach setKey and lookupKeyReadOrReply for every request")
-        for problem in problems[:20]:
-            print("wrong:", problem)
-        print("equal" if not problems else f"{len(problems)} differences")
-        return 0 if not problems else 1
-    finally:
-        for process in reversed(processes):
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-        shutil.rmtree(work, ignore_errors=True)
+        return verdict(problems)
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--xref", required=True)
-    parser.add_argument("--redis-server", default="/usr/bin/redis-server")
-    parser.add_argument("--requests", type=int, default=2000)
-    args = parser.parse_args()
-    missing = missing_facility(args.xref, args.redis_server)
-    if missing:
-        return missing_status(missing)
-    return run(args.xref, args.redis_server, args.requests)
+    return check_main(run, __doc__, 2000)
 
 
 if __name__ == "__main__":
