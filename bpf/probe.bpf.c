@@ -18,6 +18,8 @@ const volatile __u64 max_records = 0; /* --max-events; 0: unbounded */
 const volatile __u64 first = 0;       /* per site: the first N sampled hits are kept; 0: no limit */
 const volatile __u64 every = 1;       /* per site: every Nth passing hit is sampled */
 const volatile __u64 until_hits = 0;  /* the run stops after N passing hits in all; 0: no bound */
+const volatile __u32 stop_signal = 0; /* --stop-when: sent to the thread of the stopping hit; 0: none */
+const volatile __u64 stop_skip = 0;   /* --skip: that many passes of the stop filter go by first */
 
 /* Set by user space once every probe is attached, and before it detaches:
  * counts cover exactly the time every probe was in. */
@@ -27,6 +29,8 @@ __u32 detaching = 0;
 __u32 stopped = 0;
 __u64 passed_total = 0;
 __u64 records_total = 0;
+__u64 stop_matches = 0;
+struct xref_probe_stop stop_info = {};
 
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -77,6 +81,14 @@ struct {
   __type(key, __u32);
   __type(value, struct xref_filter_program);
 } filter SEC(".maps");
+
+/* --stop-when's filter, over the same fetched values. */
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct xref_filter_program);
+} stop_filter SEC(".maps");
 
 struct {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -163,6 +175,31 @@ static __always_inline void emit_record(struct pt_regs *ctx, __u32 index, const 
   __sync_fetch_and_add(&count->records, 1);
 }
 
+/* --stop-when: at the stop filter's skip+1th pass, note the hit and stop
+ * its thread with a signal the debugger catches (and does not pass on).
+ * Only one hit ever gets there: the pass count is atomic. */
+static __always_inline void stop_when(__u32 index, __u64 hit, __u64 return_address, const struct fetched *values) {
+  __u32 zero = 0;
+  const struct xref_filter_program *when = bpf_map_lookup_elem(&stop_filter, &zero);
+  if (!when || filter_result(when, values) != XREF_FILTER_ACCEPTS) return;
+  const __u64 match = __sync_fetch_and_add(&stop_matches, 1) + 1;
+  if (match != stop_skip + 1) return;
+  stop_info.timestamp_ns = bpf_ktime_get_ns();
+  stop_info.hit = hit;
+  stop_info.match = match;
+  stop_info.return_address = return_address;
+  stop_info.site = index;
+  stop_info.tid = (__u32)bpf_get_current_pid_tgid();
+  stop_info.failed = values->failed;
+  stop_info.fetch_count = values->count;
+  for (int i = 0; i < XREF_FETCH_MAX_ITEMS; i++) {
+    stop_info.values[i] = values->values[i];
+    stop_info.errors[i] = values->errors[i];
+  }
+  stop_info.signal_result = bpf_send_signal_thread(stop_signal);
+  __sync_fetch_and_add(&stop_info.fired, 1);
+}
+
 /* Every hit of site `index`. A global function: verified once. */
 __noinline int on_hit(struct pt_regs *ctx, __u32 index) {
   if (!ctx) return 0;
@@ -240,6 +277,7 @@ __noinline int on_hit(struct pt_regs *ctx, __u32 index) {
   if (hit % step == 0 && (first == 0 || hit / step <= first)) {
     emit_record(ctx, index, site, count, hit, return_address, values);
   }
+  if (stop_signal) stop_when(index, hit, return_address, values);
   return 0;
 }
 

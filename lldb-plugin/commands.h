@@ -17,6 +17,14 @@ class TraceCommand : public Subcommand {
   bool execute(lldb::SBDebugger debugger, char** command, lldb::SBCommandReturnObject& result) override;
 };
 
+class ProbeCommand : public Subcommand {
+ public:
+  const char* name() const override { return "probe"; }
+  const char* help() const override;
+  const char* syntax() const override;
+  bool execute(lldb::SBDebugger debugger, char** command, lldb::SBCommandReturnObject& result) override;
+};
+
 class ShowCommand : public Subcommand {
  public:
   const char* name() const override { return "show"; }

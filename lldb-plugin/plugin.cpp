@@ -33,6 +33,7 @@ bool lldb::PluginInitialize(lldb::SBDebugger debugger) {
               "without stopping it (docs/lldb.md).");
   if (!xref.IsValid()) return false;
   add(xref, new TraceCommand());
+  add(xref, new ProbeCommand());
   add(xref, new SessionsCommand());
   add(xref, new ShowCommand());
   add(xref, new StopCommand());

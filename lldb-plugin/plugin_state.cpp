@@ -15,6 +15,7 @@
 
 #include "hex.h"
 #include "lldb_symbols.h"
+#include "probe_render.h"
 #include "window_render.h"
 
 namespace xref::lldb_plugin {
@@ -176,11 +177,20 @@ void PluginState::absorb_events(Lines& lines) {
     if (session == nullptr) session = &add_session(event.session);
     if (event.name == "window" && event.body.contains("window")) {
       record_window(*session, std::move(event.body["window"]));
+    } else if (event.name == "probe_update") {
+      // Heartbeats carry only counts; a drain's update, what changed.
+      if (event.body.contains("changes")) {
+        session->changes = std::move(event.body["changes"]);
+        session->document = std::move(event.body["document"]);
+      }
     } else if (event.name == "warning") {
       lines.push_back("xref: session " + std::to_string(event.session) + ": warning: " +
                       event.body.value("message", std::string()));
     } else if (event.name == "session_ended") {
       for (auto& window : event.body.value("windows", nlohmann::json::array())) record_window(*session, window);
+      if (event.body.contains("document") && event.body["document"].is_object()) {
+        session->document = std::move(event.body["document"]);
+      }
       session->summary = event.body.value("summary", nlohmann::json::object());
       session->error = event.body.value("error", nlohmann::json());
       end_session(*session, event.body.value("stop_reason", std::string("stopped")));
@@ -413,6 +423,7 @@ bool PluginState::process_gone(const SessionRecord& session) {
 }
 
 std::string session_end_line(const SessionRecord& session) {
+  if (session.command == "probe") return probe_end_line(session.id, session.stop_reason, session.summary, session.error);
   std::string line = "xref: session " + std::to_string(session.id) + " ended (" + session.stop_reason + ")";
   const nlohmann::json& summary = session.summary;
   if (summary.is_object() && !summary.empty()) {
@@ -428,7 +439,21 @@ std::string session_end_line(const SessionRecord& session) {
   return line;
 }
 
+void show_probe_session(SessionRecord& session, bool all, Lines& lines) {
+  LldbSymbols symbols(session.target);
+  std::vector<std::string> shown;
+  if (all && session.document.is_object()) {
+    const std::string state = session.ended ? "ended (" + session.stop_reason + ")" : "running";
+    shown = render_probe_document(session.document, session.probe_addresses, session.id, state, symbols);
+  } else if (!all && session.changes.is_object()) {
+    shown = render_probe_changes(session.changes, session.probe_addresses, session.id, symbols);
+  }
+  session.changes = nullptr;
+  for (auto& line : shown) lines.push_back(std::move(line));
+}
+
 void show_session_windows(PluginState& state, SessionRecord& session, bool all, Lines& lines) {
+  if (session.command == "probe") show_probe_session(session, all, lines);
   LldbSymbols symbols(session.target);
   for (auto& record : session.windows) {
     if (record.shown && !all) continue;

@@ -33,6 +33,7 @@ struct WindowRecord {
 
 struct SessionRecord {
   uint64_t id = 0;
+  std::string command = "trace";  // or "probe"
   std::string words;  // "trace --here", for listings
   lldb::SBTarget target;
   uint64_t pid = 0;
@@ -51,6 +52,12 @@ struct SessionRecord {
   bool end_shown = false;
   std::vector<WindowRecord> windows;
   uint64_t windows_dropped = 0;  // oldest shown windows forgotten beyond the bound
+  // A probe session: its addresses as the start answered them, its result
+  // as of the last drain (the final one once ended), and what changed up to
+  // that drain, null once shown.
+  nlohmann::json probe_addresses;
+  nlohmann::json document;
+  nlohmann::json changes;
 };
 
 // What a session's end undoes in LLDB: breakpoints it disabled come back,
@@ -153,6 +160,11 @@ class PluginState {
 void show_session_windows(PluginState& state, SessionRecord& session, bool all, Lines& lines);
 
 // "xref: session 1 ended (max_windows): 1 window (1 complete), 18 events, lost 0"
+// (a probe session's: probe_end_line).
 std::string session_end_line(const SessionRecord& session);
+
+// A probe session's changes since the last stop, once (all: its whole
+// result so far instead).
+void show_probe_session(SessionRecord& session, bool all, Lines& lines);
 
 }  // namespace xref::lldb_plugin

@@ -24,7 +24,7 @@ bool SessionsCommand::execute(lldb::SBDebugger debugger, char** command, lldb::S
     }
   }
   if (scope.state().sessions().empty()) {
-    scope.print("xref: no sessions; start one with `xref trace`");
+    scope.print("xref: no sessions; start one with `xref trace` or `xref probe`");
     return true;
   }
   char line[512];
@@ -42,10 +42,16 @@ bool SessionsCommand::execute(lldb::SBDebugger debugger, char** command, lldb::S
     } else if (session.summary.is_object()) {
       events = session.summary.value("events", uint64_t{0});
     }
-    std::snprintf(line, sizeof line, "%-8llu %-24s %-8llu %-13s %8llu %8llu  %s", static_cast<unsigned long long>(id),
+    // A probe session has no windows; its events are its hits as of the last stop.
+    const std::string windows_text = session.command == "probe" ? std::string("-") : std::to_string(windows);
+    if (session.command == "probe") {
+      const nlohmann::json summary =
+          session.document.is_object() ? session.document.value("summary", nlohmann::json::object()) : nlohmann::json();
+      events = summary.is_object() ? summary.value("hits", uint64_t{0}) : 0;
+    }
+    std::snprintf(line, sizeof line, "%-8llu %-24s %-8llu %-13s %8s %8llu  %s", static_cast<unsigned long long>(id),
                   state.c_str(), static_cast<unsigned long long>(session.pid), session.backend.c_str(),
-                  static_cast<unsigned long long>(windows), static_cast<unsigned long long>(events),
-                  session.words.c_str());
+                  windows_text.c_str(), static_cast<unsigned long long>(events), session.words.c_str());
     scope.print(line);
   }
   return true;

@@ -51,6 +51,21 @@ void print_window(CommandScope& scope, SessionRecord& session, WindowRecord& rec
   record.shown = true;
 }
 
+// Probe sessions: at a stop (--new) what changed since the previous one;
+// asked for, the whole result so far.
+void print_probe_sessions(CommandScope& scope, const ShowOptions& options) {
+  for (auto& [id, session] : scope.state().sessions()) {
+    if ((options.session && id != *options.session) || session.command != "probe") continue;
+    if (options.json && !options.fresh_only) {
+      if (session.document.is_object()) {
+        scope.print(nlohmann::json{{"session", id}, {"document", session.document}}.dump());
+      }
+      continue;
+    }
+    show_probe_session(session, !options.fresh_only, scope.lines());
+  }
+}
+
 void print_end_lines(CommandScope& scope, std::optional<uint64_t> only, bool again) {
   for (auto& [id, session] : scope.state().sessions()) {
     if ((only && id != *only) || !session.ended || (session.end_shown && !again)) continue;
@@ -62,15 +77,16 @@ void print_end_lines(CommandScope& scope, std::optional<uint64_t> only, bool aga
 }  // namespace
 
 const char* ShowCommand::help() const {
-  return "Print the trace windows that closed since they were last shown (all of them with --all). Windows also "
-         "print by themselves when the process stops.";
+  return "Print the trace windows that closed since they were last shown (all of them with --all), and each probe "
+         "session's result so far. Both also print by themselves when the process stops (a probe: what changed).";
 }
 
 const char* ShowCommand::syntax() const {
   return "xref show [--session N] [--all] [--json]\n"
          "  --session N   only session N's windows\n"
          "  --all         every window kept, shown before or not\n"
-         "  --json        one JSON line per window ({\"session\", \"window\"}, the live_trace window schema)\n"
+         "  --json        one JSON line per window ({\"session\", \"window\"}, the live_trace window schema) and per probe\n"
+         "                session ({\"session\", \"document\"}, the live_probe document)\n"
          "Each event line starts with W:SEQ (window:event) for `xref break W:SEQ`.";
 }
 
@@ -86,6 +102,7 @@ bool ShowCommand::execute(lldb::SBDebugger debugger, char** command, lldb::SBCom
     return scope.fail("xref: no session " + std::to_string(*options.session) + "; `xref sessions` lists them");
   }
   state.await_pending_windows(scope.lines());
+  print_probe_sessions(scope, options);
 
   if (options.all) {
     for (auto& [id, session] : state.sessions()) {
@@ -110,8 +127,13 @@ bool ShowCommand::execute(lldb::SBDebugger debugger, char** command, lldb::SBCom
   }
   print_end_lines(scope, options.session, false);
   if (windows.empty() && !options.fresh_only && !options.json) {
-    size_t running = 0;
-    for (const auto& [id, session] : state.sessions()) running += session.ended ? 0 : 1;
+    size_t running = 0, traces = 0;
+    for (const auto& [id, session] : state.sessions()) {
+      if (session.command != "trace" || (options.session && id != *options.session)) continue;
+      ++traces;
+      running += session.ended ? 0 : 1;
+    }
+    if (traces == 0) return true;  // probe sessions printed above
     scope.print("xref: no new windows (" + std::to_string(running) + " session" + (running == 1 ? "" : "s") +
                 " running; `xref show --all` prints the earlier ones)");
   }

@@ -3,27 +3,25 @@
 // breakpoints), then returns at once; windows print at the next stop.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "commands.h"
 #include "debugger_context.h"
 #include "hex.h"
 #include "lldb_symbols.h"
-#include "number_parse.h"
+#include "session_breakpoints.h"
 
 namespace xref::lldb_plugin {
 namespace {
 
-// N of `--start bp:N` (or --start=bp:N) in the user's words.
-std::optional<lldb::break_id_t> start_breakpoint(const std::vector<std::string>& words) {
+// The value of --start (or --start=VALUE) in the user's words.
+std::vector<std::string> start_values(const std::vector<std::string>& words) {
+  std::vector<std::string> values;
   for (size_t index = 0; index < words.size(); ++index) {
-    std::string value;
-    if (words[index] == "--start" && index + 1 < words.size()) value = words[index + 1];
-    else if (words[index].rfind("--start=", 0) == 0) value = words[index].substr(8);
-    if (value.rfind("bp:", 0) != 0) continue;
-    auto id = parse_u64(std::string_view(value).substr(3), "breakpoint");
-    if (id && *id > 0 && *id <= static_cast<uint64_t>(INT32_MAX)) return static_cast<lldb::break_id_t>(*id);
+    if (words[index] == "--start" && index + 1 < words.size()) values.push_back(words[index + 1]);
+    else if (words[index].rfind("--start=", 0) == 0) values.push_back(words[index].substr(8));
   }
-  return std::nullopt;
+  return values;
 }
 
 // --stop-at-end: a one-shot breakpoint on the selected thread at the
@@ -95,54 +93,15 @@ lldb::SBBreakpoint set_stop_at_end(CommandScope& scope, std::string& description
 // What the debugger changed for a session before starting it, undone when
 // the start fails.
 struct Preparation {
-  lldb::SBTarget target;
-  std::optional<lldb::break_id_t> disabled;  // --start bp:N, disabled by us
+  HeldBreakpoints held;  // --start bp:N, disabled by us
   lldb::SBBreakpoint stop_at_end;
   std::string stop_at_end_description;
 
   void undo() {
-    if (disabled) {
-      if (lldb::SBBreakpoint breakpoint = target.FindBreakpointByID(*disabled); breakpoint.IsValid()) {
-        breakpoint.SetEnabled(true);
-      }
-    }
-    if (stop_at_end.IsValid()) target.BreakpointDelete(stop_at_end.GetID());
+    held.undo();
+    if (stop_at_end.IsValid()) held.target.BreakpointDelete(stop_at_end.GetID());
   }
 };
-
-const char* const kDisabledReason =
-    " disabled while the trace is armed: a uprobe at the same address would swallow it; re-enabled when the trace "
-    "ends";
-
-// The helper names the breakpoints whose locations carry start probes; the
-// one of --start bp:N is already disabled.
-void check_breakpoints_to_disable(CommandScope& scope, SessionRecord& session, const Preparation& preparation,
-                                  const nlohmann::json& ids) {
-  bool named = false;
-  for (const auto& id : ids.is_array() ? ids : nlohmann::json::array()) {
-    if (!id.is_number_integer()) continue;
-    const auto breakpoint_id = id.get<lldb::break_id_t>();
-    if (preparation.disabled && breakpoint_id == *preparation.disabled) {
-      named = true;
-      continue;
-    }
-    lldb::SBBreakpoint breakpoint = scope.target().FindBreakpointByID(breakpoint_id);
-    if (!breakpoint.IsValid() || !breakpoint.IsEnabled()) continue;
-    breakpoint.SetEnabled(false);
-    session.disabled_breakpoints.push_back(static_cast<uint32_t>(breakpoint_id));
-    scope.print("xref: warning: breakpoint " + std::to_string(breakpoint_id) + kDisabledReason +
-                " (disabled after the probes went in: if its location is a probe, that probe may be lost)");
-  }
-  if (!preparation.disabled) return;
-  if (named) {
-    session.disabled_breakpoints.push_back(static_cast<uint32_t>(*preparation.disabled));
-    scope.print("xref: breakpoint " + std::to_string(*preparation.disabled) + kDisabledReason);
-  } else {
-    scope.target().FindBreakpointByID(*preparation.disabled).SetEnabled(true);
-    scope.print("xref: warning: the helper did not put start probes on breakpoint " +
-                std::to_string(*preparation.disabled) + "'s locations; it stays enabled");
-  }
-}
 
 }  // namespace
 
@@ -181,22 +140,13 @@ bool TraceCommand::execute(lldb::SBDebugger debugger, char** command, lldb::SBCo
   HelperClient* helper = scope.helper();
   if (helper == nullptr) return false;
 
-  // Breakpoint N of --start bp:N goes off before the probes go in: a
-  // debugger that removes its int3 after the uprobe's writes the original
-  // byte over it.
-  Preparation preparation{target, std::nullopt, {}, {}};
-  if (auto id = start_breakpoint(words); id && !wants_help(words)) {
-    // LLDB takes its int3 out of the process only while it is stopped.
-    if (target.GetProcess().GetState() != lldb::eStateStopped) {
-      return scope.fail("xref: --start bp:" + std::to_string(*id) +
-                        " needs the process stopped, so that breakpoint " + std::to_string(*id) +
-                        " is out of its memory before the probes go in: `process interrupt` first");
-    }
-    lldb::SBBreakpoint breakpoint = target.FindBreakpointByID(*id);
-    if (breakpoint.IsValid() && breakpoint.IsEnabled()) {
-      breakpoint.SetEnabled(false);
-      preparation.disabled = *id;
-    }
+  // Breakpoint N of --start bp:N goes off before the probes go in.
+  Preparation preparation{{target, {}}, {}, {}};
+  if (!wants_help(words)) {
+    const auto ids = breakpoint_references(start_values(words));
+    std::string error;
+    const std::string what = ids.empty() ? "" : "--start bp:" + std::to_string(ids.front());
+    if (!hold_breakpoints(scope, ids, what, preparation.held, error)) return scope.fail("xref: " + error);
   }
   if (here && has_word(words, "--stop-at-end")) {
     std::string error;
@@ -247,8 +197,8 @@ bool TraceCommand::execute(lldb::SBDebugger debugger, char** command, lldb::SBCo
   for (const auto& warning : reply.result.value("warnings", nlohmann::json::array())) {
     if (warning.is_string()) scope.print("xref: warning: " + warning.get<std::string>());
   }
-  check_breakpoints_to_disable(scope, session, preparation,
-                               reply.result.value("breakpoints_to_disable", nlohmann::json::array()));
+  keep_breakpoints_off(scope, session, preparation.held,
+                       reply.result.value("breakpoints_to_disable", nlohmann::json::array()), "trace");
   if (preparation.stop_at_end.IsValid()) {
     session.stop_at_end_breakpoint = preparation.stop_at_end.GetID();
     scope.print(preparation.stop_at_end_description);

@@ -8,16 +8,6 @@
 namespace xref::lldb_plugin {
 namespace {
 
-std::optional<uint64_t> hex_field(const nlohmann::json& object, const std::string& key) {
-  const auto found = object.find(key);
-  if (found == object.end()) return std::nullopt;
-  if (found->is_number_unsigned()) return found->get<uint64_t>();
-  if (!found->is_string()) return std::nullopt;
-  auto value = parse_u64(found->get<std::string>(), key);
-  if (!value) return std::nullopt;
-  return *value;
-}
-
 std::string text_field(const nlohmann::json& object, const std::string& key) {
   const auto found = object.find(key);
   return found != object.end() && found->is_string() ? found->get<std::string>() : std::string();
@@ -28,27 +18,6 @@ uint64_t number_field(const nlohmann::json& object, const std::string& key) {
   return found != object.end() && found->is_number_unsigned() ? found->get<uint64_t>() : 0;
 }
 
-// "name=0x3e80 bps=25" (signed values in decimal, unreadable ones named).
-std::string fetches_text(const nlohmann::json& fetches) {
-  std::string text;
-  if (!fetches.is_array()) return text;
-  for (const auto& fetch : fetches) {
-    std::string value;
-    if (fetch.contains("signed_value") && fetch["signed_value"].is_number_integer()) {
-      value = std::to_string(fetch["signed_value"].get<int64_t>());
-    } else if (fetch.contains("value") && fetch["value"].is_string()) {
-      value = fetch["value"].get<std::string>();
-    } else {
-      value = "<unreadable" + (fetch.contains("error") && fetch["error"].is_string()
-                                   ? ": " + fetch["error"].get<std::string>()
-                                   : std::string()) +
-              ">";
-    }
-    text += (text.empty() ? "" : " ") + text_field(fetch, "name") + "=" + value;
-  }
-  return text;
-}
-
 // The function's name: the debugger's, else the helper's, else the address.
 std::string function_name(const CodePlace& place, const nlohmann::json& event, const EventAddress& address) {
   if (!place.function.empty()) return place.function;
@@ -57,20 +26,6 @@ std::string function_name(const CodePlace& place, const nlohmann::json& event, c
   if (address.static_va) return (address.module.empty() ? "" : address.module + ":") + to_hex(*address.static_va);
   if (address.live) return to_hex(*address.live);
   return "?";
-}
-
-// "handle_request+0x18 sample_service.c:172" for a place inside a function.
-std::string place_text(const CodePlace& place, const EventAddress& address) {
-  std::string text;
-  if (!place.function.empty()) {
-    text = place.function + (place.offset != 0 ? "+" + to_hex(place.offset) : std::string());
-  } else if (address.static_va) {
-    text = (address.module.empty() ? "" : address.module + ":") + to_hex(*address.static_va);
-  } else if (address.live) {
-    text = to_hex(*address.live);
-  }
-  if (!place.file_line.empty()) text += (text.empty() ? "" : " ") + place.file_line;
-  return text;
 }
 
 void add_breakpoints(AddressSymbols& symbols, const EventAddress& address, std::vector<uint32_t>& ids) {
@@ -96,7 +51,7 @@ std::string event_line(const nlohmann::json& event, AddressSymbols& symbols) {
     if (event.value("tail_call", false)) line += " [tail]";
     if (event.value("indirect", false)) line += " [indirect]";
     if (call_site.known()) {
-      line += "  from " + place_text(symbols.describe(call_site), call_site);
+      line += "  from " + where_text(symbols.describe(call_site), call_site, " ");
       if (event.contains("call_site_verified") && event["call_site_verified"] == false) line += " (unverified)";
     } else if (!target_place.file_line.empty()) {
       line += "  " + target_place.file_line;
@@ -110,7 +65,7 @@ std::string event_line(const nlohmann::json& event, AddressSymbols& symbols) {
   } else if (kind == "unwound") {
     line += "~ " + name + " [unwound]";
   } else if (kind == "stop") {
-    line += "| stop at " + place_text(symbols.describe(probe.known() ? probe : target), probe.known() ? probe : target);
+    line += "| stop at " + where_text(symbols.describe(probe.known() ? probe : target), probe.known() ? probe : target, " ");
     add_breakpoints(symbols, probe, breakpoints);
   } else {
     line += "? " + kind + " " + name;
@@ -122,6 +77,49 @@ std::string event_line(const nlohmann::json& event, AddressSymbols& symbols) {
 }
 
 }  // namespace
+
+std::optional<uint64_t> hex_field(const nlohmann::json& object, const std::string& key) {
+  const auto found = object.find(key);
+  if (found == object.end()) return std::nullopt;
+  if (found->is_number_unsigned()) return found->get<uint64_t>();
+  if (!found->is_string()) return std::nullopt;
+  auto value = parse_u64(found->get<std::string>(), key);
+  if (!value) return std::nullopt;
+  return *value;
+}
+
+std::string fetches_text(const nlohmann::json& fetches) {
+  std::string text;
+  if (!fetches.is_array()) return text;
+  for (const auto& fetch : fetches) {
+    std::string value;
+    if (fetch.contains("signed_value") && fetch["signed_value"].is_number_integer()) {
+      value = std::to_string(fetch["signed_value"].get<int64_t>());
+    } else if (fetch.contains("value") && fetch["value"].is_string()) {
+      value = fetch["value"].get<std::string>();
+    } else {
+      value = "<unreadable" + (fetch.contains("error") && fetch["error"].is_string()
+                                   ? ": " + fetch["error"].get<std::string>()
+                                   : std::string()) +
+              ">";
+    }
+    text += (text.empty() ? "" : " ") + text_field(fetch, "name") + "=" + value;
+  }
+  return text;
+}
+
+std::string where_text(const CodePlace& place, const EventAddress& address, const char* separator) {
+  std::string text;
+  if (!place.function.empty()) {
+    text = place.function + (place.offset != 0 ? "+" + to_hex(place.offset) : std::string());
+  } else if (address.static_va) {
+    text = (address.module.empty() ? "" : address.module + ":") + to_hex(*address.static_va);
+  } else if (address.live) {
+    text = to_hex(*address.live);
+  }
+  if (!place.file_line.empty()) text += (text.empty() ? "" : separator) + place.file_line;
+  return text;
+}
 
 EventAddress event_address(const nlohmann::json& event, const std::string& role) {
   EventAddress address;

@@ -50,6 +50,18 @@ std::string window_status_text(const nlohmann::json& window);
 // yet)`, ...; "" without.
 std::string window_mark_text(const nlohmann::json& window);
 
+// "name=0x3e80 bps=25": fetched values as a window shows them (signed ones
+// in decimal, unreadable ones named).
+std::string fetches_text(const nlohmann::json& fetches);
+
+// "handle_request+0x18 at sample_service.c:172": a code place as the
+// debugger names it, else its module:static VA, else its live address
+// (windows separate the line with " ").
+std::string where_text(const CodePlace& place, const EventAddress& address, const char* separator = " at ");
+
+// An address field of the helper's JSON ("0x55..." or a number).
+std::optional<uint64_t> hex_field(const nlohmann::json& object, const std::string& key);
+
 // The header line and one line per event.
 std::vector<std::string> render_window(const nlohmann::json& window, uint64_t session, AddressSymbols& symbols);
 

@@ -40,9 +40,11 @@
 
 #define XREF_NO_SLOT 0xff
 
-/* --stop-when: what the program does at the first hit that passes. */
-#define XREF_STOP_WHEN_NONE 0
-#define XREF_STOP_WHEN_SIGNAL 1
+/* --stop-when's signal: SIGRTMAX-1 with glibc (gdb calls it SIG63). The
+ * debugger front ends set it to stop and not be passed on before they start
+ * such a probe; outside a debugger it would end the process. */
+#define XREF_PROBE_STOP_SIGNAL 63
+
 
 struct xref_probe_site {
   __u32 address;       /* the user's ADDR this site counts for (its index) */
@@ -98,6 +100,26 @@ struct xref_probe_record {
   __u64 values[XREF_FETCH_MAX_ITEMS];
   __s16 errors[XREF_FETCH_MAX_ITEMS];
   __u64 regs[XREF_PROBE_REG_WORDS];
+};
+
+/* --stop-when: the hit that stopped its thread (the stop filter's
+ * skip+1th pass), written once, in .bss, before the signal is sent; user
+ * space reads it from the mapped .bss, so it can never be lost. */
+struct xref_probe_stop {
+  __u64 timestamp_ns;   /* CLOCK_MONOTONIC */
+  __u64 hit;            /* its passing-hit number at its site, 1-based */
+  __u64 match;          /* the stop filter's passes so far, this one included: skip + 1 */
+  __u64 return_address; /* live; 0 when not read */
+  __u32 site;
+  __u32 tid;
+  __u32 fired;          /* 1 once the rest is written (set last) */
+  __s32 signal_result;  /* bpf_send_signal_thread's: 0, or -errno */
+  __u16 failed;         /* bit i: fetch i's read failed; errors[i] holds -errno */
+  __u8 fetch_count;
+  __u8 reserved;
+  __u32 reserved2;
+  __u64 values[XREF_FETCH_MAX_ITEMS];
+  __s16 errors[XREF_FETCH_MAX_ITEMS];
 };
 
 #endif

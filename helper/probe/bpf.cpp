@@ -24,6 +24,8 @@ probe_bpf* open_configured(const ProbePlan& plan, const ProbeBpfOptions& options
   skeleton->rodata->first = options.first;
   skeleton->rodata->every = options.every == 0 ? 1 : options.every;
   skeleton->rodata->until_hits = options.until_hits;
+  skeleton->rodata->stop_signal = plan.stop_filter ? static_cast<uint32_t>(options.stop_signal) : 0;
+  skeleton->rodata->stop_skip = options.stop_skip;
   bpf_map__set_max_entries(skeleton->maps.records, static_cast<uint32_t>(options.ringbuf_bytes));
   if (uprobe_multi) {
     bpf_program__set_expected_attach_type(skeleton->progs.probe_hit,
@@ -43,6 +45,11 @@ probe_bpf* open_configured(const ProbePlan& plan, const ProbeBpfOptions& options
     const xref_filter_program program = to_bpf_program(*plan.filter);
     const uint32_t zero = 0;
     bpf_map__update_elem(skeleton->maps.filter, &zero, sizeof zero, &program, sizeof program, BPF_ANY);
+  }
+  if (plan.stop_filter) {
+    const xref_filter_program program = to_bpf_program(*plan.stop_filter);
+    const uint32_t zero = 0;
+    bpf_map__update_elem(skeleton->maps.stop_filter, &zero, sizeof zero, &program, sizeof program, BPF_ANY);
   }
   return skeleton;
 }
@@ -123,6 +130,13 @@ uint64_t ProbeBpf::samples_over_limit() const {
   const uint64_t limit = skeleton_->rodata->max_records;
   const uint64_t sampled = __atomic_load_n(&skeleton_->bss->records_total, __ATOMIC_RELAXED);
   return limit != 0 && sampled > limit ? sampled - limit : 0;
+}
+
+std::optional<xref_probe_stop> ProbeBpf::stop() const {
+  if (__atomic_load_n(&skeleton_->bss->stop_info.fired, __ATOMIC_ACQUIRE) == 0) return std::nullopt;
+  xref_probe_stop copy;
+  std::memcpy(&copy, const_cast<const xref_probe_stop*>(&skeleton_->bss->stop_info), sizeof copy);
+  return copy;
 }
 
 bool ProbeBpf::until_hits_reached() const { return __atomic_load_n(&skeleton_->bss->stopped, __ATOMIC_RELAXED) != 0; }

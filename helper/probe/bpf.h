@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,8 @@ struct ProbeBpfOptions {
   uint64_t until_hits = 0;
   uint64_t max_records = 0;
   uint64_t ringbuf_bytes = 1u << 20;
+  int stop_signal = 0;            // with the plan's stop filter: the signal that stops the thread
+  uint64_t stop_skip = 0;
 };
 
 // What the maps held when read: per site.
@@ -54,6 +57,8 @@ class ProbeBpf {
   // removed, and those hits would not cover every site.
   void detach();
   bool until_hits_reached() const;
+  // --stop-when: the hit that stopped its thread, once it did.
+  std::optional<xref_probe_stop> stop() const;
   // Sampled hits past --max-events, kept by no record.
   uint64_t samples_over_limit() const;
   ProbeCounts counts(size_t sites) const;

@@ -20,6 +20,15 @@ Result<void> validate_probe_request(const ProbeRequest& request) {
   }
   if (request.every == 0) return make_error(ErrorCode::invalid_argument, "--every must be at least 1");
   if (auto ringbuf = check_ringbuf_bytes(request.ringbuf_bytes); !ringbuf) return ringbuf.error();
+  if (!request.stop_when.empty() && !request.debugger.present) {
+    return make_error(ErrorCode::invalid_argument,
+                      "--stop-when stops a thread for a debugger, and there is none: its signal would end the process",
+                      "run `xref probe ... --stop-when ...` inside gdb or lldb (the xref command there)");
+  }
+  if (request.stop_skip != 0 && request.stop_when.empty()) {
+    return make_error(ErrorCode::invalid_argument, "--skip counts hits of --stop-when, which is not given",
+                      "add --stop-when 'FILTER'");
+  }
   return check_mark_options(request.mark_file, request.mark_regex);
 }
 
@@ -29,7 +38,8 @@ void add_probe_options(CLI::App& command_app, ProbeCommandOptions& options_ref) 
   ProbeRequest& request = options->request;
   add_process_options(*command, *options);
   command->add_option("address", request.addresses,
-                      "what to probe: a function (sym, module:sym) or any instruction start (0xVA, module:0xVA)")
+                      "what to probe: a function (sym, module:sym), any instruction start (0xVA, module:0xVA), or in a "
+                      "debugger bp:N (breakpoint N's locations)")
       ->required();
   command->add_option("--backend", request.backend, "auto, uprobe_multi or perf_uprobe")->capture_default_str();
   command->add_flag("--count", options->count, "count hits (always done; the seed's spelling)");
@@ -53,6 +63,12 @@ void add_probe_options(CLI::App& command_app, ProbeCommandOptions& options_ref) 
       ->capture_default_str()
       ->transform(number_in({0, kMaxRecordsBound}));
   add_duration_option(*command, request.duration_ms, "stop after this long (0: until a bound or Ctrl-C)");
+  command->add_option("--stop-when", request.stop_when,
+                      "in gdb or lldb: stop the thread of the first hit where this holds over the fetched values, "
+                      "e.g. 'amount > 1000' (evaluated in BPF; one stop)");
+  command->add_option("--skip", request.stop_skip, "with --stop-when: let N such hits go by, stop at the next")
+      ->capture_default_str()
+      ->transform(number_in({0, UINT64_MAX / 2}));
   command->add_option("--group-by", request.group_by,
                       "count passing hits by ret (the function's return value at its rets), caller, tid, or a "
                       "fetched NAME");
@@ -68,6 +84,8 @@ void add_probe_options(CLI::App& command_app, ProbeCommandOptions& options_ref) 
                       "matching --mark-regex");
   command->add_option("--mark-regex", request.mark_regex,
                       "with --mark-file: the lines to stamp with (its first group, if any, is the mark shown)");
+  command->add_flag("--allow-breakpoint-collision", request.allow_breakpoint_collision,
+                    "in a debugger: allow probes on enabled breakpoint locations (the probe swallows the breakpoint)");
   add_ringbuf_option(*command, request.ringbuf_bytes, "sample ring buffer size, a power of two");
 }
 

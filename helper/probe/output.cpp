@@ -44,6 +44,8 @@ nlohmann::json ProbeRenderer::record_json(const ProbeRecord& record) {
     json["call_site_va"] = site.known ? nlohmann::json(to_hex(site.call_site_va)) : nlohmann::json(nullptr);
     json["call_site_verified"] = site.verified;
     if (!site.caller.empty()) json["caller"] = site.caller;
+    json["return_live"] = to_hex(record.return_address);
+    if (site.call_site_live != 0) json["call_site_live"] = to_hex(site.call_site_live);
   }
   if (marks_ != nullptr) add_mark_json(json, marks_->stamp(record.timestamp_ns));
   if (!record.regs.empty()) {
@@ -106,6 +108,7 @@ nlohmann::json ProbeRenderer::address_json(size_t index, const ProbeRun& run) {
       if (!site.caller.empty()) caller["caller"] = site.caller;
       if (!site.module.empty()) caller["module"] = site.module;
       if (site.caller_va != 0 && site.known) caller["caller_offset"] = to_hex(site.call_site_va - site.caller_va);
+      if (site.call_site_live != 0) caller["call_site_live"] = to_hex(site.call_site_live);
       sites.push_back(std::move(caller));
     }
     json["callers"] = {{"evidence", address.caller_method == "exact" ? "observed" : "inferred"},
@@ -158,6 +161,38 @@ nlohmann::json ProbeRenderer::address_json(size_t index, const ProbeRun& run) {
   return json;
 }
 
+nlohmann::json ProbeRenderer::stop_json(const ProbeRun& run) {
+  nlohmann::json stop = nullptr;
+  if (run.stop) {
+    const ProbeStop& hit = *run.stop;
+    nlohmann::json fetches = nlohmann::json::array();
+    for (const FetchedValue& value : hit.fetches) fetches.push_back(fetched_json(value));
+    const uint32_t address = hit.site < plan_.sites.size() ? plan_.sites[hit.site].address : 0;
+    stop = {{"address", plan_.addresses[address].given},
+            {"address_index", address},
+            {"probe_va", to_hex(plan_.sites[hit.site < plan_.sites.size() ? hit.site : 0].static_va)},
+            {"tid", hit.tid},
+            {"hit", hit.hit},
+            {"match", hit.match},
+            {"timestamp_ns", hit.timestamp_ns},
+            {"fetches", fetches},
+            {"signal_sent", hit.signal_result == 0},
+            {"evidence", "observed"}};
+    if (hit.signal_result != 0) stop["signal_error"] = -hit.signal_result;
+    if (hit.return_address != 0) {
+      const CallSiteInfo site = symbolizer_.call_site(hit.return_address);
+      stop["return_live"] = to_hex(hit.return_address);
+      if (site.call_site_live != 0) stop["call_site_live"] = to_hex(site.call_site_live);
+      if (!site.caller.empty()) stop["caller"] = site.caller;
+    }
+  }
+  return {{"filter", request_.stop_when},
+          {"skip", request_.stop_skip},
+          {"signal", XREF_PROBE_STOP_SIGNAL},
+          {"fired", run.stop.has_value()},
+          {"stop", stop}};
+}
+
 nlohmann::json ProbeRenderer::document(const ProbeRun& run) {
   nlohmann::json addresses = nlohmann::json::array();
   uint64_t hits = 0, passed = 0, records = 0, lost = 0, not_counted = 0;
@@ -188,10 +223,11 @@ nlohmann::json ProbeRenderer::document(const ProbeRun& run) {
       // record was lost and every aggregation map had room.
       {"complete", lost == 0 && not_counted == 0},
       {"duration_ms", run.elapsed_ms},
-      {"stop_reason", run.stop_reason},
+      // Empty while the probe runs (a drain's document at a debugger stop).
+      {"stop_reason", run.stop_reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(run.stop_reason)},
       {"evidence", {{"hits", "observed"}, {"rate_per_s", "inferred: passed hits over the observation interval"}}},
   };
-  return {
+  nlohmann::json document = {
       {"schema_version", kSchemaVersion},
       {"tool", "xref"},
       {"tool_version", XREF_VERSION},
@@ -209,8 +245,10 @@ nlohmann::json ProbeRenderer::document(const ProbeRun& run) {
         {"until_hits", request_.until_hits},
         {"duration_ms", request_.duration_ms},
         {"ringbuf_bytes", request_.ringbuf_bytes}}},
-      {"stops", nlohmann::json::array({run.stop_reason})},
+      {"stops", run.stop_reason.empty() ? nlohmann::json::array() : nlohmann::json::array({run.stop_reason})},
   };
+  if (!request_.stop_when.empty()) document["stop_when"] = stop_json(run);
+  return document;
 }
 
 nlohmann::json ProbeRenderer::heartbeat_json(uint64_t elapsed_ms, const std::vector<xref_probe_counts>& sites) {

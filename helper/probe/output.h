@@ -34,6 +34,7 @@ class ProbeRenderer {
  private:
   nlohmann::json address_json(size_t address, const ProbeRun& run);
   nlohmann::json record_json(const ProbeRecord& record);
+  nlohmann::json stop_json(const ProbeRun& run);
 
   const Target& target_;
   const ProbePlan& plan_;

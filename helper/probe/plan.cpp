@@ -7,6 +7,7 @@
 #include "filter_expr.h"
 #include "hex.h"
 #include "number_parse.h"
+#include "sites/breakpoints.h"
 #include "sites/function_names.h"
 #include "sites/function_sites.h"
 #include "sites/probe_site_check.h"
@@ -64,6 +65,67 @@ Result<ProbeAddress> resolve_address(ProbeModules& modules, const std::string& g
   return address;
 }
 
+// bp:N: one address per location of debugger breakpoint N, named "bp:N"
+// (one location) or by the location's id ("bp:N.2").
+Result<std::vector<ProbeAddress>> breakpoint_addresses(ProbeModules& modules, const DebuggerContext& debugger,
+                                                       uint32_t id) {
+  auto sites = breakpoint_sites(modules.target(), debugger, id, "probe");
+  if (!sites) return sites.error();
+  std::vector<ProbeAddress> addresses;
+  for (size_t index = 0; index < sites->size(); ++index) {
+    CodeSite& site = (*sites)[index];
+    ProbeAddress address;
+    address.given = "bp:" + std::to_string(id) + (sites->size() == 1 ? "" : "." + std::to_string(index + 1));
+    address.module_index = modules.index_of(site.module, site.image);
+    address.static_va = site.static_va;
+    address.function = site.function;
+    address.at_entry = site.static_va == site.function.start;
+    addresses.push_back(std::move(address));
+  }
+  return addresses;
+}
+
+// The addresses as typed, resolved; bp:N adds N to the breakpoints the
+// debugger disables while the probe runs.
+Result<std::vector<ProbeAddress>> resolve_addresses(ProbePlan& plan, const ProbeRequest& request) {
+  std::vector<ProbeAddress> addresses;
+  for (const std::string& given : request.addresses) {
+    if (auto id = breakpoint_reference(given)) {
+      auto located = breakpoint_addresses(plan.modules, request.debugger, *id);
+      if (!located) return located.error();
+      addresses.insert(addresses.end(), located->begin(), located->end());
+      plan.breakpoints_to_disable.push_back(*id);
+      continue;
+    }
+    auto address = resolve_address(plan.modules, given, plan.warnings);
+    if (!address) return address.error();
+    addresses.push_back(std::move(*address));
+  }
+  return addresses;
+}
+
+// Every site's live address, for the breakpoint-collision guard.
+std::vector<LiveProbe> live_probes(const ProbePlan& plan) {
+  std::vector<LiveProbe> probes;
+  for (const ProbeSite& site : plan.sites) {
+    auto live = plan.modules.target().space.live_from_static(*plan.modules[site.module_index].module, site.static_va);
+    if (!live) continue;
+    const ProbeAddress& address = plan.addresses[site.address];
+    probes.push_back({*live, (site.ret ? "ret of " : "") + address.given + " (" + address.function.demangled + ")"});
+  }
+  return probes;
+}
+
+// A filter over the fetched values, lowered for the BPF program.
+Result<FilterProgram> compile_filter(const std::string& text, const std::vector<FetchItem>& fetches,
+                                     const std::string& option) {
+  auto filter = parse_filter(text, filter_variables(fetches));
+  if (!filter) return with_context(filter.error(), option);
+  auto lowered = lower_filter(*filter);
+  if (!lowered) return with_context(lowered.error(), option);
+  return *lowered;
+}
+
 // The slot of a fetched NAME, for --group-by NAME and --hist NAME.
 Result<uint8_t> fetch_slot(const std::vector<FetchItem>& fetches, const std::string& name, const std::string& option) {
   for (size_t i = 0; i < fetches.size(); ++i) {
@@ -82,7 +144,7 @@ Result<ProbePlan> plan_probe(const Target& target, const ProbeRequest& request) 
   }
   auto modules = ProbeModules::of_process(target);
   if (!modules) return modules.error();
-  ProbePlan plan{std::move(*modules), {}, {}, {}, std::nullopt, request.group_by, request.hist, {}};
+  ProbePlan plan{std::move(*modules), {}, {}, {}, std::nullopt, std::nullopt, request.group_by, request.hist, {}, {}};
 
   if (!request.fetch.empty()) {
     auto fetches = parse_fetch_spec(request.fetch);
@@ -94,12 +156,14 @@ Result<ProbePlan> plan_probe(const Target& target, const ProbeRequest& request) 
     plan.fetches = *fetches;
   }
   if (!request.filter.empty()) {
-    const auto variables = filter_variables(plan.fetches);
-    auto filter = parse_filter(request.filter, variables);
-    if (!filter) return with_context(filter.error(), "--filter");
-    auto lowered = lower_filter(*filter);
-    if (!lowered) return with_context(lowered.error(), "--filter");
-    plan.filter = *lowered;
+    auto filter = compile_filter(request.filter, plan.fetches, "--filter");
+    if (!filter) return filter.error();
+    plan.filter = *filter;
+  }
+  if (!request.stop_when.empty()) {
+    auto stop_when = compile_filter(request.stop_when, plan.fetches, "--stop-when");
+    if (!stop_when) return stop_when.error();
+    plan.stop_filter = *stop_when;
   }
   uint8_t group = XREF_GROUP_NONE;
   uint8_t group_slot = XREF_NO_SLOT;
@@ -122,10 +186,11 @@ Result<ProbePlan> plan_probe(const Target& target, const ProbeRequest& request) 
     hist_slot = *slot;
   }
 
+  auto resolved = resolve_addresses(plan, request);
+  if (!resolved) return resolved.error();
   SplitParts split;
-  for (const std::string& given : request.addresses) {
-    auto address = resolve_address(plan.modules, given, plan.warnings);
-    if (!address) return address.error();
+  for (auto address = resolved->begin(); address != resolved->end(); ++address) {
+    const std::string& given = address->given;
     const ElfImage& image = plan.modules.image(address->module_index);
     auto code = disassemble(image, address->function);
     if (!code) return with_context(code.error(), "probe " + given + ": disassembling " + address->function.demangled);
@@ -208,6 +273,12 @@ Result<ProbePlan> plan_probe(const Target& target, const ProbeRequest& request) 
                       std::to_string(plan.sites.size()) + " probe sites needed; the limit is " +
                           std::to_string(XREF_PROBE_MAX_SITES),
                       "probe fewer addresses");
+  }
+  if (request.debugger.present && !request.allow_breakpoint_collision) {
+    if (auto clear = check_breakpoint_collisions(live_probes(plan), request.debugger, plan.breakpoints_to_disable);
+        !clear) {
+      return clear.error();
+    }
   }
   return plan;
 }

@@ -24,7 +24,7 @@ namespace xref {
 
 // An address the user named, resolved.
 struct ProbeAddress {
-  std::string given;            // as typed
+  std::string given;            // as typed ("bp:3.2" for a location of bp:3)
   uint32_t module_index = 0;    // into ProbePlan::modules
   uint64_t static_va = 0;       // the address itself
   FunctionSymbol function;      // the function holding it
@@ -50,9 +50,11 @@ struct ProbePlan {
   std::vector<ProbeSite> sites;           // [i] has cookie i
   std::vector<FetchItem> fetches;
   std::optional<FilterProgram> filter;
+  std::optional<FilterProgram> stop_filter;  // --stop-when
   std::string group_by;                   // as asked
   std::string hist;
   std::vector<std::string> warnings;
+  std::vector<uint32_t> breakpoints_to_disable;  // bp:N addresses: the debugger disables N while probing
 };
 
 Result<ProbePlan> plan_probe(const Target& target, const ProbeRequest& request);

@@ -11,7 +11,7 @@
 namespace xref {
 
 struct ProbeRequest {
-  std::vector<std::string> addresses;  // sym, 0xVA, module:sym, module:0xVA: any instruction start
+  std::vector<std::string> addresses;  // sym, 0xVA, module:sym, module:0xVA (any instruction start), bp:N
   std::string backend = "auto";        // auto, uprobe_multi, perf_uprobe
   bool callers = false;                // the call sites each hit came from
   bool regs = false;                   // detail records carry every general register
@@ -25,10 +25,13 @@ struct ProbeRequest {
   std::string group_by;                // ret, caller, tid or a fetched name
   std::string hist;                    // a fetched name: log2 histogram
   uint64_t ringbuf_bytes = 1u << 20;
+  std::string stop_when;               // in a debugger: the first hit where this holds stops its thread
+  uint64_t stop_skip = 0;              // ...after this many such hits went by
   uint64_t heartbeat_ms = 0;           // a progress line this often (0: none)
   std::string mark_file;               // a log followed during the probe...
   std::string mark_regex;              // ...whose latest matching line stamps samples and heartbeats
-  DebuggerContext debugger;
+  bool allow_breakpoint_collision = false;  // in a debugger: probe enabled breakpoint locations anyway
+  DebuggerContext debugger;               // in a debugger: bp:N addresses, the collision guard
 };
 
 }  // namespace xref

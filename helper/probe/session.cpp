@@ -22,6 +22,20 @@ ProbeRecord decode(const xref_probe_record& raw, const ProbePlan& plan) {
   return record;
 }
 
+std::optional<ProbeStop> decode_stop(const std::optional<xref_probe_stop>& raw, const ProbePlan& plan) {
+  if (!raw) return std::nullopt;
+  ProbeStop stop;
+  stop.site = raw->site;
+  stop.tid = raw->tid;
+  stop.hit = raw->hit;
+  stop.match = raw->match;
+  stop.timestamp_ns = raw->timestamp_ns;
+  stop.return_address = raw->return_address;
+  stop.signal_result = raw->signal_result;
+  stop.fetches = fetched_values(plan.fetches, raw->fetch_count, raw->failed, raw->values, raw->errors);
+  return stop;
+}
+
 }  // namespace
 
 Result<ProbeRun> run_probe(const Target& target, const ProbePlan& plan, const ProbeRequest& request,
@@ -37,6 +51,8 @@ Result<ProbeRun> run_probe(const Target& target, const ProbePlan& plan, const Pr
   options.until_hits = request.until_hits;
   options.max_records = request.max_events;
   options.ringbuf_bytes = request.ringbuf_bytes;
+  options.stop_signal = XREF_PROBE_STOP_SIGNAL;
+  options.stop_skip = request.stop_skip;
   auto bpf = ProbeBpf::start(plan, options);
   if (!bpf) {
     // A target that exits during the attach: say that.
@@ -74,7 +90,13 @@ Result<ProbeRun> run_probe(const Target& target, const ProbePlan& plan, const Pr
   stops.drain_fd = callbacks.drain_fd;
   RunLoopHooks hooks;
   hooks.drain_requested = [&]() -> Result<void> {
-    if (callbacks.drained) callbacks.drained(elapsed_ms(), (*bpf)->site_counts(plan.sites.size()));
+    if (callbacks.drained) {
+      run.elapsed_ms = elapsed_ms();
+      run.counts = (*bpf)->counts(plan.sites.size());
+      run.samples_not_kept = (*bpf)->samples_over_limit();
+      run.stop = decode_stop((*bpf)->stop(), plan);
+      callbacks.drained(run, (*bpf)->until_hits_reached());
+    }
     return {};
   };
   hooks.drain = [&]() -> Result<bool> { return (*ring)->round(); };
@@ -103,6 +125,7 @@ Result<ProbeRun> run_probe(const Target& target, const ProbePlan& plan, const Pr
   (*ring)->round();
   run.counts = (*bpf)->counts(plan.sites.size());
   run.samples_not_kept = (*bpf)->samples_over_limit();
+  run.stop = decode_stop((*bpf)->stop(), plan);
   return run;
 }
 

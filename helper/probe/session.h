@@ -29,6 +29,18 @@ struct ProbeRecord {
   std::vector<uint64_t> regs;   // pt_regs order, with --regs
 };
 
+// --stop-when: the hit that stopped its thread.
+struct ProbeStop {
+  uint32_t site = 0;
+  uint32_t tid = 0;
+  uint64_t hit = 0;             // its passing-hit number at its site
+  uint64_t match = 0;           // the stop filter's passes, this one included (--skip + 1)
+  uint64_t timestamp_ns = 0;
+  uint64_t return_address = 0;  // live; 0 when not read
+  int32_t signal_result = 0;    // 0: sent; else -errno
+  std::vector<FetchedValue> fetches;
+};
+
 struct ProbeRun {
   std::string backend;
   std::string stop_reason;      // until_hits, duration, interrupted, target_exited, target_changed, output_closed
@@ -38,6 +50,7 @@ struct ProbeRun {
   ProbeCounts counts;
   std::vector<ProbeRecord> records;
   uint64_t samples_not_kept = 0;  // sampled hits past --max-events
+  std::optional<ProbeStop> stop;  // --stop-when, once it fired
 };
 
 struct ProbeCallbacks {
@@ -45,10 +58,13 @@ struct ProbeCallbacks {
   int cancel_fd = -1;           // as TraceCallbacks: -1 means SIGINT/SIGTERM
   std::string cancel_reason = "stopped";
   std::function<bool()> output_closed;
-  // Readable (an eventfd): a front end asks for the counts now (xref serve's
-  // `drain`, sent when the process stops); `drained` gets them.
+  // Readable (an eventfd): a front end asks for the result so far (xref
+  // serve's `drain`, sent when the process stops); `drained` gets it: every
+  // count and aggregation map read now, the samples received, no stop
+  // reason yet; `ending` when --until-hits is reached (the run ends at its
+  // next look, without another hit counted).
   int drain_fd = -1;
-  std::function<void(uint64_t elapsed_ms, const std::vector<xref_probe_counts>& sites)> drained;
+  std::function<void(const ProbeRun& so_far, bool ending)> drained;
   // Every heartbeat_ms (0: never): the per-site counts so far. Times are
   // since the probes were armed, as ProbeRun::elapsed_ms.
   uint64_t heartbeat_ms = 0;

@@ -6,6 +6,7 @@
 
 #include "mark/follower.h"
 #include "output/json_envelope.h"
+#include "probe/changes.h"
 #include "probe/output.h"
 #include "probe/plan.h"
 #include "probe/session.h"
@@ -39,15 +40,21 @@ void SessionManager::run_probe_session(std::shared_ptr<Session> session, nlohman
         if (session->state == "attaching") session->state = "running";
       }
       nlohmann::json addresses = nlohmann::json::array();
-      for (size_t index = 0; index < plan->addresses.size(); ++index) {
-        const ProbeAddress& address = plan->addresses[index];
+      auto live_json = [&](const Module* module, uint64_t static_va) {
+        const auto live = target->space.live_from_static(*module, static_va);
+        return live ? nlohmann::json(hex_value(*live)) : nlohmann::json(nullptr);
+      };
+      for (const ProbeSite& site : plan->sites) {
+        if (site.ret) continue;
+        const ProbeAddress& address = plan->addresses[site.address];
         const Module* module = plan->modules[address.module_index].module;
-        const auto live = target->space.live_from_static(*module, address.static_va);
         addresses.push_back({{"address", address.given},
                              {"static_va", hex_value(address.static_va)},
                              {"module", module->name()},
                              {"function", address.function.demangled},
-                             {"live", live ? nlohmann::json(hex_value(*live)) : nlohmann::json(nullptr)}});
+                             {"live", live_json(module, address.static_va)},
+                             // where the uprobe is: the nop after an entry's endbr64
+                             {"probe_live", live_json(module, site.static_va)}});
       }
       std::vector<std::string> warnings = target->warnings;
       warnings.insert(warnings.end(), plan->warnings.begin(), plan->warnings.end());
@@ -57,23 +64,38 @@ void SessionManager::run_probe_session(std::shared_ptr<Session> session, nlohman
                                                  {"sites", sites},
                                                  {"addresses", addresses},
                                                  {"warnings", warnings},
+                                                 {"breakpoints_to_disable", plan->breakpoints_to_disable},
+                                                 // --stop-when: the signal the debugger must stop on, not pass
+                                                 {"stop_signal", request.stop_when.empty()
+                                                                     ? nlohmann::json(nullptr)
+                                                                     : nlohmann::json(XREF_PROBE_STOP_SIGNAL)},
                                                  {"process", process_json(target->process.identity(),
                                                                           target->binary_match)}}));
       attached = true;
     };
-    auto update = [&](uint64_t elapsed_ms, const std::vector<xref_probe_counts>& sites) {
+    auto counts_now = [&](uint64_t elapsed_ms, const std::vector<xref_probe_counts>& sites) {
       nlohmann::json counts = renderer.heartbeat_json(elapsed_ms, sites);
       counts.erase("type");
-      return event_message("probe_update", session->id, {{"counts", counts}});
+      return counts;
     };
-    callbacks.drained = [&](uint64_t elapsed_ms, const std::vector<xref_probe_counts>& sites) {
-      // Out before the drain is answered: the front end prints it at this stop.
-      writer_.write(update(elapsed_ms, sites));
-      answer_drains(*session, false);
+    nlohmann::json shown;  // the document of the previous drain
+    callbacks.drained = [&](const ProbeRun& so_far, bool ending) {
+      // Out before the drain is answered: the front end prints it at this
+      // stop, with what changed since the previous one.
+      nlohmann::json document = renderer.document(so_far);
+      nlohmann::json changes = probe_changes(shown, document);
+      writer_.write(event_message("probe_update", session->id,
+                                  {{"counts", counts_now(so_far.elapsed_ms, so_far.counts.sites)},
+                                   {"changes", std::move(changes)},
+                                   {"document", document}}));
+      shown = std::move(document);
+      // Ending: the front end waits for session_ended, so the breakpoints
+      // of bp:N come back at this very stop.
+      answer_drains(*session, ending);
     };
     callbacks.heartbeat_ms = request.heartbeat_ms;
     callbacks.heartbeat = [&](uint64_t elapsed_ms, const std::vector<xref_probe_counts>& sites) {
-      writer_.write_droppable(update(elapsed_ms, sites));
+      writer_.write_droppable(event_message("probe_update", session->id, {{"counts", counts_now(elapsed_ms, sites)}}));
     };
     auto run = run_probe(*target, *plan, request, callbacks);
     if (!run) return fail(run.error());

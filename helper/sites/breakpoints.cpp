@@ -37,13 +37,13 @@ Result<std::vector<CodeSite>> breakpoint_sites(const Target& target, const Debug
   return sites;
 }
 
-Result<void> check_breakpoint_collisions(const std::vector<ProbeAddress>& probes, const DebuggerContext& debugger,
+Result<void> check_breakpoint_collisions(const std::vector<LiveProbe>& probes, const DebuggerContext& debugger,
                                          const std::vector<uint32_t>& exempt) {
   for (const DebuggerBreakpoint& breakpoint : debugger.breakpoints) {
     if (!breakpoint.enabled || std::find(exempt.begin(), exempt.end(), breakpoint.id) != exempt.end()) continue;
     for (const DebuggerBreakpointLocation& location : breakpoint.locations) {
       if (!location.enabled) continue;
-      for (const ProbeAddress& probe : probes) {
+      for (const LiveProbe& probe : probes) {
         if (probe.live_va != location.address) continue;
         return make_error(ErrorCode::breakpoint_collision,
                           "the " + probe.label + " probe at " + to_hex(probe.live_va) + " is breakpoint " +

@@ -25,14 +25,14 @@ Result<std::vector<CodeSite>> breakpoint_sites(const Target& target, const Debug
                                                const std::string& what);
 
 // A probe's live address and what it is, for collision messages.
-struct ProbeAddress {
+struct LiveProbe {
   uint64_t live_va = 0;
   std::string label;  // "entry of validate", "call site in handle_request+0x2a"
 };
 
 // Fails with breakpoint_collision when a probe sits on an enabled location
 // of an enabled breakpoint other than those in `exempt`.
-Result<void> check_breakpoint_collisions(const std::vector<ProbeAddress>& probes, const DebuggerContext& debugger,
+Result<void> check_breakpoint_collisions(const std::vector<LiveProbe>& probes, const DebuggerContext& debugger,
                                          const std::vector<uint32_t>& exempt);
 
 }  // namespace xref

@@ -12,9 +12,9 @@ namespace xref {
 namespace {
 
 // Every probe's live address and role, for the breakpoint-collision guard.
-std::vector<ProbeAddress> probe_addresses(const PlanState& state) {
+std::vector<LiveProbe> probe_addresses(const PlanState& state) {
   const TracePlan& plan = state.plan;
-  std::vector<ProbeAddress> addresses;
+  std::vector<LiveProbe> addresses;
   for (const PlannedProbe& probe : plan.probes) {
     auto live = state.target.space.live_from_static(*state.modules[probe.module_index].module, probe.static_va);
     if (!live) continue;

@@ -14,6 +14,7 @@
 #include "helper_client.h"
 #include "helper_process.h"
 #include "json_lines.h"
+#include "probe_render.h"
 #include "window_render.h"
 
 namespace xref::lldb_plugin {
@@ -170,6 +171,52 @@ TEST(WindowRender, SaysWhyAWindowIsIncomplete) {
   EXPECT_EQ(window_status_text(window), "incomplete (ended, but its end record was lost, events may be missing)");
   FakeSymbols symbols;
   EXPECT_NE(render_window(window, 1, symbols)[0].find("lost ?"), std::string::npos);
+}
+
+// A probe session's stop text: what changed since the previous stop, in the
+// debugger's names (tests/gdb/window_text_test.py checks the same text).
+TEST(ProbeRender, ChangesAtAStopNameCallersSamplesAndGroups) {
+  FakeSymbols symbols;
+  symbols.places[0x1200] = {"svc::validate(unsigned long, unsigned long)", 0, "t.cc:45"};
+  symbols.places[0x1c00] = {"svc::handle_request(svc::Request*)", 0, "t.cc:80"};
+  symbols.places[0x2000] = {};  // code the debugger has no name for
+  const auto answered = nlohmann::json::parse(R"([{"address": "svc::validate", "static_va": "0x1200",
+    "live": "0x555555555200"}, {"address": "0x1c40", "static_va": "0x1c40", "live": "0x555555555c40"}])");
+  const auto changes = nlohmann::json::parse(R"({"elapsed_ms": 1530, "since_ms": 1130, "hits_added": 120,
+    "lost_events": 0, "lost_added": 0, "addresses": [
+      {"address": "svc::validate", "hits": 520, "hits_added": 120, "passed": 500, "passed_added": 100,
+       "threads": 4, "new_threads": [4243],
+       "callers": {"method": "exact", "sites": [{"hits": 420, "hits_added": 100, "new": true,
+          "return_live": "0x555555555c34", "call_site_live": "0x555555555c2f"},
+         {"hits": 100, "hits_added": 20, "new": false, "return_live": "0x555555556010"}]},
+       "groups": {"by": "tid", "values": [{"key": "0x1093", "hits": 260, "hits_added": 60, "new": false}]},
+       "samples": [{"hit": 12, "tid": 4242, "fetches": [{"name": "amount", "value": "0x5"}],
+                    "return_live": "0x555555555c34", "call_site_live": "0x555555555c2f"}],
+       "records_lost_added": 3},
+      {"address": "0x1c40", "hits": 7, "hits_added": 0, "passed": 7, "passed_added": 0, "threads": 1,
+       "new_threads": [], "samples": []}]})");
+  const auto lines = render_probe_changes(changes, answered, 2, symbols);
+  ASSERT_EQ(lines.size(), 10u);
+  EXPECT_EQ(lines[0], "xref: probe session 2 at 1.53 s (+0.40 s): 120 new hits, 0 lost");
+  EXPECT_EQ(lines[1], "  svc::validate  svc::validate(unsigned long, unsigned long) at t.cc:45  hits 520 (+120)  "
+                      "passed 500 (+100)  threads 4, new 4243");
+  EXPECT_EQ(lines[2], "    callers (exact):");
+  EXPECT_EQ(lines[3], "      +100  svc::handle_request(svc::Request*)+0x2f at t.cc:80  (420 in all)  new");
+  EXPECT_EQ(lines[4], "      +20  0x555555556010 (return address)  (100 in all)");
+  EXPECT_EQ(lines[5], "    by tid:");
+  EXPECT_EQ(lines[6], "      +60  4243  (260 in all)");
+  EXPECT_EQ(lines[7], "    sample hit 12  tid 4242  amount=0x5  from svc::handle_request(svc::Request*)+0x2f at t.cc:80");
+  EXPECT_EQ(lines[8], "    lost 3 samples (ring buffer full)");
+  EXPECT_EQ(lines[9], "  0x1c40  svc::handle_request(svc::Request*)+0x40 at t.cc:80  hits 7 (no new hits)");
+}
+
+TEST(ProbeRender, EndLineSaysHitsSamplesAndLoss) {
+  const auto summary = nlohmann::json::parse(R"({"hits": 5, "passed": 5, "records_received": 5, "lost_events": 0})");
+  EXPECT_EQ(probe_end_line(3, "until_hits", summary, nullptr),
+            "xref: session 3 ended (until_hits): 5 hits, 5 passed, 5 samples, lost 0");
+  EXPECT_EQ(probe_end_line(3, "target_exited", summary, {{"message", "process 9 exited during the probe"}}),
+            "xref: session 3 ended (target_exited): 5 hits, 5 passed, 5 samples, lost 0; process 9 exited during the "
+            "probe");
 }
 
 // The protocol client against the scripted helper.

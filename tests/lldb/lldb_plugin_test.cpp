@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <regex>
 #include <set>
 
@@ -69,13 +70,14 @@ class LldbPlugin : public ::testing::Test {
 // (a)
 TEST(LldbPluginLoad, HelpListsEverySubcommand) {
   XREF_REQUIRE(lldb_available(), "lldb-19 (Debian package lldb-19)");
-  const LldbRun run = run_lldb({"help xref", "help xref trace", "help xref break"}, {});
+  const LldbRun run = run_lldb({"help xref", "help xref trace", "help xref break", "help xref probe"}, {});
   EXPECT_EQ(run.exit_status, 0) << run.output;
-  for (const char* name : {"trace", "sessions", "show", "stop", "doctor", "maps", "resolve", "break", "helper"}) {
+  for (const char* name : {"trace", "probe", "sessions", "show", "stop", "doctor", "maps", "resolve", "break", "helper"}) {
     EXPECT_TRUE(std::regex_search(run.output, std::regex(std::string("\\n +") + name + " +-- "))) << name << "\n" << run.output;
   }
   EXPECT_TRUE(run.has("Syntax: xref trace --here [--stop-at-end] [OPTIONS]")) << run.output;
   EXPECT_TRUE(run.has("Syntax: xref break W:SEQ [--session N]")) << run.output;
+  EXPECT_TRUE(run.has("Syntax: xref probe ADDRESS... [--callers]")) << run.output;
 }
 
 // (b) Stopped in handle_request, trace the rest of this call; the window
@@ -191,6 +193,81 @@ TEST_F(LldbPlugin, ProbeOnAnEnabledBreakpointIsRefused) {
   EXPECT_TRUE(std::regex_search(line, std::regex("breakpoint (1|2)"))) << line;
   EXPECT_NE(line.find("--allow-breakpoint-collision"), std::string::npos) << line;
   EXPECT_FALSE(run.has("xref: session 1 tracing")) << run.output;
+}
+
+// trace_target, one worker: each request calls svc::validate, then
+// svc::compute_price; the record has a "> validate" line per call.
+std::vector<std::string> probe_target(const std::string& record, const std::string& requests) {
+  return {XREF_TRACE_TARGET, "--threads", "1", "--requests", requests, "--interval-us", "1000", "--record", record};
+}
+
+uint64_t recorded_entries(const std::string& record, const std::string& function) {
+  std::ifstream file(record);
+  std::string line;
+  uint64_t entries = 0;
+  while (std::getline(file, line)) entries += line.find(" > " + function + " ") != std::string::npos;
+  return entries;
+}
+
+// (f) A probe session prints what changed at each stop: the 10th
+// compute_price call stops with exactly 10 validate hits, all from
+// handle_request; the next stop adds one. The process runs to its normal
+// end, and `xref show` then has every call the target recorded.
+TEST_F(LldbPlugin, ProbeCountsPrintAtEachStopAndMatchTheRecord) {
+  TempFile record("probe");
+  const LldbRun run = run_lldb({"b main", "run", "xref probe svc::validate --callers --duration-ms 0",
+                                "breakpoint set -n compute_price -i 9", "continue", "continue", "breakpoint delete 2",
+                                "continue", "xref show", "xref sessions"},
+                               probe_target(record.path, "30"));
+  ASSERT_EQ(run.exit_status, 0) << run.output;
+  EXPECT_TRUE(std::regex_search(run.output, std::regex("xref: session 1 probing PID [0-9]+: 1 address \\("))) << run.output;
+  const std::string first = run.after("(lldb) continue");
+  const std::string tenth = first.substr(0, first.find("(lldb) continue", 1));
+  EXPECT_TRUE(std::regex_search(tenth, std::regex("\n  svc::validate  svc::validate\\(.*\\) at trace_target.cpp:[0-9]+  "
+                                                  "hits 10 \\(\\+10\\)  threads 1, new [0-9]+\n")))
+      << tenth;
+  EXPECT_TRUE(std::regex_search(tenth, std::regex("\n    callers \\(exact\\):\n      \\+10  svc::handle_request\\(.*\\)"
+                                                  "\\+0x[0-9a-f]+ at trace_target.cpp:[0-9]+  \\(10 in all\\)  new\n")))
+      << tenth;
+  const std::string eleventh = first.substr(first.find("(lldb) continue", 1));
+  EXPECT_TRUE(std::regex_search(eleventh.substr(0, eleventh.find("(lldb) breakpoint delete")),
+                                std::regex("  svc::validate  .*  hits 11 \\(\\+1\\)  threads 1\n")))
+      << eleventh;
+  EXPECT_TRUE(run.has("exited with status = 0")) << run.output;
+  const uint64_t recorded = recorded_entries(record.path, "validate");
+  EXPECT_EQ(recorded, 30u);
+  const std::string shown = run.after("(lldb) xref show");
+  EXPECT_NE(shown.find("xref: probe session 1 (ended (target_exited))"), std::string::npos) << run.output;
+  EXPECT_TRUE(std::regex_search(shown, std::regex("  svc::validate  .*  hits " + std::to_string(recorded) + "  passed " +
+                                                  std::to_string(recorded) + "  threads 1  rate ")))
+      << run.output;
+  EXPECT_TRUE(std::regex_search(shown, std::regex("\n      " + std::to_string(recorded) + "  svc::handle_request")))
+      << run.output;
+}
+
+// (g) probe bp:N: breakpoint N is off while its locations are probed and
+// comes back when the probe ends (at --until-hits): the next call stops
+// there again, and it is the call the target's request order says.
+TEST_F(LldbPlugin, ProbeAtABreakpointDisablesItUntilTheProbeEnds) {
+  TempFile record("probe-bp");
+  const LldbRun run = run_lldb({"b main", "run", "b svc::validate", "xref probe bp:2 --until-hits 5 --duration-ms 0",
+                                "breakpoint list 2", "breakpoint set -n compute_price -i 6", "continue",
+                                "breakpoint delete 3", "continue", "process kill"},
+                               probe_target(record.path, "40"));
+  ASSERT_EQ(run.exit_status, 0) << run.output;
+  EXPECT_TRUE(run.has("xref: breakpoint 2 disabled while the probe is armed: a uprobe at the same address would "
+                      "swallow it; re-enabled when the probe ends"))
+      << run.output;
+  const std::string listed = run.after("(lldb) breakpoint list 2");
+  EXPECT_NE(listed.substr(0, listed.find("(lldb) breakpoint set")).find("Options: disabled"), std::string::npos)
+      << run.output;
+  const std::string stop = run.after("(lldb) continue");
+  EXPECT_NE(stop.find("xref: session 1 ended (until_hits): 5 hits, 5 passed"), std::string::npos) << run.output;
+  EXPECT_NE(stop.find("xref: breakpoint 2 re-enabled: session 1 ended"), std::string::npos) << run.output;
+  // The 7th compute_price call stopped; the next validate is request 7's.
+  const std::string again = run.after("(lldb) breakpoint delete 3");
+  EXPECT_NE(again.find("stop reason = breakpoint 2.1"), std::string::npos) << run.output;
+  EXPECT_NE(again.find("trace_target`svc::validate(id=7, amount="), std::string::npos) << run.output;
 }
 
 // (e) xref break W:SEQ, then continue: LLDB stops at that call site.

@@ -603,6 +603,30 @@ TEST(ServeCli, ProbeSessionUpdatesAtDrainsAndEndsWithItsDocument) {
       << "the counts come before the drain's answer";
   const auto update = helper.await_event("probe_update", session);
   const uint64_t at_drain = update["counts"]["addresses"][0]["passed"].get<uint64_t>();
+  // A drain's update carries the result so far and, for the first stop,
+  // all of it as new; both read at the same moment as the counts.
+  const auto& so_far = update["document"]["addresses"][0];
+  EXPECT_EQ(so_far["passed"].get<uint64_t>(), at_drain) << update.dump();
+  EXPECT_TRUE(update["document"]["summary"]["stop_reason"].is_null()) << "still running";
+  EXPECT_EQ(update["changes"]["addresses"][0]["passed_added"].get<uint64_t>(), at_drain);
+  uint64_t caller_hits = 0;
+  for (const auto& caller : so_far["callers"]["sites"]) caller_hits += caller["hits"].get<uint64_t>();
+  EXPECT_EQ(caller_hits, so_far["hits"].get<uint64_t>());
+
+  // The next stop's changes are the difference of the two documents.
+  EXPECT_EQ(helper.request("drain")["result"]["drained"], true);
+  const auto next = helper.await_event("probe_update", session);
+  const auto& later = next["document"]["addresses"][0];
+  const auto& changed = next["changes"]["addresses"][0];
+  EXPECT_EQ(changed["hits_added"].get<uint64_t>(), later["hits"].get<uint64_t>() - so_far["hits"].get<uint64_t>());
+  for (const auto& caller : changed["callers"]["sites"]) {
+    uint64_t before = 0;
+    for (const auto& earlier : so_far["callers"]["sites"]) {
+      if (earlier["return_live"] == caller["return_live"]) before = earlier["hits"].get<uint64_t>();
+    }
+    EXPECT_EQ(caller["hits_added"].get<uint64_t>(), caller["hits"].get<uint64_t>() - before);
+  }
+  EXPECT_EQ(changed["samples"].size(), later["samples"].size() - so_far["samples"].size());
 
   const auto ended = helper.await_event("session_ended", session);
   EXPECT_EQ(ended["stop_reason"], "target_exited") << ended.dump();
@@ -616,6 +640,56 @@ TEST(ServeCli, ProbeSessionUpdatesAtDrainsAndEndsWithItsDocument) {
   EXPECT_LE(at_drain, recorded);
   EXPECT_EQ(address["callers"]["sites"][0]["hits"].get<uint64_t>(), recorded);
   EXPECT_EQ(ended["document"]["operation"], "live_probe");
+}
+
+// In a debugger: a probe never goes on an enabled breakpoint's location
+// unless told to, and bp:N probes breakpoint N's locations (which the
+// front end disables meanwhile).
+TEST(ServeCli, ProbeSessionsMeetTheDebuggersBreakpoints) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  const RecordFile record_file("serve-probe-bp");
+  TargetProcess target(target_command(record_file.path, {"--requests", "40", "--interval-us", "1000"}));
+  ServeClient helper;
+  handshake(helper);
+  auto start = [&](nlohmann::json argv, const nlohmann::json& breakpoints) {
+    return helper.request("session.start",
+                          {{"argv", argv}, {"context", {{"pid", target.pid()}, {"breakpoints", breakpoints}}}});
+  };
+  const auto plain = start({"probe", "svc::validate", "--duration-ms", "0"}, nlohmann::json::array());
+  ASSERT_TRUE(plain.contains("result")) << plain.dump();
+  const std::string probe_live = plain["result"]["addresses"][0]["probe_live"];
+  EXPECT_TRUE(helper.request("session.stop", {{"session", plain["result"]["session"]}}).contains("result"));
+
+  const nlohmann::json breakpoints = {
+      {{"id", 8}, {"enabled", true}, {"locations", {{{"id", "8.1"}, {"address", probe_live}, {"enabled", true}}}}}};
+  const auto refused = start({"probe", "svc::validate", "--duration-ms", "0"}, breakpoints);
+  ASSERT_TRUE(refused.contains("error")) << refused.dump();
+  EXPECT_EQ(refused["error"]["code"], "breakpoint_collision") << refused.dump();
+  EXPECT_NE(refused["error"]["message"].get<std::string>().find("breakpoint 8.1"), std::string::npos);
+
+  const auto missing = start({"probe", "bp:9"}, breakpoints);
+  ASSERT_TRUE(missing.contains("error")) << missing.dump();
+  EXPECT_NE(missing["error"]["message"].get<std::string>().find("there is no breakpoint 9"), std::string::npos)
+      << missing.dump();
+
+  const auto allowed = start({"probe", "svc::validate", "--duration-ms", "0", "--allow-breakpoint-collision"}, breakpoints);
+  ASSERT_TRUE(allowed.contains("result")) << allowed.dump();
+  EXPECT_TRUE(helper.request("session.stop", {{"session", allowed["result"]["session"]}}).contains("result"));
+
+  const auto by_breakpoint = start({"probe", "bp:8", "--duration-ms", "0"}, breakpoints);
+  ASSERT_TRUE(by_breakpoint.contains("result")) << by_breakpoint.dump();
+  const uint64_t session = by_breakpoint["result"]["session"];
+  EXPECT_EQ(by_breakpoint["result"]["addresses"][0]["address"], "bp:8");
+  EXPECT_EQ(by_breakpoint["result"]["addresses"][0]["function"].get<std::string>().rfind("svc::validate(", 0), 0u);
+  EXPECT_EQ(by_breakpoint["result"]["breakpoints_to_disable"], nlohmann::json::array({8}));
+  record_file.release();
+  const auto ended = helper.await_event("session_ended", session);
+  uint64_t recorded = 0;
+  for (const auto& [key, events] : read_record(record_file.path)) {
+    for (const auto& event : events) recorded += event.kind == '>' && event.function == "validate";
+  }
+  EXPECT_EQ(recorded, 40u);
+  EXPECT_EQ(ended["document"]["addresses"][0]["hits"].get<uint64_t>(), recorded) << ended.dump();
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ TEST(BreakpointCollisions, ProbeOnAnEnabledLocationIsRefusedWithBothNamed) {
 
 TEST(BreakpointCollisions, DisabledOrExemptBreakpointsDoNotCollide) {
   DebuggerContext debugger = two_breakpoints();
-  const std::vector<ProbeAddress> probes = {{0x5000, "entry of a"}, {0x7000, "ret of c"}};
+  const std::vector<LiveProbe> probes = {{0x5000, "entry of a"}, {0x7000, "ret of c"}};
   EXPECT_FALSE(check_breakpoint_collisions(probes, debugger, {}));
   // Breakpoint 1 is the --start bp:1 being disabled; breakpoint 2 is off.
   debugger.breakpoints[1].enabled = false;
