@@ -443,7 +443,7 @@ void show_probe_session(SessionRecord& session, bool all, Lines& lines) {
   LldbSymbols symbols(session.target);
   std::vector<std::string> shown;
   if (all && session.document.is_object()) {
-    const std::string state = session.ended ? "ended (" + session.stop_reason + ")" : "running";
+    const std::string state = session.ended ? "ended " + session.stop_reason : "running";
     shown = render_probe_document(session.document, session.probe_addresses, session.id, state, symbols);
   } else if (!all && session.changes.is_object()) {
     shown = render_probe_changes(session.changes, session.probe_addresses, session.id, symbols);

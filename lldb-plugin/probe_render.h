@@ -22,7 +22,7 @@ namespace xref::lldb_plugin {
 std::vector<std::string> render_probe_changes(const nlohmann::json& changes, const nlohmann::json& addresses,
                                               uint64_t session, AddressSymbols& symbols);
 
-// `xref show`: the document whole. `state` is "running" or "ended (REASON)".
+// `xref show`: the document whole. `state` is "running" or "ended REASON".
 std::vector<std::string> render_probe_document(const nlohmann::json& document, const nlohmann::json& addresses,
                                                uint64_t session, const std::string& state, AddressSymbols& symbols);
 

@@ -98,10 +98,11 @@ std::string fetches_text(const nlohmann::json& fetches) {
     } else if (fetch.contains("value") && fetch["value"].is_string()) {
       value = fetch["value"].get<std::string>();
     } else {
-      value = "<unreadable" + (fetch.contains("error") && fetch["error"].is_string()
-                                   ? ": " + fetch["error"].get<std::string>()
-                                   : std::string()) +
-              ">";
+      // The helper's error already says "unreadable: EFAULT (14)".
+      const std::string error = text_field(fetch, "error");
+      value = error.empty() ? "<unreadable>"
+              : error.rfind("unreadable", 0) == 0 ? "<" + error + ">"
+                                                   : "<unreadable: " + error + ">";
     }
     text += (text.empty() ? "" : " ") + text_field(fetch, "name") + "=" + value;
   }

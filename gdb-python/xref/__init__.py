@@ -6,14 +6,16 @@ scripts:
     gdb.execute("continue")
     for window in xref.windows(session):  # every window kept, after a drain
         print(window.id, window.status, [event["kind"] for event in window.events])
+    probe = xref.probe("svc::validate", "--callers", "--duration-ms", "0")  # like `xref probe ...`
 """
 
 from . import state as _state
+from .probe import probe
 from .state import XrefError
 from .trace import trace
 from .window_render import render_window, window_status_text
 
-__all__ = ["XrefError", "Window", "trace", "windows", "drain", "install"]
+__all__ = ["XrefError", "Window", "trace", "probe", "probe_document", "windows", "drain", "install"]
 
 
 class Window:
@@ -49,6 +51,14 @@ def drain():
     return run_guarded(action)
 
 
+def probe_document(session):
+    """The latest live_probe document of probe session `session` (docs/probe.md; the
+    final one once it ended), after a drain; None before its first drain."""
+    drain()
+    record = _state.get().find_session(session)
+    return record.document if record is not None else None
+
+
 def windows(session=None):
     """Every window kept (of one session, or of all), oldest first, after a drain."""
     drain()
@@ -70,9 +80,10 @@ def install():
         return
     _installed = True
     from . import break_command, commands, helper_command, one_shot, sessions, show, stop, stop_events
+    from .probe import ProbeCommand
     from .trace import TraceCommand
     commands.XrefCommand()
-    for command in (TraceCommand, sessions.SessionsCommand, show.ShowCommand, stop.StopCommand,
+    for command in (TraceCommand, ProbeCommand, sessions.SessionsCommand, show.ShowCommand, stop.StopCommand,
                     one_shot.DoctorCommand, one_shot.MapsCommand, one_shot.ResolveCommand,
                     break_command.BreakCommand, helper_command.HelperCommand):
         command()

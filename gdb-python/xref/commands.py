@@ -72,6 +72,7 @@ class XrefCommand(gdb.Command):
 
 xref trace --here          a window on this thread, until this call returns; it prints at the next stop
 xref trace --start bp:N    a window at each hit of breakpoint N's locations
+xref probe ADDRESS...      exact hit counts, callers and values of addresses; what changed prints at each stop
 See docs/gdb.md; `help xref SUBCOMMAND` for each subcommand."""
 
     def __init__(self):

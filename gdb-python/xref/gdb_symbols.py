@@ -22,6 +22,15 @@ def _function_block(block):
     return found
 
 
+def _entry(function_block):
+    """Where the function is entered. Not the block's start: a function with
+    a split-off part (GCC's .cold) starts at the lowest of its ranges."""
+    try:
+        return int(function_block.function.value().address)
+    except (gdb.error, TypeError, ValueError):
+        return function_block.start
+
+
 def place_of(address):
     """CodePlace of a live address, from gdb's symbols and line table."""
     place = CodePlace()
@@ -32,11 +41,13 @@ def place_of(address):
     except RuntimeError:
         block = None
     function_block = _function_block(block)
-    if function_block is not None:
+    entry = _entry(function_block) if function_block is not None else None
+    if entry is not None and address >= entry:
         place.function = function_block.function.print_name
-        place.offset = address - function_block.start
+        place.offset = address - entry
     else:
-        # No debug info: the minimal symbol ("info symbol" is its only Python door).
+        # No debug info, or a part of the function placed before its entry
+        # (GCC's .cold): the minimal symbol ("info symbol" is its only Python door).
         try:
             text = gdb.execute("info symbol %#x" % address, to_string=True).strip()
         except gdb.error:
@@ -61,6 +72,18 @@ def describe_address(address):
     if place.file_line:
         text += (" at " if text else "") + place.file_line
     return text
+
+
+def describer():
+    """describe_address, each address looked up once: a probe session's
+    callers and samples repeat a few addresses many times."""
+    places = {}
+
+    def describe(address):
+        if address not in places:
+            places[address] = describe_address(address)
+        return places[address]
+    return describe
 
 
 def breakpoint_locations():

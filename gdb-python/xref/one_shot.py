@@ -5,7 +5,7 @@ from . import debugger_context
 from .commands import Subcommand, wants_help
 from .document_render import document_error, render_document
 from .state import COMMAND_TIMEOUT, XrefError
-from .trace import reply_failure
+from .session_start import reply_failure
 
 
 def run_one_shot(command, words, state, lines):

@@ -1,8 +1,9 @@
-"""xref sessions: the sessions of this gdb, running ones with the helper's counts."""
+"""xref sessions: the sessions of this gdb, running ones with the helper's
+counts. A probe session has no windows or events: its counts are `xref show`'s."""
 
 from .commands import Subcommand, wants_help
 from .state import QUICK_TIMEOUT, XrefError
-from .trace import reply_failure
+from .session_start import reply_failure
 
 
 class SessionsCommand(Subcommand):
@@ -28,7 +29,7 @@ xref sessions"""
             for entry in reply.result.get("sessions") or []:
                 live[entry.get("session", 0)] = entry
         if not state.sessions:
-            lines.append("xref: no sessions; start one with `xref trace`")
+            lines.append("xref: no sessions; start one with `xref trace` or `xref probe`")
             return
         row = "%-8s %-24s %-8s %-13s %8s %8s  %s"
         lines.append(row % ("session", "state", "pid", "backend", "windows", "events", "command"))
@@ -42,4 +43,6 @@ xref sessions"""
                 events = live[session.id].get("events", 0)
             elif isinstance(session.summary, dict):
                 events = session.summary.get("events", 0)
+            if session.command == "probe":
+                windows = events = "-"
             lines.append(row % (session.id, status, session.pid, session.backend, windows, events, session.words))

@@ -1,5 +1,6 @@
 """What the front end keeps per gdb: the helper (started on first use), the
-sessions it started with their windows, and what is still to be shown.
+sessions it started with their windows (trace) or counts (probe), and what
+is still to be shown.
 Used on gdb's thread only: the helper's reader threads only queue, and ask
 for gdb's thread with gdb.post_event."""
 
@@ -8,7 +9,7 @@ import time
 
 import gdb
 
-from . import gdb_symbols
+from . import gdb_symbols, probe_render
 from .helper_client import HelperClient, HelperStartError, display
 from .window_render import render_window
 
@@ -23,6 +24,9 @@ DRAIN_TIMEOUT = 10
 EXIT_WAIT = 2.0  # for the helper to end the sessions of a process that exited
 WINDOWS_PER_STOP = 20
 KEPT_WINDOWS_PER_SESSION = 1000
+# Drain updates of a probe session not printed yet (drains without a stop,
+# from the Python API): each is what changed since the one before.
+KEPT_PROBE_UPDATES = 100
 
 
 class XrefError(gdb.GdbError):
@@ -39,6 +43,7 @@ class WindowRecord:
 class SessionRecord:
     def __init__(self, session_id):
         self.id = session_id
+        self.command = "trace"  # or "probe": the first word of session.start
         self.words = ""
         self.pid = 0
         self.inferior = 0  # gdb's inferior number
@@ -55,6 +60,22 @@ class SessionRecord:
         self.end_shown = False
         self.windows = []
         self.windows_dropped = 0
+        # A probe session: the start answer's addresses (with their live
+        # addresses), the latest live_probe document (the final one once it
+        # ended), and the changes of the drains not printed yet.
+        self.addresses = []
+        self.document = None
+        self.document_shown = False
+        self.probe_updates = []
+
+
+def probe_bound_reached(document):
+    """A probe session whose --until-hits is reached ends by itself a moment later."""
+    if not isinstance(document, dict):
+        return False
+    limit = (document.get("limits") or {}).get("until_hits")
+    passed = (document.get("summary") or {}).get("passed")
+    return isinstance(limit, int) and limit > 0 and isinstance(passed, int) and passed >= limit
 
 
 def plural(count, word):
@@ -71,6 +92,8 @@ def default_helper_command():
 
 
 def session_end_line(session):
+    if session.command == "probe":
+        return probe_render.end_line(session.id, session.stop_reason, session.summary, session.error)
     line = "xref: session %d ended (%s)" % (session.id, session.stop_reason)
     summary = session.summary
     if isinstance(summary, dict) and summary:
@@ -207,16 +230,26 @@ class State:
             name = event.get("event")
             if name == "window" and isinstance(event.get("window"), dict):
                 self.record_window(session, event["window"])
+            elif name == "probe_update" and isinstance(event.get("changes"), dict):
+                # A drain's update (a heartbeat has no changes: nothing to print at a stop).
+                session.probe_updates = (session.probe_updates + [event["changes"]])[-KEPT_PROBE_UPDATES:]
+                self.keep_document(session, event.get("document"))
             elif name == "warning":
                 lines.append("xref: session %d: warning: %s" % (session_id, event.get("message", "")))
             elif name == "session_ended":
                 for window in event.get("windows") or []:
                     self.record_window(session, window)
+                self.keep_document(session, event.get("document"))
                 session.summary = event.get("summary") or {}
                 session.error = event.get("error")
                 self.end_session(session, event.get("stop_reason") or "stopped")
         for line in self.helper_.take_stderr():
             lines.append("xref: helper: " + line)
+
+    def keep_document(self, session, document):
+        if isinstance(document, dict):
+            session.document = document
+            session.document_shown = False
 
     def absorb(self, lines):
         """Takes what the helper sent; when it died, says so once and ends its sessions."""
@@ -293,13 +326,18 @@ class State:
         self.absorb_events(lines)
 
     def await_finished_sessions(self, lines):
-        """A session that has all its windows (--max-windows, --here's one)
-        ends by itself a moment after the last one, detaching its probes: wait
-        for its session_ended, so that its end and the breakpoints it gives
-        back come at this stop, and no probe is in the way of a breakpoint."""
+        """A session that has all its windows (--max-windows, --here's one),
+        or a probe session past its --until-hits, ends by itself a moment
+        later, detaching its probes: wait for its session_ended, so that its
+        end and the breakpoints it gives back come at this stop, and no probe
+        is in the way of a breakpoint."""
+        def done(session):
+            if session.command == "probe":
+                return probe_bound_reached(session.document)
+            return session.max_windows and len(session.windows) >= session.max_windows
+
         def finished():
-            return [session for session in self.running_sessions()
-                    if session.max_windows and len(session.windows) >= session.max_windows]
+            return [session for session in self.running_sessions() if done(session)]
         deadline = time.monotonic() + QUICK_TIMEOUT
         while finished() and self.running_helper() is not None and time.monotonic() < deadline:
             self.helper_.wait_for(lambda: False, max(0.0, deadline - time.monotonic()))
@@ -323,9 +361,21 @@ class State:
             if record.shown and not all_windows:
                 continue
             self.render(session, record, lines)
+        self.print_probe_updates(lines, session.id)
         if session.ended and (not session.end_shown or all_windows):
             lines.append(session_end_line(session))
             session.end_shown = True
+
+    def print_probe_updates(self, lines, only=None):
+        """What changed in each probe session since the previous drain, for
+        every drain not printed yet (one, at a stop)."""
+        describe = gdb_symbols.describer()
+        for session in self.sessions.values():
+            if only is not None and session.id != only:
+                continue
+            for changes in session.probe_updates:
+                lines.extend(probe_render.stop_lines(session.id, changes, session.addresses, describe))
+            session.probe_updates = []
 
     def print_end_lines(self, lines, only=None, again=False):
         for session in self.sessions.values():
@@ -358,6 +408,7 @@ class State:
             self.render(session, record, lines)
         if len(windows) > WINDOWS_PER_STOP:
             lines.append("xref: %d more new windows: `xref show` prints them" % (len(windows) - WINDOWS_PER_STOP))
+        self.print_probe_updates(lines)
         self.print_end_lines(lines)
 
     def on_exited(self, inferior_number, lines):

@@ -4,7 +4,7 @@ breakpoints they disabled are enabled again, their last windows print."""
 from .commands import Subcommand, wants_help
 from .show import parse_number
 from .state import SESSION_TIMEOUT, XrefError
-from .trace import reply_failure
+from .session_start import reply_failure
 
 
 def stop(words, state, lines):

@@ -6,6 +6,8 @@ import gdb
 
 from . import debugger_context, gdb_symbols
 from .commands import Subcommand, run_guarded, wants_help
+from .disabled_breakpoints import DisabledForStart
+from .session_start import check_process, help_text, new_session, reply_failure, warning_lines
 from .state import SESSION_TIMEOUT, XrefError
 
 DISABLED_REASON = (" disabled while the trace is armed: a uprobe at the same address would swallow it; "
@@ -35,23 +37,16 @@ def window_limit(words):
     return 1 if "--here" in words else 0
 
 
-def find_breakpoint(number):
-    return next((breakpoint for breakpoint in gdb.breakpoints() if breakpoint.number == number), None)
-
-
 class Preparation:
     """What gdb changed for a session before starting it, undone when the start fails."""
 
     def __init__(self):
-        self.disabled = None  # --start bp:N, disabled by us
+        self.disabled = DisabledForStart()  # --start bp:N's breakpoint
         self.stop_at_end = None  # gdb.Breakpoint
         self.stop_at_end_description = ""
 
     def undo(self):
-        if self.disabled is not None:
-            breakpoint = find_breakpoint(self.disabled)
-            if breakpoint is not None:
-                breakpoint.enabled = True
+        self.disabled.undo()
         if self.stop_at_end is not None and self.stop_at_end.is_valid():
             self.stop_at_end.delete()
         self.stop_at_end = None
@@ -80,52 +75,11 @@ def set_stop_at_end(here):
     return breakpoint, description
 
 
-def check_breakpoints_to_disable(session, preparation, ids, lines):
-    """The helper names the breakpoints whose locations carry start probes;
-    the one of --start bp:N is already disabled."""
-    named = False
-    for number in ids if isinstance(ids, list) else []:
-        if not isinstance(number, int):
-            continue
-        if preparation.disabled is not None and number == preparation.disabled:
-            named = True
-            continue
-        breakpoint = find_breakpoint(number)
-        if breakpoint is None or not breakpoint.enabled:
-            continue
-        breakpoint.enabled = False
-        session.disabled_breakpoints.append(number)
-        lines.append("xref: warning: breakpoint %d%s (disabled after the probes went in: if its location is a probe, "
-                     "that probe may be lost)" % (number, DISABLED_REASON))
-    if preparation.disabled is None:
-        return
-    if named:
-        session.disabled_breakpoints.append(preparation.disabled)
-        lines.append("xref: breakpoint %d%s" % (preparation.disabled, DISABLED_REASON))
-    else:
-        find_breakpoint(preparation.disabled).enabled = True
-        lines.append("xref: warning: the helper did not put start probes on breakpoint %d's locations; it stays "
-                     "enabled" % preparation.disabled)
-
-
-def reply_failure(reply):
-    message = "xref: " + reply.message
-    column = reply.error.get("column") if isinstance(reply.error, dict) else None
-    if isinstance(column, int) and column > 0:
-        message += " (column %d)" % column
-    if reply.hint:
-        message += "; " + reply.hint
-    return XrefError(message)
-
-
 def start(words, state, lines):
     """Starts a session; returns its id (None for --help). Raises XrefError."""
     here = None
     if not wants_help(words):
-        if not debugger_context.executable() and "--pid" not in words:
-            raise XrefError("xref: no program: load one with `file PATH` and run or attach")
-        if debugger_context.process_id() is None and "--pid" not in words:
-            raise XrefError("xref: no live process: `run` or `attach` first")
+        check_process(words)
         if "--here" in words:
             here = debugger_context.here_frame()
     helper = state.helper(lines)
@@ -136,10 +90,7 @@ def start(words, state, lines):
     preparation = Preparation()
     number = start_breakpoint(words)
     if number is not None and not wants_help(words):
-        breakpoint = find_breakpoint(number)
-        if breakpoint is not None and breakpoint.enabled:
-            breakpoint.enabled = False
-            preparation.disabled = number
+        preparation.disabled.disable([number])
     if here is not None and "--stop-at-end" in words:
         try:
             preparation.stop_at_end, preparation.stop_at_end_description = set_stop_at_end(here)
@@ -156,18 +107,13 @@ def start(words, state, lines):
             reply.hint = ("breakpoint %d was --stop-at-end's stop at the return address, which this trace probes "
                           "(e.g. the return site of a recursive call): drop --stop-at-end; the window still prints "
                           "at the next stop" % stop_at_end_number)
-        if preparation.disabled is not None:
-            lines.append("xref: breakpoint %d re-enabled: the trace did not start" % preparation.disabled)
+        for disabled in preparation.disabled.numbers:
+            lines.append("xref: breakpoint %d re-enabled: the trace did not start" % disabled)
         raise reply_failure(reply)
-    if "help" in reply.result:
-        lines.append(str(reply.result.get("help", "")).rstrip("\n"))
+    if help_text(reply, lines):
         return None
-    session_id = reply.result.get("session", 0)
-    session = state.add_session(session_id)
-    session.words = " ".join(["trace"] + list(words))
-    session.pid = debugger_context.process_id() or 0
-    session.inferior = gdb.selected_inferior().num
-    session.backend = reply.result.get("backend") or "?"
+    session = new_session(state, reply, "trace", words)
+    session_id = session.id
     session.probes = reply.result.get("probes", 0)
     session.max_windows = window_limit(words)
     lines.append("xref: session %d tracing PID %d: %d probes (%s); windows print at the next stop (xref show)"
@@ -176,10 +122,9 @@ def start(words, state, lines):
         session.here_window = reply.result["here_window"]
         lines.append("xref: window %d is open on thread %d until the selected frame (CFA %#x) returns"
                      % (session.here_window, here.tid, here.cfa))
-    for warning in reply.result.get("warnings") or []:
-        if isinstance(warning, str):
-            lines.append("xref: warning: " + warning)
-    check_breakpoints_to_disable(session, preparation, reply.result.get("breakpoints_to_disable") or [], lines)
+    warning_lines(reply, lines)
+    preparation.disabled.hand_over(session, reply.result.get("breakpoints_to_disable") or [], lines, DISABLED_REASON,
+                                   "start probes")
     if preparation.stop_at_end is not None:
         session.stop_at_end_breakpoint = stop_at_end_number
         lines.append(preparation.stop_at_end_description)

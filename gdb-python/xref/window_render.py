@@ -49,18 +49,31 @@ def event_address(event, role):
     return EventAddress(number(event.get(role + "_live")), number(event.get(role + "_va")), module)
 
 
+def fetched_value_text(fetch):
+    """One fetched value: signed ones in decimal, others as the helper wrote
+    them (hex); None when the read failed (each caller says that its own way)."""
+    signed = fetch.get("signed_value")
+    if isinstance(signed, int) and not isinstance(signed, bool):
+        return str(signed)
+    if isinstance(fetch.get("value"), str):
+        return fetch["value"]
+    return None
+
+
 def fetches_text(fetches):
     """"name=0x3e80 bps=25" (signed values in decimal, unreadable ones named)."""
     parts = []
     for fetch in fetches if isinstance(fetches, list) else []:
-        signed = fetch.get("signed_value")
-        if isinstance(signed, int) and not isinstance(signed, bool):
-            value = str(signed)
-        elif isinstance(fetch.get("value"), str):
-            value = fetch["value"]
-        else:
+        value = fetched_value_text(fetch)
+        if value is None:
+            # The helper's error already says "unreadable: EFAULT (14)".
             error = fetch.get("error")
-            value = "<unreadable" + (": " + error if isinstance(error, str) else "") + ">"
+            if not isinstance(error, str):
+                value = "<unreadable>"
+            elif error.startswith("unreadable"):
+                value = "<" + error + ">"
+            else:
+                value = "<unreadable: " + error + ">"
         parts.append(str(fetch.get("name", "")) + "=" + value)
     return " ".join(parts)
 

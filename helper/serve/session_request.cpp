@@ -46,6 +46,9 @@ std::variant<SessionSpec, HelpText, ProtocolError> parse_command(const std::vect
     options.pid = *context.pid;
   }
   if (options.bin.empty()) options.bin = context.executable;
+  // A session lasts until a bound, session.stop or the target's exit unless
+  // its words say how long (the shell's probe stops after a second).
+  if (app.get_option("--duration-ms")->count() == 0) options.request.duration_ms = 0;
   options.request.debugger = context.debugger;
   if (auto valid = validate(options.request); !valid) return cli_error(valid.error());
   return spec;

@@ -14,6 +14,7 @@ GDB = os.environ.get("XREF_GDB_PROGRAM", "")
 LOADER = os.environ.get("XREF_GDB_LOADER", "")
 HELPER = os.environ.get("XREF_BINARY", "")
 SAMPLE_SERVICE = os.environ.get("XREF_SAMPLE_SERVICE", "")
+TRACE_TARGET = os.environ.get("XREF_TRACE_TARGET", "")
 RECORDED_FUNCTIONS = {"handle_request", "validate", "price_order", "apply_fee", "route_even", "route_odd", "settle"}
 
 
@@ -164,6 +165,42 @@ def read_sample_record(path):
     except FileNotFoundError:
         pass
     return requests
+
+
+def trace_target(record, requests, *extra):
+    """trace_target with one worker thread running `requests` requests, recording them."""
+    return [TRACE_TARGET, "--threads", "1", "--requests", str(requests), "--record", record] + list(extra)
+
+
+def read_trace_record(path):
+    """trace_target --record: [(tid, request, kind, function)], in the order written."""
+    events = []
+    try:
+        with open(path) as record:
+            for line in record:
+                fields = line.split()
+                if len(fields) >= 4:
+                    events.append((int(fields[0]), int(fields[1]), fields[2], fields[3]))
+    except FileNotFoundError:
+        pass
+    return events
+
+
+def function_instructions(binary, function):
+    """[(static VA, instruction text)] of `function` (as `objdump -d -C` names it) in `binary`: the ground truth
+    of where its instructions start."""
+    listing = subprocess.run(["objdump", "-d", "-C", "--no-show-raw-insn", binary], stdout=subprocess.PIPE,
+                             check=True).stdout.decode("utf-8", "replace")
+    instructions = []
+    inside = False
+    for line in listing.split("\n"):
+        if re.match(r"^[0-9a-f]+ <", line):
+            inside = line.endswith("<%s>:" % function)
+            continue
+        match = re.match(r"^ +([0-9a-f]+):\t(.*)$", line)
+        if inside and match:
+            instructions.append((int(match.group(1), 16), match.group(2)))
+    return instructions
 
 
 def expect_balanced(window):

@@ -1,13 +1,19 @@
 """The GDB front end in real gdb (batch mode) with the real helper
-(`xref serve`) tracing sample_service with BPF; windows are compared with
-the requests the service records itself (--record). One test per run:
+(`xref serve`) tracing sample_service and probing trace_target with BPF;
+windows and counts are compared with what the targets record themselves
+(--record) and with objdump's listing. One test per run:
 `python3 gdb_frontend_test.py NAME` (ctest runs each; tests/gdb/CMakeLists.txt)."""
 
+import json
 import re
 import sys
 
-from gdb_batch import (SAMPLE_SERVICE, TempRecord, expect_balanced, main, read_sample_record, require_bpf,
-                       require_gdb, run_gdb, service, shown_windows)
+from gdb_batch import (SAMPLE_SERVICE, TRACE_TARGET, TempRecord, expect_balanced, function_instructions, main,
+                       read_sample_record, read_trace_record, require_bpf, require_gdb, run_gdb, service,
+                       shown_windows, trace_target)
+
+VALIDATE = "svc::validate(unsigned long, unsigned long)"
+HANDLE_REQUEST = "svc::handle_request(svc::Request*)"
 
 
 def check(condition, message, run=None):
@@ -39,16 +45,19 @@ def expect_here_window(run, stop_text, record):
 # (a)
 def load_and_help():
     require_gdb()
-    run = run_gdb(["help xref", "help xref trace", "help xref break"], helper=False)
+    run = run_gdb(["help xref", "help xref trace", "help xref break", "help xref probe"], helper=False)
     check(run.exit_status == 0, "gdb failed", run)
-    for name in ("trace", "sessions", "show", "stop", "doctor", "maps", "resolve", "break", "helper"):
+    for name in ("trace", "probe", "sessions", "show", "stop", "doctor", "maps", "resolve", "break", "helper"):
         check(re.search(r"\nxref %s -- " % name, run.output) is not None, "help xref lacks " + name, run)
     check(run.has("xref trace --here [--stop-at-end] [OPTIONS]"), "help xref trace lacks the syntax", run)
     check(run.has("xref break W:SEQ [--session N]"), "help xref break lacks the syntax", run)
-    run = run_gdb(["complete xref tr", "complete xref trace --st", "complete xref show --a"], helper=False)
+    check(run.has("xref probe ADDRESS... [--callers] [--fetch SPEC]"), "help xref probe lacks the syntax", run)
+    run = run_gdb(["complete xref tr", "complete xref trace --st", "complete xref show --a", "complete xref pro",
+                   "complete xref probe --cal", "complete xref probe --until"], helper=False)
     check(run.has("xref trace\n"), "no completion of the subcommand", run)
+    check(run.has("xref probe\n"), "no completion of the probe subcommand", run)
     for flag in ("xref trace --start\n", "xref trace --start-filter\n", "xref trace --stop-at-end\n",
-                 "xref show --all\n"):
+                 "xref show --all\n", "xref probe --callers\n", "xref probe --until-hits\n"):
         check(run.has(flag), "no completion " + flag.strip(), run)
 
 
@@ -254,9 +263,189 @@ def exit_mid_trace():
         check(run.has("xref: session 1 ended (target_exited)"), "no end line", run)
 
 
+def validate_call_site():
+    """handle_request's call of validate, from objdump: the caller every probe of validate names."""
+    instructions = function_instructions(TRACE_TARGET, HANDLE_REQUEST)
+    calls = [address for address, text in instructions if text.startswith("call") and "<%s>" % VALIDATE in text]
+    check(len(calls) == 1, "objdump shows %d calls of validate in handle_request" % len(calls))
+    return calls[0] - instructions[0][0]
+
+
+def validate_entries(record):
+    """(thread, request) of every entry of validate trace_target recorded, in order."""
+    return [(tid, request) for tid, request, kind, function in read_trace_record(record)
+            if kind == ">" and function == "validate"]
+
+
+# (i) A probe session counts while gdb stops and continues: at each stop the
+# counts since the previous one, then the totals, against the target's record.
+def probe_counts_at_stops():
+    require_bpf()
+    requests = 20
+    caller = r"svc::handle_request\(svc::Request\*\)\+%#x at trace_target\.cpp:\d+" % validate_call_site()
+    with TempRecord("probe-counts") as record:
+        run = run_gdb(["break main", "break svc::compute_price", "ignore 2 9", "run",
+                       "xref probe svc::validate --callers --duration-ms 0", "continue", "continue", "delete",
+                       "continue", "xref show", "xref show --all --json", "xref sessions"],
+                      trace_target(record, requests))
+        check(run.exit_status == 0, "gdb failed", run)
+        check(re.search(r"\nxref: session 1 probing PID \d+: 1 address \((uprobe_multi|perf_uprobe)\); counts print "
+                        r"at each stop \(xref show\)\n", run.output) is not None, "no start line", run)
+        entries = validate_entries(record)
+        check(len(entries) == requests, "the record has %d entries of validate, not %d" % (len(entries), requests), run)
+        worker = entries[0][0]
+
+        # The 10th call of compute_price comes right after the 10th of validate.
+        first = run.between("(gdb) continue", "(gdb) continue")
+        check(re.search(r'hit Breakpoint 2, svc::compute_price', first) is not None, "no stop at compute_price", run)
+        check(re.search(r"\nxref: probe session 1 at \d+\.\d\d s \(\+\d+\.\d\d s\): 10 new hits, 0 lost\n", first)
+              is not None, "no header of 10 new hits at the first stop", run)
+        check(re.search(r"\n  svc::validate  svc::validate\(unsigned long, unsigned long\) at trace_target\.cpp:\d+"
+                        r"  hits 10 \(\+10\)  threads 1, new %d\n" % worker, first) is not None,
+              "not hits 10 (+10) on the worker's new thread at the first stop", run)
+        check(re.search(r"\n    callers \(exact\):\n      \+10  %s  \(10 in all\)  new\n" % caller, first) is not None,
+              "handle_request's call of validate is not a new caller of 10 hits", run)
+        samples = re.findall(r"(?m)^    sample hit (\d+)  tid (\d+)  from %s$" % caller, first)
+        check(samples and samples == [(str(hit), str(worker)) for hit in range(1, len(samples) + 1)],
+              "the samples are not hits 1, 2, ... of the worker from handle_request", run)
+
+        second = run.between("(gdb) continue\n", "(gdb) delete").split("(gdb) continue", 2)[-1]
+        check(re.search(r"\nxref: probe session 1 at \d+\.\d\d s \(\+\d+\.\d\d s\): 1 new hit, 0 lost\n", second)
+              is not None, "no header of 1 new hit at the second stop", run)
+        check(re.search(r"  hits 11 \(\+1\)  threads 1\n    callers \(exact\):\n      \+1  %s  \(11 in all\)\n"
+                        % caller, second) is not None, "not hits 11 (+1) at the second stop", run)
+
+        # The process ran on to its end; the probe counted every call.
+        ending = run.after("(gdb) delete")
+        check(re.search(r"\[Inferior 1 \(process \d+\) exited normally\]", ending) is not None,
+              "the process did not exit normally", run)
+        check(re.search(r"\nxref: session 1 ended \(target_exited\): %d hits, %d passed, \d+ samples, lost 0; process "
+                        r"\d+ exited during the probe\n" % (requests, requests), ending) is not None,
+              "no end line with the record's %d calls" % requests, run)
+        shown = run.between("(gdb) xref show", "(gdb) xref show --all --json")
+        check(re.search(r"\nxref: probe session 1 \(ended target_exited\), \d+ ms, backend \w+\n  svc::validate  "
+                        r"svc::validate\(unsigned long, unsigned long\) at trace_target\.cpp:\d+  hits %d  passed %d  "
+                        r"threads 1  rate [0-9.]+/s\n    callers \(exact\):\n      %d  %s\n"
+                        % (requests, requests, requests, caller), shown) is not None,
+              "xref show does not give the record's %d calls" % requests, run)
+        document = next(json.loads(line) for line in run.after("(gdb) xref show --all --json").split("\n")
+                        if line.startswith("{"))
+        check(document["session"] == 1 and document["document"]["operation"] == "live_probe", "show --json", run)
+        address = document["document"]["addresses"][0]
+        check(address["hits"] == requests and address["threads"] == [{"tid": worker, "hits": requests}],
+              "the document's counts differ from the record", run)
+        check(re.search(r"\n1 +ended \(target_exited\) +\d+ +\w+ +- +-  probe svc::validate --callers "
+                        r"--duration-ms 0\n", run.after("(gdb) xref sessions")) is not None,
+              "xref sessions does not list the probe", run)
+
+
+# (j) bp:N: the probe goes on breakpoint 1's location, which is off while it
+# runs and back on when --until-hits ends it.
+def probe_breakpoint():
+    require_bpf()
+    with TempRecord("probe-bp") as record:
+        run = run_gdb(["break svc::validate", "run", "xref probe bp:1 --until-hits 5 --duration-ms 0",
+                       "info breakpoints 1", "break svc::compute_price", "ignore 2 7", "continue",
+                       "info breakpoints 1", "xref show", "delete", "continue"], trace_target(record, 12))
+        check(run.exit_status == 0, "gdb failed", run)
+        check(run.has("xref: breakpoint 1 disabled while the probe is armed: a uprobe at the same address would swallow "
+                      "it; re-enabled when the probe ends"), "breakpoint 1 not disabled", run)
+        armed = run.between("(gdb) info breakpoints 1", "(gdb) break svc::compute_price")
+        check(re.search(r"\n1 +breakpoint +keep +n ", armed) is not None, "breakpoint 1 is not disabled", run)
+        stop = run.between("(gdb) continue", "(gdb) xref show")
+        check("hit Breakpoint 2, svc::compute_price" in stop, "no stop at compute_price", run)
+        check(re.search(r"\nxref: session 1 ended \(until_hits\): 5 hits, 5 passed, 5 samples, lost 0\n", stop)
+              is not None, "the session did not end at 5 hits", run)
+        check("xref: breakpoint 1 re-enabled: session 1 ended" in stop, "breakpoint 1 not re-enabled", run)
+        after = stop[stop.rfind("(gdb) info breakpoints 1"):]
+        check(re.search(r"\n1 +breakpoint +keep +y ", after) is not None, "breakpoint 1 is still disabled", run)
+        # The first five calls of validate, the one gdb stopped at included.
+        worker = validate_entries(record)[0][0]
+        shown = run.between("(gdb) xref show", "(gdb) delete")
+        listed = r"\n  bp:1  svc::validate\(unsigned long, unsigned long\) at trace_target\.cpp:\d+  hits 5  passed 5  "
+        listed += r"threads 1  rate [0-9.]+/s\n"
+        listed += "".join(r"    sample hit %d  tid %d\n" % (hit, worker) for hit in range(1, 6))
+        check(re.search(listed, shown) is not None,
+              "xref show does not give hits 1 to 5 of the worker", run)
+        check(re.search(r"\[Inferior 1 \(process \d+\) exited normally\]", run.output) is not None,
+              "the process did not exit normally", run)
+
+
+# (l) --stop-when: BPF evaluates the condition at every hit and stops the
+# thread once, at the right hit (request n has id n and amount
+# 100 + 37 * (n % 11)); gdb shows it as xref's stop, and the process goes on
+# normally afterwards.
+def probe_stop_when():
+    require_bpf()
+    with TempRecord("probe-stop-when") as record:
+        run = run_gdb(["break main", "run",
+                       "xref probe svc::validate --fetch id=%di:u64,amount=%si:u64 --stop-when 'amount > 300' "
+                       "--skip 2 --duration-ms 0", "continue", "info frame", "print id", "print amount", "continue",
+                       "xref show"], trace_target(record, 20))
+        check(run.exit_status == 0, "gdb failed", run)
+        check(run.has("xref: the first hit where --stop-when holds stops its thread with SIG63 (gdb stops on it and "
+                      "keeps it from the process)"), "no line about the stop signal", run)
+        stop = run.between("(gdb) continue", "(gdb) info frame")
+        check(re.search(r'received signal SIG63', stop) is not None, "gdb did not stop on SIG63", run)
+        # amount > 300 from request 6 on; --skip 2: the third such hit, request 8.
+        check(re.search(r"\nxref: probe session 1 stopped thread \d+: hit 9 of svc::validate, the 3rd where "
+                        r"--stop-when 'amount > 300' held: id=0x8 amount=0x18c\n", stop) is not None,
+              "no stop line for hit 9 (request 8)", run)
+        check(re.search(r"\nxref: \(a signal from the probe: the thread stopped just after the probed instruction at "
+                        r"svc::validate\(", stop) is not None, "no line saying where the thread stopped", run)
+        check(re.search(r"\$1 = 8\n", run.between("(gdb) print id", "(gdb) print amount")) is not None,
+              "the stopped frame's id is not 8", run)
+        check(re.search(r"\$2 = 396\n", run.between("(gdb) print amount", "(gdb) continue")) is not None,
+              "the stopped frame's amount is not 396", run)
+        check(run.count("stopped thread") == 1, "not one stop", run)
+        check(re.search(r"\[Inferior 1 \(process \d+\) exited normally\]", run.output) is not None,
+              "the process did not exit normally", run)
+        entries = validate_entries(record)
+        check(len(entries) == 20, "the record has %d entries of validate, not 20" % len(entries), run)
+        check(re.search(r"\n  svc::validate  .*  hits 20  passed 20  ", run.after("(gdb) xref show")) is not None,
+              "xref show does not count the 20 calls", run)
+
+
+HELPER_SESSIONS = ('python print("helper sessions:", xref.state.get().helper_.request("sessions", {}, 15)'
+                   '.result["sessions"])')
+
+
+# (k) Refused before anything is attached, in one line each: a probe on an
+# enabled breakpoint's location, an address inside an instruction.
+def probe_refusals():
+    require_bpf()
+    instructions = function_instructions(TRACE_TARGET, VALIDATE)
+    entry, (second, _), (third, _) = instructions[0][0], instructions[1], instructions[2]
+    check(third - second > 1, "validate's second instruction is one byte long")
+    with TempRecord("probe-refusals") as record:
+        run = run_gdb(["break svc::compute_price", "run", "break *((char *) &svc::validate + %d)" % (second - entry),
+                       "xref probe %#x" % second, "xref probe %#x" % (second + 1), "xref sessions", HELPER_SESSIONS,
+                       "continue", "delete", "continue"], trace_target(record, 4))
+        check(run.exit_status == 0, "gdb failed", run)
+        collision = run.between("(gdb) xref probe %#x\n" % second, "(gdb) xref probe %#x\n" % (second + 1))
+        lines = [line for line in collision.split("\n")[1:] if line]
+        check(len(lines) == 1, "not one line for the collision", run)
+        check(re.search(r"^xref: the %#x \(svc::validate\(unsigned long, unsigned long\)\) probe at 0x[0-9a-f]+ is "
+                        r"breakpoint 2\.1's location: the uprobe would swallow the breakpoint; .*"
+                        r"--allow-breakpoint-collision$" % second, lines[0]) is not None,
+              "the collision line does not name the probe and breakpoint 2", run)
+        inside = run.between("(gdb) xref probe %#x\n" % (second + 1), "(gdb) xref sessions")
+        lines = [line for line in inside.split("\n")[1:] if line]
+        check(len(lines) == 1 and lines[0].startswith("xref: ") and ("%#x" % (second + 1)) in lines[0],
+              "not one line naming the address inside an instruction", run)
+        check(run.has("(gdb) xref sessions\nxref: no sessions"), "a session was left", run)
+        check(run.has("\nhelper sessions: []\n"), "the helper still runs a session", run)
+        # Nothing swallowed breakpoint 2: gdb stops there at the next call.
+        check(re.search(r"hit Breakpoint 2, 0x[0-9a-f]+ in svc::validate", run.after("(gdb) continue")) is not None,
+              "gdb did not stop at breakpoint 2", run)
+        check(re.search(r"\[Inferior 1 \(process \d+\) exited normally\]", run.output) is not None,
+              "the process did not exit normally", run)
+
+
 TESTS = {function.__name__: function for function in (
     load_and_help, missing_helper, here_window, here_stop_at_end, start_at_breakpoint, collision_refused,
-    break_at_event, killed_helper, python_api, non_stop_here, exit_mid_trace)}
+    break_at_event, killed_helper, python_api, non_stop_here, exit_mid_trace, probe_counts_at_stops,
+    probe_breakpoint, probe_refusals, probe_stop_when)}
 
 if __name__ == "__main__":
     sys.exit(main(TESTS))

@@ -39,14 +39,18 @@ struct LldbRun {
 
 // `lldb-19 -b` with the plugin loaded first, then `commands`, on `target`
 // (program and run arguments). `environment` is added to lldb's (the
-// plugin passes it on to the helper).
+// plugin passes it on to the helper). Batch mode ends the command list at
+// a stop by a signal (xref's --stop-when stop is one); `after_signal` runs
+// then (lldb's -k).
 inline LldbRun run_lldb(const std::vector<std::string>& commands, const std::vector<std::string>& target,
-                        const std::vector<std::string>& environment = {}, int timeout_seconds = 240) {
+                        const std::vector<std::string>& environment = {}, int timeout_seconds = 240,
+                        const std::vector<std::string>& after_signal = {}) {
   std::string line = "env -u XREF_HELPER";
   for (const auto& variable : environment) line += " " + shell_quote(variable);
   line += " timeout -s KILL " + std::to_string(timeout_seconds) + " " + shell_quote(XREF_LLDB_PROGRAM) +
           " --no-lldbinit -b -o " + shell_quote(std::string("plugin load ") + XREF_LLDB_PLUGIN);
   for (const auto& command : commands) line += " -o " + shell_quote(command);
+  for (const auto& command : after_signal) line += " -k " + shell_quote(command);
   if (!target.empty()) {
     line += " --";
     for (const auto& word : target) line += " " + shell_quote(word);

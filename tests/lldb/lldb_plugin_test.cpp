@@ -237,7 +237,7 @@ TEST_F(LldbPlugin, ProbeCountsPrintAtEachStopAndMatchTheRecord) {
   const uint64_t recorded = recorded_entries(record.path, "validate");
   EXPECT_EQ(recorded, 30u);
   const std::string shown = run.after("(lldb) xref show");
-  EXPECT_NE(shown.find("xref: probe session 1 (ended (target_exited))"), std::string::npos) << run.output;
+  EXPECT_NE(shown.find("xref: probe session 1 (ended target_exited)"), std::string::npos) << run.output;
   EXPECT_TRUE(std::regex_search(shown, std::regex("  svc::validate  .*  hits " + std::to_string(recorded) + "  passed " +
                                                   std::to_string(recorded) + "  threads 1  rate ")))
       << run.output;
@@ -268,6 +268,40 @@ TEST_F(LldbPlugin, ProbeAtABreakpointDisablesItUntilTheProbeEnds) {
   const std::string again = run.after("(lldb) breakpoint delete 3");
   EXPECT_NE(again.find("stop reason = breakpoint 2.1"), std::string::npos) << run.output;
   EXPECT_NE(again.find("trace_target`svc::validate(id=7, amount="), std::string::npos) << run.output;
+}
+
+// (h) --stop-when: BPF evaluates the condition at every hit and stops the
+// thread once, at the right hit (request n has id n and amount
+// 100 + 37 * (n % 11)); LLDB shows it as xref's stop, and the process goes
+// on normally afterwards.
+TEST_F(LldbPlugin, StopWhenStopsTheThreadAtTheRightHitOnce) {
+  TempFile record("stop-when");
+  const LldbRun run = run_lldb({"b main", "run",
+                                "xref probe svc::validate --fetch id=%di:u64,amount=%si:u64 --stop-when 'amount > 300' "
+                                "--skip 2 --duration-ms 0",
+                                "continue"},
+                               probe_target(record.path, "20"), {}, 240, {"frame variable id amount", "continue", "xref show"});
+  ASSERT_EQ(run.exit_status, 0) << run.output;
+  EXPECT_TRUE(run.has("xref: the first hit where --stop-when holds stops its thread with SIGRTMAX-1")) << run.output;
+  const std::string stop = run.after("(lldb) continue");
+  // amount > 300 from request 6 on; --skip 2: the third such hit, request 8.
+  EXPECT_TRUE(std::regex_search(stop, std::regex("xref: probe session 1 stopped thread [0-9]+: hit 9 of svc::validate, "
+                                                 "the 3rd where --stop-when 'amount > 300' held: id=0x8 amount=0x18c\n")))
+      << run.output;
+  EXPECT_TRUE(std::regex_search(stop, std::regex("xref: \\(a signal from the probe: the thread stopped just after the "
+                                                 "probed instruction at svc::validate\\(")))
+      << run.output;
+  EXPECT_TRUE(std::regex_search(stop, std::regex("stop reason = signal SIGRTMAX-1\n +frame #0: 0x[0-9a-f]+ "
+                                                 "trace_target`svc::validate\\(")))
+      << run.output;
+  const std::string variables = run.after("(lldb) frame variable id amount");
+  EXPECT_NE(variables.find("(uint64_t) id = 8"), std::string::npos) << run.output;
+  EXPECT_NE(variables.find("(uint64_t) amount = 396"), std::string::npos) << run.output;
+  EXPECT_EQ(run.count("stopped thread"), 1u) << "one stop only\n" << run.output;
+  EXPECT_TRUE(run.has("exited with status = 0")) << run.output;
+  EXPECT_EQ(recorded_entries(record.path, "validate"), 20u);
+  EXPECT_TRUE(std::regex_search(run.after("(lldb) xref show"), std::regex("  svc::validate  .*  hits 20  passed 20  ")))
+      << run.output;
 }
 
 // (e) xref break W:SEQ, then continue: LLDB stops at that call site.
