@@ -161,6 +161,20 @@ nlohmann::json ProbeRenderer::address_json(size_t index, const ProbeRun& run) {
   return json;
 }
 
+// An address with no hit at the end: say so, with how to check it.
+void ProbeRenderer::never_hit_warnings(const ProbeRun& run, std::vector<std::string>& warnings) const {
+  for (uint32_t site = 0; site < plan_.sites.size() && site < run.counts.sites.size(); ++site) {
+    if (plan_.sites[site].ret || run.counts.sites[site].hits != 0) continue;
+    const ProbeAddress& address = plan_.addresses[plan_.sites[site].address];
+    const auto live = target_.space.live_from_static(*plan_.modules[address.module_index].module, address.static_va);
+    warnings.push_back("never_hit: " + address.given + " (" + address.function.demangled + ", static VA " +
+                       to_hex(address.static_va) + ") was not reached in " + std::to_string(run.elapsed_ms) +
+                       " ms: check that it is the code you mean with `xref resolve --pid " +
+                       std::to_string(target_.process.pid()) + " " + (live ? to_hex(*live) : to_hex(address.static_va)) +
+                       "`, that this process runs it now, or probe its callers");
+  }
+}
+
 nlohmann::json ProbeRenderer::stop_json(const ProbeRun& run) {
   nlohmann::json stop = nullptr;
   if (run.stop) {
@@ -210,6 +224,7 @@ nlohmann::json ProbeRenderer::document(const ProbeRun& run) {
   const nlohmann::json process = process_json_after(target_);
   std::vector<std::string> warnings = target_.warnings;
   warnings.insert(warnings.end(), plan_.warnings.begin(), plan_.warnings.end());
+  if (!run.stop_reason.empty()) never_hit_warnings(run, warnings);
   nlohmann::json summary = {
       {"hits", hits},
       {"passed", passed},

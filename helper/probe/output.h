@@ -35,6 +35,7 @@ class ProbeRenderer {
   nlohmann::json address_json(size_t address, const ProbeRun& run);
   nlohmann::json record_json(const ProbeRecord& record);
   nlohmann::json stop_json(const ProbeRun& run);
+  void never_hit_warnings(const ProbeRun& run, std::vector<std::string>& warnings) const;
 
   const Target& target_;
   const ProbePlan& plan_;

@@ -302,8 +302,34 @@ TEST(ProbeCli, BadInputIsRefusedBeforeAnythingIsAttached) {
                                    "nope > 1"});
   EXPECT_EQ(filter.exit_status, 2) << filter.err;
 
+  // --stop-when stops a thread for a debugger: outside one its signal
+  // would end the process.
+  const XrefRun stop_when = run_xref({"probe", "--pid", pid, "svc::validate", "--fetch", "id=%di:u64", "--stop-when",
+                                      "id == 3", "--json"});
+  EXPECT_EQ(stop_when.exit_status, 2) << stop_when.err << stop_when.out;
+  EXPECT_NE(stop_when.json()["error"]["message"].get<std::string>().find("--stop-when stops a thread for a debugger"),
+            std::string::npos)
+      << stop_when.out;
+  const XrefRun skip = run_xref({"probe", "--pid", pid, "svc::validate", "--skip", "2"});
+  EXPECT_EQ(skip.exit_status, 2) << skip.err;
+  EXPECT_EQ(std::count(skip.err.begin(), skip.err.end(), '\n'), 1) << skip.err;
+
   EXPECT_EQ(program_links("probe_hit"), 0);
   EXPECT_EQ(kill(target.pid(), 0), 0) << "the target runs on";
+
+  // exit_now runs only with --exit-in-request: the probe says it was never
+  // reached, and how to check the address.
+  const XrefRun never = run_xref({"probe", "--pid", pid, "svc::exit_now", "svc::validate", "--duration-ms", "200",
+                                  "--json"});
+  ASSERT_EQ(never.exit_status, 0) << never.err;
+  const nlohmann::json document = never.json();
+  EXPECT_EQ(document["addresses"][0]["hits"], 0u);
+  std::string warning;
+  for (const auto& text : document["warnings"]) {
+    EXPECT_EQ(text.get<std::string>().find("svc::validate"), std::string::npos) << "validate was hit: " << text;
+    if (text.get<std::string>().rfind("never_hit: svc::exit_now", 0) == 0) warning = text.get<std::string>();
+  }
+  EXPECT_NE(warning.find("`xref resolve --pid " + pid + " 0x"), std::string::npos) << never.out;
 }
 
 // --heartbeat-ms in JSON lines: progress lines whose counts only grow, then
