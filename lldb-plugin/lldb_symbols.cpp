@@ -1,5 +1,7 @@
 #include "lldb_symbols.h"
 
+#include <string>
+
 #include "hex.h"
 
 namespace xref::lldb_plugin {
@@ -16,6 +18,18 @@ CodePlace place_of(lldb::SBTarget target, lldb::SBAddress address) {
     if (name == nullptr) name = function.GetName();
     if (name != nullptr) place.function = name;
     start = function.GetStartAddress();
+    // LLDB 19 starts a GCC function that has a .cold part at its lowest
+    // part; the ELF symbol holding the address starts the part it is in
+    // (the entry, or "[clone .cold]"): offsets count from there.
+    lldb::SBSymbol symbol = context.GetSymbol();
+    const uint64_t at = address.GetFileAddress();
+    if (symbol.IsValid() && symbol.GetStartAddress().GetFileAddress() <= at &&
+        at < symbol.GetEndAddress().GetFileAddress() &&
+        symbol.GetStartAddress().GetFileAddress() != start.GetFileAddress()) {
+      start = symbol.GetStartAddress();
+      const char* part = symbol.GetDisplayName();
+      if (part != nullptr && std::string(part).find(".cold") != std::string::npos) place.function = part;
+    }
   } else if (lldb::SBSymbol symbol = context.GetSymbol(); symbol.IsValid()) {
     const char* name = symbol.GetDisplayName();
     if (name == nullptr) name = symbol.GetName();
