@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace xref::lldb_plugin {
 
@@ -22,6 +23,11 @@ struct HereFrame {
 
 // Null when the target has no live process.
 std::optional<uint64_t> process_id(lldb::SBTarget target);
+
+// Why a session cannot start on this target ("no live process: ..."), or
+// nullopt when it can: a target with a live process, or words naming
+// another with --pid.
+std::optional<std::string> session_target_problem(lldb::SBTarget target, const std::vector<std::string>& words);
 
 // The selected frame of the stopped process; nullopt with `error` set when
 // there is none.

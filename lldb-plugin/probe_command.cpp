@@ -62,10 +62,7 @@ bool ProbeCommand::execute(lldb::SBDebugger debugger, char** command, lldb::SBCo
   const std::vector<std::string> words = words_of(command);
   lldb::SBTarget target = scope.target();
   if (!wants_help(words)) {
-    if (!target.IsValid()) return scope.fail("xref: no target: create one with `file PATH` and run or attach");
-    if (!process_id(target) && !has_word(words, "--pid")) {
-      return scope.fail("xref: no live process: `run` or `attach` first");
-    }
+    if (auto problem = session_target_problem(target, words)) return scope.fail(*problem);
   }
   HelperClient* helper = scope.helper();
   if (helper == nullptr) return false;

@@ -127,10 +127,7 @@ bool TraceCommand::execute(lldb::SBDebugger debugger, char** command, lldb::SBCo
   lldb::SBTarget target = scope.target();
   std::optional<HereFrame> here;
   if (!wants_help(words)) {
-    if (!target.IsValid()) return scope.fail("xref: no target: create one with `file PATH` and run or attach");
-    if (!process_id(target) && !has_word(words, "--pid")) {
-      return scope.fail("xref: no live process: `run` or `attach` first");
-    }
+    if (auto problem = session_target_problem(target, words)) return scope.fail(*problem);
     if (has_word(words, "--here")) {
       std::string error;
       here = here_frame(target, error);
