@@ -12,114 +12,24 @@ WORK=$1
 # shellcheck source=/dev/null
 source "$WORK/context.sh"
 RESULTS=$WORK/results.tsv
-declare -A COLUMN=([wall]=3 [cpu]=6)
+# shellcheck source=bench/report_lib.sh
+source bench/report_lib.sh
+# Per round: ns per hit, its ratio to the same round's bare uprobe, and xref
+# traced against the same round's bpftrace; their medians, keyed
+# METRIC:VARIANT (report_lib.sh's analyse).
+analyse "$WORK" "$HITS_PER_CALL" traced_vs_bpftrace=xref_traced/bpftrace
+NS_ONLY=(cpu:gdb) # gdb's work happens in gdb, not on the target's thread
 
-# Per round: ns per hit = (ns per call - that round's baseline) / hits per
-# call; ratio = that / the same round's bare-uprobe ns per hit; and xref
-# traced against the same round's bpftrace. Lines: round, variant, ns per
-# call, ns per hit, ratio.
-per_round() { # METRIC
-  awk -F'\t' -v hpc="$HITS_PER_CALL" -v c="${COLUMN[$1]}" '
-    { ns[$1, $2] = $c; rounds[$1] = 1; variants[$2] = 1 }
-    END {
-      for (r in rounds) {
-        base = ns[r, "baseline"]
-        bare = (ns[r, "bare_uprobe"] - base) / hpc
-        for (v in variants) {
-          hit = v == "baseline" ? 0 : (ns[r, v] - base) / hpc
-          printf "%s\t%s\t%s\t%.1f\t%.3f\n", r, v, ns[r, v], hit, hit / bare
-        }
-        t = (ns[r, "xref_traced"] - base) / hpc
-        b = (ns[r, "bpftrace"] - base) / hpc
-        printf "%s\t%s\t%s\t%.1f\t%.3f\n", r, "traced_vs_bpftrace", "-", t - b, t / b
-      }
-    }' "$RESULTS" | sort -k1,1n -k2,2
-}
-for metric in wall cpu; do per_round "$metric" >"$WORK/per_round_$metric.tsv"; done
-
-column_of() { awk -F'\t' -v v="$2" -v c="$3" '$2 == v { print $c }' "$WORK/per_round_$1.tsv"; } # METRIC VARIANT COLUMN
-# "MIN Q1 MEDIAN Q3 MAX" of the numbers on stdin (linear interpolation).
-summary() {
-  sort -g | awk '
-    function q(p,   pos, lo) { pos = 1 + (NR - 1) * p; lo = int(pos); return v[lo] + (pos - lo) * (v[lo + 1] - v[lo]) }
-    { v[NR] = $1 }
-    END { v[NR + 1] = v[NR]; print v[1], q(0.25), q(0.5), q(0.75), v[NR] }'
-}
-median_of() { summary | cut -d' ' -f3; }
-
-# Medians, keyed METRIC:VARIANT.
-declare -A NS HIT RATIO Q1 Q3 BARE_MIN BARE_MAX SLOWER
-for metric in wall cpu; do
-  for variant in baseline bare_uprobe bpftrace xref_traced xref_untraced gdb traced_vs_bpftrace; do
-    key=$metric:$variant
-    NS[$key]=$(column_of "$metric" "$variant" 3 | median_of)
-    HIT[$key]=$(column_of "$metric" "$variant" 4 | median_of)
-    read -r _ "Q1[$key]" "RATIO[$key]" "Q3[$key]" _ < <(column_of "$metric" "$variant" 5 | summary)
-  done
-  read -r "BARE_MIN[$metric]" _ _ _ "BARE_MAX[$metric]" < <(column_of "$metric" bare_uprobe 4 | summary)
-  SLOWER[$metric]=$(column_of "$metric" traced_vs_bpftrace 5 | awk '$1 > 1 { n++ } END { print n + 0 }')
-done
-
-# verdict METRIC:VARIANT LIMIT: met / missed on the median ratio, and
-# whether the middle half of the rounds lies on one side of the goal.
-verdict() {
-  awk -v r="${RATIO[$1]}" -v q1="${Q1[$1]}" -v q3="${Q3[$1]}" -v limit="$2" 'BEGIN {
-    spread = sprintf("middle half of the rounds %.2f–%.2f×", q1, q3)
-    if (r <= limit && q3 <= limit) printf "**met**: %.2f× (%s)", r, spread
-    else if (r <= limit) printf "**met on the median**, %.2f×, but not settled: %s", r, spread
-    else if (q1 > limit) printf "**missed**: %.2f×, %.0f %% over the goal (%s)", r, (r / limit - 1) * 100, spread
-    else printf "**missed on the median**: %.2f×, %.0f %% over the goal, but not settled: %s", r, (r / limit - 1) * 100, spread
-  }'
+trace_table() { # METRIC
+  results_table "$1" "xref_traced=xref traced (inside a window)" "xref_untraced=xref untraced (no open window)" \
+    "gdb=gdb dprintf"
 }
 
-row() { # METRIC VARIANT LABEL
-  local key=$1:$2 calls
-  calls=$(awk -F'\t' -v v="$2" '$2 == v { print $4; exit }' "$RESULTS")
-  if [[ $2 == baseline ]]; then
-    printf '| %s | %s | %s | — | — | — |\n' "$3" "$calls" "${NS[$key]}"
-  elif [[ $1 == cpu && $2 == gdb ]]; then
-    printf '| %s | %s | %.0f | — | — | — |\n' "$3" "$calls" "${NS[$key]}"
-  else
-    printf '| %s | %s | %.0f | %.0f | %.2f× | %.2f–%.2f× |\n' "$3" "$calls" "${NS[$key]}" "${HIT[$key]}" \
-      "${RATIO[$key]}" "${Q1[$key]}" "${Q3[$key]}"
-  fi
-}
-
-results_table() { # METRIC
-  echo "| variant | calls per run | ns per call | ns per hit | ratio to bare uprobe | ratio IQR |"
-  echo "|---|---:|---:|---:|---:|---:|"
-  row "$1" baseline "baseline (no probes)"
-  row "$1" bare_uprobe "bare tracefs uprobe"
-  row "$1" bpftrace "bpftrace count()"
-  row "$1" xref_traced "xref traced (inside a window)"
-  row "$1" xref_untraced "xref untraced (no open window)"
-  row "$1" gdb "gdb dprintf"
-}
-
-declare -A BPF_NS
-for variant in bpftrace xref_traced xref_untraced; do
-  BPF_NS[$variant]=$(awk -F'\t' -v v="$variant" '$2 == v && $4 > 0 { print $3 / $4 }' "$WORK/bpf_stats.tsv" | median_of)
-done
-share_of_hit() { awk -v a="$1" -v b="${HIT[cpu:bare_uprobe]}" 'BEGIN { printf "%.1f", 100 * a / b }'; }
-
-bpf_row() { # VARIANT LABEL
-  printf '| %s | %.0f | %s %% |\n' "$2" "${BPF_NS[$1]}" "$(share_of_hit "${BPF_NS[$1]}")"
-}
-bpf_difference() { # VARIANT: its program time minus bpftrace's, and that as a share of a hit
-  local ns
-  ns=$(awk -v a="${BPF_NS[$1]}" -v b="${BPF_NS[bpftrace]}" 'BEGIN { printf "%+.0f", a - b }')
-  echo "$ns ns per hit ($(share_of_hit "${ns#+}") % of a hit)"
-}
-
-CPU_MODEL=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
-COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-DIRTY=""
-if git status --porcelain --untracked-files=no 2>/dev/null | grep -q .; then DIRTY=" plus uncommitted changes"; fi
-
+bpf_medians "$WORK/bpf_stats.tsv" bpftrace xref_traced xref_untraced
 cat <<EOF
 # Performance: what one probe hit costs under \`xref trace\`
 
-Generated by \`bench/run.sh\` on $STARTED, commit \`$COMMIT\`$DIRTY.
+Generated by \`bench/run.sh\` on $STARTED, commit $(commit_text).
 Do not edit by hand: rerun the benchmark (see the end).
 
 ## What is measured
@@ -158,17 +68,14 @@ run, not subtracted.)
 
 ## Machine
 
-- kernel $(uname -r) ($(uname -m)), $(nproc) × $CPU_MODEL
-- $(bpftrace --version 2>&1 | head -1), $(gdb --version | head -1), $(bpftool version 2>/dev/null | head -1)
-- tracefs \`tracing_on\` = $(cat "$TRACEFS/tracing_on"); clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)
-- load average (1, 5, 15 min) before the run: $LOAD_BEFORE; after: $LOAD_AFTER
+$(machine_lines)
 
 ## Results: wall clock (medians of $ROUNDS rounds)
 
 The measurement the goals are set in: \`CLOCK_MONOTONIC\` around the loop.
 
 EOF
-results_table wall
+trace_table wall
 cat <<EOF
 
 Run-to-run noise: the bare uprobe alone cost $(printf '%.0f' "${BARE_MIN[wall]}") to $(printf '%.0f' "${BARE_MAX[wall]}") ns per
@@ -186,7 +93,7 @@ xref's and bpftrace's user-space readers, and all of gdb's work (so gdb has
 no per-hit figure here). Bare uprobe range: $(printf '%.0f' "${BARE_MIN[cpu]}") to $(printf '%.0f' "${BARE_MAX[cpu]}") ns per hit.
 
 EOF
-results_table cpu
+trace_table cpu
 cat <<EOF
 
 ## Goals
@@ -195,7 +102,7 @@ cat <<EOF
 |---|---|---|
 | traced hit ≤ 1.10× the bare uprobe | $(verdict wall:xref_traced 1.10) | $(verdict cpu:xref_traced 1.10) |
 | untraced hit ≤ 1.05× the bare uprobe | $(verdict wall:xref_untraced 1.05) | $(verdict cpu:xref_untraced 1.05) |
-| traced never slower than bpftrace (xref traced ÷ bpftrace per hit, per round, ≤ 1.00×) | $(verdict wall:traced_vs_bpftrace 1.00); slower in ${SLOWER[wall]} of $ROUNDS rounds | $(verdict cpu:traced_vs_bpftrace 1.00); slower in ${SLOWER[cpu]} of $ROUNDS rounds |
+| traced never slower than bpftrace (xref traced ÷ bpftrace per hit, per round, ≤ 1.00×) | $(verdict wall:traced_vs_bpftrace 1.00); slower in ${SLOWER[wall:traced_vs_bpftrace]} of $ROUNDS rounds | $(verdict cpu:traced_vs_bpftrace 1.00); slower in ${SLOWER[cpu:traced_vs_bpftrace]} of $ROUNDS rounds |
 
 ## Where the time goes: the BPF programs' own run time
 
@@ -226,19 +133,14 @@ wider than it.
 Wall-clock and CPU-time figures per run; ratios are to the same round's
 bare uprobe.
 
-| round | variant | ns per call | ns per hit | ratio | CPU ns per call | CPU ns per hit | CPU ratio |
-|---:|---|---:|---:|---:|---:|---:|---:|
 EOF
-paste "$WORK/per_round_wall.tsv" "$WORK/per_round_cpu.tsv" |
-  awk -F'\t' '$2 != "traced_vs_bpftrace" { printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $8, $9, $10 }'
+every_round_table traced_vs_bpftrace
 cat <<EOF
 
 BPF statistics runs:
 
-| run | variant | BPF run time (ns) | program runs | ns per run |
-|---:|---|---:|---:|---:|
 EOF
-awk -F'\t' '{ printf "| %s | %s | %s | %s | %.0f |\n", $1, $2, $3, $4, ($4 > 0 ? $3 / $4 : 0) }' "$WORK/bpf_stats.tsv"
+bpf_stats_table "$WORK/bpf_stats.tsv"
 cat <<EOF
 
 ## The exact commands

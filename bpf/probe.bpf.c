@@ -59,6 +59,7 @@ struct {
   __uint(max_entries, XREF_PROBE_MAX_CALLERS);
   __type(key, struct xref_probe_key);
   __type(value, __u64);
+  __uint(map_flags, BPF_F_NO_PREALLOC); /* created fast; entries only as keys come */
 } callers SEC(".maps");
 
 struct {
@@ -66,6 +67,7 @@ struct {
   __uint(max_entries, XREF_PROBE_MAX_THREADS);
   __type(key, struct xref_probe_key);
   __type(value, __u64);
+  __uint(map_flags, BPF_F_NO_PREALLOC); /* created fast; entries only as keys come */
 } threads SEC(".maps");
 
 struct {
@@ -73,7 +75,26 @@ struct {
   __uint(max_entries, XREF_PROBE_MAX_GROUPS);
   __type(key, struct xref_probe_key);
   __type(value, __u64);
+  __uint(map_flags, BPF_F_NO_PREALLOC); /* created fast; entries only as keys come */
 } groups SEC(".maps");
+
+/* --stacks: user stacks walked by the kernel through frame pointers,
+ * deduplicated by their id; the value size (the depth) is set by user space
+ * before load. */
+struct {
+  __uint(type, BPF_MAP_TYPE_STACK_TRACE);
+  __uint(max_entries, XREF_PROBE_MAX_STACKS);
+  __type(key, __u32);
+  __uint(value_size, XREF_PROBE_MAX_STACK_DEPTH * sizeof(__u64));
+} stack_traces SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, XREF_PROBE_MAX_STACKS);
+  __type(key, struct xref_probe_key);
+  __type(value, __u64);
+  __uint(map_flags, BPF_F_NO_PREALLOC); /* created fast; entries only as keys come */
+} stacks SEC(".maps");
 
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -157,13 +178,13 @@ static __always_inline void emit_record(struct pt_regs *ctx, __u32 index, const 
   record->return_address = return_address;
   record->site = index;
   record->tid = (__u32)bpf_get_current_pid_tgid();
-  record->failed = values->failed;
-  record->fetch_count = values->count;
+  record->failed = values ? values->failed : 0;
+  record->fetch_count = values ? values->count : 0;
   record->has_regs = 0;
   record->reserved = 0;
   for (int i = 0; i < XREF_FETCH_MAX_ITEMS; i++) {
-    record->values[i] = values->values[i];
-    record->errors[i] = values->errors[i];
+    record->values[i] = values ? values->values[i] : 0;
+    record->errors[i] = values ? values->errors[i] : 0;
   }
   if (site->flags & XREF_SITE_F_REGS) {
     record->has_regs = 1;
@@ -175,15 +196,62 @@ static __always_inline void emit_record(struct pt_regs *ctx, __u32 index, const 
   __sync_fetch_and_add(&count->records, 1);
 }
 
+/* A hit that passed: --until-hits, the pass counted, its number at its
+ * site (1-based); 0 when it is past --until-hits and does not count. */
+static __always_inline __u64 count_pass(struct xref_probe_counts *count, __u64 *passed_at_site) {
+  if (until_hits) {
+    const __u64 total = __sync_fetch_and_add(&passed_total, 1) + 1;
+    if (total > until_hits) return 0; /* past the bound, before the detach */
+    if (total == until_hits) stopped = 1;
+  }
+  __sync_fetch_and_add(&count->passed, 1);
+  return __sync_fetch_and_add(passed_at_site, 1) + 1;
+}
+
+/* A passing hit's thread and caller; returns the return address read (0:
+ * none). */
+static __always_inline __u64 count_thread_and_caller(struct pt_regs *ctx, __u32 index,
+                                                     const struct xref_probe_site *site,
+                                                     struct xref_probe_counts *count) {
+  struct xref_probe_key key = {.site = index, .reserved = 0, .value = (__u32)bpf_get_current_pid_tgid()};
+  if (!count_key(&threads, &key)) __sync_fetch_and_add(&count->threads_full, 1);
+  if (site->caller == XREF_CALLER_NONE) return 0;
+  const __u64 return_address = read_return_address(ctx, site);
+  if (return_address == 0) {
+    __sync_fetch_and_add(&count->caller_unread, 1);
+  } else {
+    key.value = return_address;
+    if (!count_key(&callers, &key)) __sync_fetch_and_add(&count->callers_full, 1);
+  }
+  return return_address;
+}
+
+/* --every/--first: is passing hit `hit` of a site sampled? */
+static __always_inline int sampled(__u64 hit) {
+  const __u64 step = every ? every : 1;
+  return hit % step == 0 && (first == 0 || hit / step <= first);
+}
+
+/* --filter over the hit's fetched values. A global function, verified once
+ * (as stop_when), not inlined into on_hit. */
+__noinline int filter_verdict(const struct fetched *values) {
+  if (!values) return XREF_FILTER_UNREADABLE;
+  __u32 zero = 0;
+  return filter_result(bpf_map_lookup_elem(&filter, &zero), values);
+}
+
 /* --stop-when: at the stop filter's skip+1th pass, note the hit and stop
  * its thread with a signal the debugger catches (and does not pass on).
- * Only one hit ever gets there: the pass count is atomic. */
-static __always_inline void stop_when(__u32 index, __u64 hit, __u64 return_address, const struct fetched *values) {
+ * Only one hit ever gets there: the pass count is atomic. A global
+ * function, verified once: inlined, the second filter loop doubles the
+ * verifier's work at every load. */
+__noinline int stop_when(__u32 index, __u64 hit, __u64 return_address, const struct fetched *values) {
+  if (!values) return 0;
   __u32 zero = 0;
   const struct xref_filter_program *when = bpf_map_lookup_elem(&stop_filter, &zero);
-  if (!when || filter_result(when, values) != XREF_FILTER_ACCEPTS) return;
+  if (!when || filter_result(when, values) != XREF_FILTER_ACCEPTS) return 0;
   const __u64 match = __sync_fetch_and_add(&stop_matches, 1) + 1;
-  if (match != stop_skip + 1) return;
+  if (match != stop_skip + 1) return 0;
   stop_info.timestamp_ns = bpf_ktime_get_ns();
   stop_info.hit = hit;
   stop_info.match = match;
@@ -198,6 +266,7 @@ static __always_inline void stop_when(__u32 index, __u64 hit, __u64 return_addre
   }
   stop_info.signal_result = bpf_send_signal_thread(stop_signal);
   __sync_fetch_and_add(&stop_info.fired, 1);
+  return 1;
 }
 
 /* Every hit of site `index`. A global function: verified once. */
@@ -223,34 +292,16 @@ __noinline int on_hit(struct pt_regs *ctx, __u32 index) {
   values->count = 0;
   values->failed = 0;
   read_fetches(ctx, site->fetches, site->fetch_count, regs, values);
-  const struct xref_filter_program *program = bpf_map_lookup_elem(&filter, &zero);
-  const int verdict = filter_result(program, values);
+  const int verdict = filter_verdict(values);
   if (verdict == XREF_FILTER_UNREADABLE) {
     __sync_fetch_and_add(&count->unfiltered, 1);
     return 0;
   }
   if (verdict != XREF_FILTER_ACCEPTS) return 0;
-  if (until_hits) {
-    const __u64 total = __sync_fetch_and_add(&passed_total, 1) + 1;
-    if (total > until_hits) return 0; /* past the bound, before the detach */
-    if (total == until_hits) stopped = 1;
-  }
-  __sync_fetch_and_add(&count->passed, 1);
-  const __u64 hit = __sync_fetch_and_add(passed_at_site, 1) + 1;
-
-  struct xref_probe_key key = {.site = index, .reserved = 0, .value = tid};
-  if (!count_key(&threads, &key)) __sync_fetch_and_add(&count->threads_full, 1);
-
-  __u64 return_address = 0;
-  if (site->caller != XREF_CALLER_NONE) {
-    return_address = read_return_address(ctx, site);
-    if (return_address == 0) {
-      __sync_fetch_and_add(&count->caller_unread, 1);
-    } else {
-      key.value = return_address;
-      if (!count_key(&callers, &key)) __sync_fetch_and_add(&count->callers_full, 1);
-    }
-  }
+  const __u64 hit = count_pass(count, passed_at_site);
+  if (hit == 0) return 0;
+  const __u64 return_address = count_thread_and_caller(ctx, index, site, count);
+  struct xref_probe_key key = {.site = index, .reserved = 0, .value = 0};
 
   int grouped = 1;
   if (site->group == XREF_GROUP_TID) {
@@ -267,17 +318,43 @@ __noinline int on_hit(struct pt_regs *ctx, __u32 index) {
   }
   if (grouped && !count_key(&groups, &key)) __sync_fetch_and_add(&count->groups_full, 1);
 
+  if (site->flags & XREF_SITE_F_STACKS) {
+    /* No BPF_F_REUSE_STACKID: a stack whose hash meets another's is not
+     * counted as that one, but as unread. */
+    const long id = bpf_get_stackid(ctx, &stack_traces, BPF_F_USER_STACK);
+    key.value = (__u64)id;
+    if (site->caller == XREF_CALLER_AT_SP) key.value |= return_address << XREF_STACK_ID_BITS;
+    if (id < 0 || !count_key(&stacks, &key)) __sync_fetch_and_add(&count->stacks_unread, 1);
+  }
+
   __u8 hist_slot = site->hist_slot;
   if (hist_slot < XREF_FETCH_MAX_ITEMS && !((values->failed >> (hist_slot & 15)) & 1)) {
     __u32 bucket = log2_bucket(values->values[hist_slot & 15]);
     if (bucket < XREF_PROBE_HIST_BUCKETS) __sync_fetch_and_add(&count->hist[bucket], 1);
   }
 
-  const __u64 step = every ? every : 1;
-  if (hit % step == 0 && (first == 0 || hit / step <= first)) {
-    emit_record(ctx, index, site, count, hit, return_address, values);
-  }
+  if (sampled(hit)) emit_record(ctx, index, site, count, hit, return_address, values);
   if (stop_signal) stop_when(index, hit, return_address, values);
+  return 0;
+}
+
+/* Every hit of a probe that fetches, filters, groups and stops on nothing:
+ * counts, threads, callers and samples only. User space loads this one
+ * instead of probe_hit then: it costs less per hit and far less to verify. */
+SEC("uprobe")
+int probe_count(struct pt_regs *ctx) {
+  if ((__u32)(bpf_get_current_pid_tgid() >> 32) != target_tgid) return 0;
+  if (!armed || detaching || stopped) return 0;
+  __u32 index = (__u32)bpf_get_attach_cookie(ctx);
+  const struct xref_probe_site *site = bpf_map_lookup_elem(&sites, &index);
+  struct xref_probe_counts *count = bpf_map_lookup_elem(&counts, &index);
+  __u64 *passed_at_site = bpf_map_lookup_elem(&site_passed, &index);
+  if (!site || !count || !passed_at_site) return 0;
+  __sync_fetch_and_add(&count->hits, 1);
+  const __u64 hit = count_pass(count, passed_at_site);
+  if (hit == 0) return 0;
+  const __u64 return_address = count_thread_and_caller(ctx, index, site, count);
+  if (sampled(hit)) emit_record(ctx, index, site, count, hit, return_address, 0);
   return 0;
 }
 

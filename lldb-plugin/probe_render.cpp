@@ -9,10 +9,13 @@ namespace {
 
 constexpr size_t kSamplesPerStop = 8;
 
+// A count of the helper's JSON: a non-negative integer, else 0.
 uint64_t count(const nlohmann::json& object, const char* key) {
   if (!object.is_object()) return 0;
   const auto found = object.find(key);
-  return found != object.end() && found->is_number_unsigned() ? found->get<uint64_t>() : 0;
+  if (found == object.end() || !found->is_number_integer()) return 0;
+  if (found->is_number_unsigned()) return found->get<uint64_t>();
+  return found->get<int64_t>() < 0 ? 0 : static_cast<uint64_t>(found->get<int64_t>());
 }
 
 std::string text(const nlohmann::json& object, const char* key) {
@@ -51,6 +54,23 @@ std::string caller_where(const nlohmann::json& caller, AddressSymbols& symbols) 
     return where_text(symbols.describe(address), address) + " (return address)";
   }
   return {};
+}
+
+// One frame of a --stacks stack: its pc, or the call before its return
+// address.
+std::string frame_where(const nlohmann::json& frame, AddressSymbols& symbols) {
+  auto at = hex_field(frame, "call_site_live");
+  if (!at) at = hex_field(frame, "live");
+  if (!at) return "?";
+  EventAddress address{at, std::nullopt, {}};
+  const std::string where = where_text(symbols.describe(address), address);
+  return where.empty() ? to_hex(*at) : where;
+}
+
+void frame_lines(const nlohmann::json& stack, AddressSymbols& symbols, std::vector<std::string>& lines) {
+  for (const auto& frame : stack.value("frames", nlohmann::json::array())) {
+    lines.push_back("          " + frame_where(frame, symbols));
+  }
 }
 
 std::string group_key(const nlohmann::json& group, const std::string& by) {
@@ -169,6 +189,13 @@ std::vector<std::string> render_probe_changes(const nlohmann::json& changes, con
         lines.push_back(added(group) + "  " + group_key(group, by) + in_all(group));
       }
     }
+    if (address.contains("stacks") && !address["stacks"].value("stacks", nlohmann::json::array()).empty()) {
+      lines.push_back("    stacks (" + text(address["stacks"], "method") + "):");
+      for (const auto& stack : address["stacks"]["stacks"]) {
+        lines.push_back(added(stack) + in_all(stack));
+        frame_lines(stack, symbols, lines);
+      }
+    }
     sample_lines(address.value("samples", nlohmann::json::array()), kSamplesPerStop, symbols, lines);
     if (const uint64_t lost = count(address, "records_lost_added"); lost > 0) {
       lines.push_back("    lost " + plural(lost, "sample") + " (ring buffer full)");
@@ -215,6 +242,15 @@ std::vector<std::string> render_probe_document(const nlohmann::json& document, c
       for (const auto& bucket : address["hist"].value("buckets", nlohmann::json::array())) {
         lines.push_back("      [" + std::to_string(count(bucket, "from")) + ", " + std::to_string(count(bucket, "to")) +
                         "]  " + std::to_string(count(bucket, "hits")));
+      }
+    }
+    if (address.contains("stacks")) {
+      const nlohmann::json& stacks = address["stacks"];
+      lines.push_back("    stacks (" + text(stacks, "method") + ", " + plural(count(stacks, "keys"), "distinct stack") +
+                      ", " + std::to_string(count(stacks, "unread")) + " unread):");
+      for (const auto& stack : stacks.value("stacks", nlohmann::json::array())) {
+        lines.push_back("      " + std::to_string(count(stack, "hits")));
+        frame_lines(stack, symbols, lines);
       }
     }
     sample_lines(address.value("samples", nlohmann::json::array()), SIZE_MAX, symbols, lines);

@@ -16,6 +16,12 @@
 #define XREF_PROBE_MAX_CALLERS 65536  /* (site, return address) pairs */
 #define XREF_PROBE_MAX_THREADS 65536  /* (site, tid) pairs */
 #define XREF_PROBE_MAX_GROUPS 65536   /* (site, group key) pairs */
+#define XREF_PROBE_MAX_STACKS 4096    /* distinct user stacks (--stacks), and (site, stack) pairs */
+#define XREF_PROBE_MAX_STACK_DEPTH 127 /* frames per stack: the kernel's PERF_MAX_STACK_DEPTH */
+/* --stacks: a stack's count key is (return address << 16) | stack id at a
+ * function's entry, the stack id elsewhere: the frame-pointer walk misses
+ * the caller there, whose return address is at [rsp]. */
+#define XREF_STACK_ID_BITS 16
 #define XREF_PROBE_HIST_BUCKETS 65    /* log2 buckets: 0, 1, 2-3, 4-7, ... 2^63.. */
 
 /* xref_probe_site.caller: how a hit's return address (its caller) is read. */
@@ -37,6 +43,7 @@
 /* xref_probe_site.flags */
 #define XREF_SITE_F_RET 1    /* a ret site: counts only into its address's ret groups */
 #define XREF_SITE_F_REGS 2   /* detail records carry every general register */
+#define XREF_SITE_F_STACKS 4 /* count passing hits by their user stack (frame pointers) */
 
 #define XREF_NO_SLOT 0xff
 
@@ -74,6 +81,7 @@ struct xref_probe_counts {
   __u64 threads_full;    /* hits the full thread map could not count */
   __u64 groups_full;     /* hits the full group map could not count */
   __u64 caller_unread;   /* hits whose return address could not be read */
+  __u64 stacks_unread;   /* --stacks: hits whose stack could not be walked or kept */
   __u64 hist[XREF_PROBE_HIST_BUCKETS];
 };
 

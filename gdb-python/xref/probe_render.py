@@ -48,6 +48,18 @@ def address_place(started, index, listed, describe):
     return str(listed.get("location") or listed.get("static_va") or "?")
 
 
+def frame_lines(stack, describe):
+    """The frames of a --stacks stack: its pc, or the call before each return address."""
+    lines = []
+    for frame in _list(_dict(stack).get("frames")):
+        frame = _dict(frame)
+        at = number(frame.get("call_site_live"))
+        if at is None:
+            at = number(frame.get("live"))
+        lines.append("          " + (_place(describe, at) if at is not None else "?"))
+    return lines
+
+
 def group_key(by, key):
     """A group's key as the helper gave it (hex); a thread id in decimal."""
     if by == "tid":
@@ -146,6 +158,14 @@ def stop_lines(session_id, changes, started, describe):
         groups = _dict(change.get("groups"))
         _grown_lines(lines, "    by %s:" % groups.get("by", "?"), groups.get("values"),
                      lambda value: group_key(groups.get("by"), value.get("key")))
+        stacks = _dict(change.get("stacks"))
+        if _list(stacks.get("stacks")):
+            lines.append("    stacks (%s):" % stacks.get("method", "?"))
+            for stack in _list(stacks.get("stacks")):
+                stack = _dict(stack)
+                lines.append("      +%d  (%d in all)%s" % (_count(stack.get("hits_added")), _count(stack.get("hits")),
+                                                          "  new" if stack.get("new") else ""))
+                lines.extend(frame_lines(stack, describe))
         samples = _list(change.get("samples"))
         for sample in samples[:SAMPLES_PER_STOP]:
             lines.append(sample_line(_dict(sample), describe))
@@ -190,6 +210,14 @@ def show_lines(session_id, document, state, started, describe):
                 bucket = _dict(bucket)
                 lines.append("      [%d, %d]  %d" % (_count(bucket.get("from")), _count(bucket.get("to")),
                                                       _count(bucket.get("hits"))))
+        stacks = _dict(listed.get("stacks"))
+        if stacks:
+            lines.append("    stacks (%s, %s, %d unread):" % (stacks.get("method", "?"),
+                                                            plural(_count(stacks.get("keys")), "distinct stack"),
+                                                            _count(stacks.get("unread"))))
+            for stack in _list(stacks.get("stacks")):
+                lines.append("      %d" % _count(_dict(stack).get("hits")))
+                lines.extend(frame_lines(stack, describe))
         for sample in _list(listed.get("samples")):
             lines.append(sample_line(_dict(sample), describe))
         lost = _count(listed.get("records_lost"))

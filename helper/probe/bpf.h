@@ -31,6 +31,7 @@ struct ProbeBpfOptions {
   uint64_t until_hits = 0;
   uint64_t max_records = 0;
   uint64_t ringbuf_bytes = 1u << 20;
+  uint32_t stack_depth = 0;       // --stacks: frames kept per user stack (0: no stacks)
   int stop_signal = 0;            // with the plan's stop filter: the signal that stops the thread
   uint64_t stop_skip = 0;
 };
@@ -41,6 +42,8 @@ struct ProbeCounts {
   std::map<uint32_t, std::map<uint64_t, uint64_t>> callers;             // site -> return address -> hits
   std::map<uint32_t, std::map<uint64_t, uint64_t>> threads;             // site -> tid -> passing hits
   std::map<uint32_t, std::map<uint64_t, uint64_t>> groups;              // site -> key -> hits
+  std::map<uint32_t, std::map<uint64_t, uint64_t>> stacks;              // site -> stack key (probe_abi.h) -> hits
+  std::map<uint32_t, std::vector<uint64_t>> stack_frames;               // stack id -> live frames, innermost first
 };
 
 class ProbeBpf {

@@ -81,6 +81,12 @@ nlohmann::json address_changes(const nlohmann::json& before, const nlohmann::jso
                          {"complete", member(groups, "complete")},
                          {"values", grown(member(member(before, "groups"), "values"), member(groups, "values"), "key")}};
   }
+  if (const nlohmann::json& stacks = member(now, "stacks"); stacks.is_object()) {
+    changes["stacks"] = {{"method", member(stacks, "method")},
+                         {"keys", member(stacks, "keys")},
+                         {"complete", member(stacks, "complete")},
+                         {"stacks", grown(member(member(before, "stacks"), "stacks"), member(stacks, "stacks"), "key")}};
+  }
   // Samples only ever arrive: those past the ones shown before are new.
   const nlohmann::json& samples = member(now, "samples");
   const size_t shown = member(before, "samples").is_array() ? member(before, "samples").size() : 0;

@@ -14,7 +14,8 @@ namespace xref {
 //  "addresses": [{"address", "location", "function", "module", "static_va",
 //  "hits", "hits_added", "passed", "passed_added", "threads", "new_threads",
 //  "callers": [caller + "hits_added", "new"], "groups": {"by",
-//  "values": [{"key", "hits", "hits_added", "new"}]}, "samples",
+//  "values": [{"key", "hits", "hits_added", "new"}]}, "stacks"?: {"method",
+//  "keys", "complete", "stacks": [stack + "hits_added", "new"]}, "samples",
 //  "records_lost_added"}]}. Callers and group keys that did not grow are
 // left out; so are samples shown before. With --stop-when, "stop" is the
 // stopping hit (the document's stop_when.stop) at the first change that

@@ -5,6 +5,7 @@
 
 #include "command/option_values.h"
 #include "mark/follower.h"
+#include "probe_abi.h"
 
 namespace xref {
 namespace {
@@ -14,9 +15,20 @@ constexpr uint64_t kMaxRecordsBound = 10000000;
 }  // namespace
 
 Result<void> validate_probe_request(const ProbeRequest& request) {
-  if (request.backend != "auto" && request.backend != "uprobe_multi" && request.backend != "perf_uprobe") {
-    return make_error(ErrorCode::invalid_argument, "--backend must be auto, uprobe_multi or perf_uprobe",
-                      "probe's tracefs backend is not built yet");
+  if (request.backend != "auto" && request.backend != "uprobe_multi" && request.backend != "perf_uprobe" &&
+      request.backend != "tracefs") {
+    return make_error(ErrorCode::invalid_argument, "--backend must be auto, uprobe_multi, perf_uprobe or tracefs");
+  }
+  // The stop is a signal the BPF program sends from the hit itself; a
+  // tracefs record is read long after its thread went on.
+  if (request.backend == "tracefs" && !request.stop_when.empty()) {
+    return make_error(ErrorCode::invalid_argument, "--stop-when needs a BPF backend, not tracefs",
+                      "use --backend auto, uprobe_multi or perf_uprobe");
+  }
+  // The kernel walks the stack at the hit; a tracefs record has no stack.
+  if (request.backend == "tracefs" && request.stacks != 0) {
+    return make_error(ErrorCode::invalid_argument, "--stacks needs a BPF backend, not tracefs",
+                      "use --backend auto, uprobe_multi or perf_uprobe");
   }
   if (request.every == 0) return make_error(ErrorCode::invalid_argument, "--every must be at least 1");
   if (auto ringbuf = check_ringbuf_bytes(request.ringbuf_bytes); !ringbuf) return ringbuf.error();
@@ -41,7 +53,10 @@ void add_probe_options(CLI::App& command_app, ProbeCommandOptions& options_ref) 
                       "what to probe: a function (sym, module:sym), any instruction start (0xVA, module:0xVA), or in a "
                       "debugger bp:N (breakpoint N's locations)")
       ->required();
-  command->add_option("--backend", request.backend, "auto, uprobe_multi or perf_uprobe")->capture_default_str();
+  command->add_option("--backend", request.backend,
+                      "auto, uprobe_multi, perf_uprobe, or tracefs (uprobe_events, no BPF; counted in xref from "
+                      "records; auto falls back to it where BPF cannot be used)")
+      ->capture_default_str();
   command->add_flag("--count", options->count, "count hits (always done; the seed's spelling)");
   command->add_flag("--callers", request.callers,
                     "the call sites hits came from: exact at a function's entry, inferred from .eh_frame inside it");
@@ -73,6 +88,10 @@ void add_probe_options(CLI::App& command_app, ProbeCommandOptions& options_ref) 
                       "count passing hits by ret (the function's return value at its rets), caller, tid, or a "
                       "fetched NAME");
   command->add_option("--hist", request.hist, "a log2 histogram of a fetched NAME");
+  command->add_option("--stacks", request.stacks,
+                      "count passing hits by whole user stack, up to N frames, walked by frame pointers (frames of "
+                      "code built without them are skipped)")
+      ->transform(number_in({1, XREF_PROBE_MAX_STACK_DEPTH}));
   command->add_flag("--jsonl", options->jsonl,
                     "JSON lines: each heartbeat as it comes, then the result document as one line");
   command->add_option("--heartbeat-ms", request.heartbeat_ms,
@@ -86,7 +105,7 @@ void add_probe_options(CLI::App& command_app, ProbeCommandOptions& options_ref) 
                       "with --mark-file: the lines to stamp with (its first group, if any, is the mark shown)");
   command->add_flag("--allow-breakpoint-collision", request.allow_breakpoint_collision,
                     "in a debugger: allow probes on enabled breakpoint locations (the probe swallows the breakpoint)");
-  add_ringbuf_option(*command, request.ringbuf_bytes, "sample ring buffer size, a power of two");
+  add_ringbuf_option(*command, request.ringbuf_bytes, "sample ring buffer size, a power of two (tracefs: per CPU)");
 }
 
 }  // namespace xref

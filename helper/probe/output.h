@@ -35,6 +35,8 @@ class ProbeRenderer {
   nlohmann::json address_json(size_t address, const ProbeRun& run);
   nlohmann::json record_json(const ProbeRecord& record);
   nlohmann::json stop_json(const ProbeRun& run);
+  nlohmann::json stacks_json(uint32_t site, const ProbeRun& run);
+  nlohmann::json frame_json(uint64_t live, bool pc);
   void never_hit_warnings(const ProbeRun& run, std::vector<std::string>& warnings) const;
 
   const Target& target_;

@@ -144,7 +144,8 @@ Result<ProbePlan> plan_probe(const Target& target, const ProbeRequest& request) 
   }
   auto modules = ProbeModules::of_process(target);
   if (!modules) return modules.error();
-  ProbePlan plan{std::move(*modules), {}, {}, {}, std::nullopt, std::nullopt, request.group_by, request.hist, {}, {}};
+  ProbePlan plan{std::move(*modules), {}, {}, {}, std::nullopt, std::nullopt, request.group_by, request.hist,
+                 request.stacks, {}, {}};
 
   if (!request.fetch.empty()) {
     auto fetches = parse_fetch_spec(request.fetch);
@@ -223,7 +224,8 @@ Result<ProbePlan> plan_probe(const Target& target, const ProbeRequest& request) 
     compiled.group = group;
     compiled.group_slot = group_slot;
     compiled.hist_slot = hist_slot;
-    compiled.flags = request.regs ? XREF_SITE_F_REGS : 0;
+    compiled.flags = static_cast<uint8_t>((request.regs ? XREF_SITE_F_REGS : 0) |
+                                          (request.stacks != 0 ? XREF_SITE_F_STACKS : 0));
     compiled.fetch_count = static_cast<uint8_t>(plan.fetches.size());
     for (size_t i = 0; i < plan.fetches.size(); ++i) compiled.fetches[i] = compile_fetch(plan.fetches[i]);
     if (request.callers || group == XREF_GROUP_CALLER) {
@@ -244,6 +246,9 @@ Result<ProbePlan> plan_probe(const Target& target, const ProbeRequest& request) 
         plan.warnings.push_back("callers_unknown: " + given + ": " + address->caller_note);
       }
     }
+    // --stacks at an entry: the frame-pointer walk misses the caller, whose
+    // return address is at [rsp] (read even without --callers).
+    if (request.stacks != 0 && address->at_entry) compiled.caller = XREF_CALLER_AT_SP;
     plan.sites.push_back(site);
 
     if (group == XREF_GROUP_RET) {

@@ -53,6 +53,7 @@ struct ProbePlan {
   std::optional<FilterProgram> stop_filter;  // --stop-when
   std::string group_by;                   // as asked
   std::string hist;
+  uint64_t stacks = 0;                    // --stacks: frames per stack (0: none)
   std::vector<std::string> warnings;
   std::vector<uint32_t> breakpoints_to_disable;  // bp:N addresses: the debugger disables N while probing
 };

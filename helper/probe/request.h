@@ -12,7 +12,7 @@ namespace xref {
 
 struct ProbeRequest {
   std::vector<std::string> addresses;  // sym, 0xVA, module:sym, module:0xVA (any instruction start), bp:N
-  std::string backend = "auto";        // auto, uprobe_multi, perf_uprobe
+  std::string backend = "auto";        // auto, uprobe_multi, perf_uprobe, tracefs
   bool callers = false;                // the call sites each hit came from
   bool regs = false;                   // detail records carry every general register
   std::string fetch;                   // a fetch spec, read at every address
@@ -24,7 +24,8 @@ struct ProbeRequest {
   uint64_t duration_ms = 1000;         // 0: until a bound or Ctrl-C
   std::string group_by;                // ret, caller, tid or a fetched name
   std::string hist;                    // a fetched name: log2 histogram
-  uint64_t ringbuf_bytes = 1u << 20;
+  uint64_t stacks = 0;                 // count passing hits by user stack, up to this many frames (0: no stacks)
+  uint64_t ringbuf_bytes = 1u << 20;   // tracefs: per CPU
   std::string stop_when;               // in a debugger: the first hit where this holds stops its thread
   uint64_t stop_skip = 0;              // ...after this many such hits went by
   uint64_t heartbeat_ms = 0;           // a progress line this often (0: none)

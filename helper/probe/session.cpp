@@ -1,77 +1,46 @@
 #include "probe/session.h"
 
 #include <chrono>
-#include <cstring>
 
-#include "attach/ring_drain.h"
 #include "attach/run_loop.h"
 #include "attach/stop_signals.h"
+#include "monotonic_clock.h"
 
 namespace xref {
 namespace {
 
-ProbeRecord decode(const xref_probe_record& raw, const ProbePlan& plan) {
-  ProbeRecord record;
-  record.site = raw.site;
-  record.tid = raw.tid;
-  record.hit = raw.hit;
-  record.timestamp_ns = raw.timestamp_ns;
-  record.return_address = raw.return_address;
-  record.fetches = fetched_values(plan.fetches, raw.fetch_count, raw.failed, raw.values, raw.errors);
-  if (raw.has_regs) record.regs.assign(raw.regs, raw.regs + XREF_PROBE_REG_WORDS);
-  return record;
-}
-
-std::optional<ProbeStop> decode_stop(const std::optional<xref_probe_stop>& raw, const ProbePlan& plan) {
-  if (!raw) return std::nullopt;
-  ProbeStop stop;
-  stop.site = raw->site;
-  stop.tid = raw->tid;
-  stop.hit = raw->hit;
-  stop.match = raw->match;
-  stop.timestamp_ns = raw->timestamp_ns;
-  stop.return_address = raw->return_address;
-  stop.signal_result = raw->signal_result;
-  stop.fetches = fetched_values(plan.fetches, raw->fetch_count, raw->failed, raw->values, raw->errors);
-  return stop;
+// The backend's warnings in place of those it gave before: they are read
+// again at the end (tracefs: the records lost by then).
+void put_backend_warnings(ProbePlan& plan, size_t first, const ProbeEngine& engine) {
+  plan.warnings.resize(first);
+  const std::vector<std::string> warnings = engine.warnings();
+  plan.warnings.insert(plan.warnings.end(), warnings.begin(), warnings.end());
 }
 
 }  // namespace
 
-Result<ProbeRun> run_probe(const Target& target, const ProbePlan& plan, const ProbeRequest& request,
+Result<ProbeRun> run_probe(const Target& target, ProbePlan& plan, const ProbeRequest& request,
                            const ProbeCallbacks& callbacks) {
   std::optional<StopSignals> signals;
   if (callbacks.cancel_fd < 0) signals.emplace();
   if (auto alive = target.process.recheck(); !alive) return alive.error();
-  ProbeBpfOptions options;
+  ProbeRun run;
+  ProbeEngineOptions options;
   options.pid = target.process.pid();
-  options.backend = request.backend;
-  options.every = request.every;
-  options.first = request.first;
-  options.until_hits = request.until_hits;
-  options.max_records = request.max_events;
-  options.ringbuf_bytes = request.ringbuf_bytes;
-  options.stop_signal = XREF_PROBE_STOP_SIGNAL;
-  options.stop_skip = request.stop_skip;
-  auto bpf = ProbeBpf::start(plan, options);
-  if (!bpf) {
+  options.tracefs_fallback = callbacks.tracefs_fallback;
+  auto engine = start_probe_engine(plan, request, options,
+                                   [&run](ProbeRecord&& record) { run.records.push_back(std::move(record)); });
+  if (!engine) {
     // A target that exits during the attach: say that.
     if (auto alive = target.process.recheck(); !alive) return alive.error();
-    return bpf.error();
+    return engine.error();
   }
   // Attached after the identity check: the PID must not have changed hands.
   if (auto alive = target.process.recheck(); !alive) return alive.error();
-
-  ProbeRun run;
-  run.backend = (*bpf)->backend();
-  auto ring = RingDrain::open((*bpf)->ringbuf_fd(), [&](const void* data, size_t size) {
-    if (size < sizeof(xref_probe_record)) return;
-    xref_probe_record raw;
-    std::memcpy(&raw, data, sizeof raw);
-    run.records.push_back(decode(raw, plan));
-  });
-  if (!ring) return ring.error();
-  (*bpf)->arm();
+  const size_t plan_warnings = plan.warnings.size();
+  put_backend_warnings(plan, plan_warnings, **engine);
+  run.backend = (*engine)->backend();
+  if (auto armed = (*engine)->arm(); !armed) return armed.error();
   if (callbacks.attached) callbacks.attached(run.backend, plan.sites.size());
 
   // One clock for heartbeats, drains and the result: their rates are
@@ -91,17 +60,19 @@ Result<ProbeRun> run_probe(const Target& target, const ProbePlan& plan, const Pr
   RunLoopHooks hooks;
   hooks.drain_requested = [&]() -> Result<void> {
     if (callbacks.drained) {
+      if (auto settled = (*engine)->settle(); !settled) return settled;
       run.elapsed_ms = elapsed_ms();
-      run.counts = (*bpf)->counts(plan.sites.size());
-      run.samples_not_kept = (*bpf)->samples_over_limit();
-      run.stop = decode_stop((*bpf)->stop(), plan);
-      callbacks.drained(run, (*bpf)->until_hits_reached());
+      run.counts = (*engine)->counts();
+      run.samples_not_kept = (*engine)->samples_not_kept();
+      run.stop = (*engine)->stop();
+      put_backend_warnings(plan, plan_warnings, **engine);
+      callbacks.drained(run, (*engine)->until_hits_reached());
     }
     return {};
   };
-  hooks.drain = [&]() -> Result<bool> { return (*ring)->round(); };
+  hooks.drain = [&]() -> Result<bool> { return (*engine)->drain(); };
   hooks.bound = [&]() -> std::optional<std::string> {
-    if ((*bpf)->until_hits_reached()) return std::string("until_hits");
+    if ((*engine)->until_hits_reached()) return std::string("until_hits");
     return std::nullopt;
   };
   uint64_t next_heartbeat = callbacks.heartbeat_ms;
@@ -110,22 +81,30 @@ Result<ProbeRun> run_probe(const Target& target, const ProbePlan& plan, const Pr
       const uint64_t now = elapsed_ms();
       if (now < next_heartbeat) return;
       next_heartbeat = (now / callbacks.heartbeat_ms + 1) * callbacks.heartbeat_ms;
-      callbacks.heartbeat(now, (*bpf)->site_counts(plan.sites.size()));
+      callbacks.heartbeat(now, (*engine)->site_counts());
     };
   }
   auto ended = run_loop(stops, hooks);
-  (*bpf)->detach();
+  const uint64_t loop_ended_ns = monotonic_ns();
+  (*engine)->detach();
   run.elapsed_ms = elapsed_ms();
   if (!ended) return ended.error();
   run.stop_reason = ended->stop_reason;
   run.target_exited = ended->target_exited;
   run.target_changed = ended->target_changed;
   // What was recorded before the detach.
-  (*ring)->unbound();
-  (*ring)->round();
-  run.counts = (*bpf)->counts(plan.sites.size());
-  run.samples_not_kept = (*bpf)->samples_over_limit();
-  run.stop = decode_stop((*bpf)->stop(), plan);
+  if (auto drained = (*engine)->drain(); !drained) return drained.error();
+  // A bound reached before the loop stopped came first, as it does when
+  // the engine sets it at the hit: the run ended there.
+  if (auto reached = (*engine)->until_hits_reached_at(); reached && *reached <= loop_ended_ns) {
+    run.stop_reason = "until_hits";
+    run.target_exited = false;
+    run.target_changed.reset();
+  }
+  run.counts = (*engine)->counts();
+  run.samples_not_kept = (*engine)->samples_not_kept();
+  run.stop = (*engine)->stop();
+  put_backend_warnings(plan, plan_warnings, **engine);
   return run;
 }
 

@@ -1,6 +1,7 @@
-// Runs one probe: attach, drain the detail records in bounded rounds while
-// the counts grow in BPF, stop at --until-hits, the deadline, Ctrl-C or the
-// target's exit, then stop counting, detach, and read every count back.
+// Runs one probe: attach (a BPF engine, or the tracefs engine: engine.h),
+// drain in bounded rounds while the counts grow, stop at --until-hits, the
+// deadline, Ctrl-C or the target's exit, then stop counting, detach, and
+// read every count back.
 #pragma once
 
 #include <cstdint>
@@ -9,37 +10,14 @@
 #include <string>
 #include <vector>
 
-#include "attach/fetched_value.h"
 #include "probe/bpf.h"
+#include "probe/engine.h"
 #include "probe/plan.h"
 #include "probe/request.h"
 #include "process/target.h"
 #include "result.h"
 
 namespace xref {
-
-// One detail record, decoded.
-struct ProbeRecord {
-  uint32_t site = 0;
-  uint32_t tid = 0;
-  uint64_t hit = 0;
-  uint64_t timestamp_ns = 0;
-  uint64_t return_address = 0;  // live; 0 when not read
-  std::vector<FetchedValue> fetches;
-  std::vector<uint64_t> regs;   // pt_regs order, with --regs
-};
-
-// --stop-when: the hit that stopped its thread.
-struct ProbeStop {
-  uint32_t site = 0;
-  uint32_t tid = 0;
-  uint64_t hit = 0;             // its passing-hit number at its site
-  uint64_t match = 0;           // the stop filter's passes, this one included (--skip + 1)
-  uint64_t timestamp_ns = 0;
-  uint64_t return_address = 0;  // live; 0 when not read
-  int32_t signal_result = 0;    // 0: sent; else -errno
-  std::vector<FetchedValue> fetches;
-};
 
 struct ProbeRun {
   std::string backend;
@@ -69,9 +47,15 @@ struct ProbeCallbacks {
   // since the probes were armed, as ProbeRun::elapsed_ms.
   uint64_t heartbeat_ms = 0;
   std::function<void(uint64_t elapsed_ms, const std::vector<xref_probe_counts>& sites)> heartbeat;
+  // --backend auto where BPF cannot be used: may it count with tracefs
+  // (ProbeEngineOptions::tracefs_fallback)? Unset: yes.
+  std::function<bool()> tracefs_fallback;
 };
 
-Result<ProbeRun> run_probe(const Target& target, const ProbePlan& plan, const ProbeRequest& request,
+// What the backend must say about how it counted (with tracefs: from
+// records, and how many were lost) joins plan.warnings, before `attached`
+// and again at the end, so a renderer of `plan` shows it.
+Result<ProbeRun> run_probe(const Target& target, ProbePlan& plan, const ProbeRequest& request,
                            const ProbeCallbacks& callbacks);
 
 }  // namespace xref

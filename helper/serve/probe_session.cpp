@@ -93,6 +93,7 @@ void SessionManager::run_probe_session(std::shared_ptr<Session> session, nlohman
       // of bp:N come back at this very stop.
       answer_drains(*session, ending);
     };
+    callbacks.tracefs_fallback = [&] { return claim_tracefs(*session); };
     callbacks.heartbeat_ms = request.heartbeat_ms;
     callbacks.heartbeat = [&](uint64_t elapsed_ms, const std::vector<xref_probe_counts>& sites) {
       writer_.write_droppable(event_message("probe_update", session->id, {{"counts", counts_now(elapsed_ms, sites)}}));

@@ -62,18 +62,33 @@ nlohmann::json started_json(uint64_t session, const Target& target, const TraceP
 
 SessionManager::~SessionManager() { stop_all_and_join(); }
 
+// The tracefs probe group and instance are named after the helper (PID and
+// start time): one session at a time may use them.
+std::optional<uint64_t> SessionManager::tracefs_session(const Session* except) {
+  for (const auto& [id, other] : sessions_) {
+    if (other.get() == except) continue;
+    std::lock_guard other_lock(other->mutex);
+    if (!other->ended && other->requested_backend == "tracefs") return id;
+  }
+  return std::nullopt;
+}
+
+bool SessionManager::claim_tracefs(Session& session) {
+  std::lock_guard lock(mutex_);
+  if (tracefs_session(&session)) return false;
+  std::lock_guard session_lock(session.mutex);
+  session.requested_backend = "tracefs";
+  return true;
+}
+
 std::optional<ProtocolError> SessionManager::start(const nlohmann::json& request_id, SessionSpec spec) {
   std::lock_guard lock(mutex_);
   const std::string& backend = spec.command == "probe" ? spec.probe.request.backend : spec.options.request.backend;
   if (backend == "tracefs") {
-    // The tracefs probe group and instance are named after the helper (PID and start time).
-    for (const auto& [id, other] : sessions_) {
-      std::lock_guard other_lock(other->mutex);
-      if (!other->ended && other->requested_backend == "tracefs") {
-        return cli_error(make_error(ErrorCode::invalid_argument,
-                                    "session " + std::to_string(id) + " already traces with --backend tracefs",
-                                    "one tracefs session per helper: stop it first, or use a BPF backend"));
-      }
+    if (auto id = tracefs_session(nullptr)) {
+      return cli_error(make_error(ErrorCode::invalid_argument,
+                                  "session " + std::to_string(*id) + " already traces with --backend tracefs",
+                                  "one tracefs session per helper: stop it first, or use a BPF backend"));
     }
   }
   auto session = std::make_shared<Session>();

@@ -77,6 +77,11 @@ class SessionManager {
   void fail(Session& session, const nlohmann::json& request_id, bool attached, const Error& error,
             const nlohmann::json& empty);
   void answer_drains(Session& session, bool ending);
+  // A running session other than `except` that uses tracefs (mutex_ held).
+  std::optional<uint64_t> tracefs_session(const Session* except);
+  // --backend auto falling back to tracefs: whether `session` may, which
+  // then counts as its backend for later session.start requests.
+  bool claim_tracefs(Session& session);
 
   ProtocolWriter& writer_;
   std::mutex mutex_;

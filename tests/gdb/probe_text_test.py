@@ -113,6 +113,28 @@ def main():
         "      [64, 127]  3",
         "    sample hit 1  tid 4243  from 0x5555555581d4 (return address)"])
 
+    # --stacks: the frames by the debugger's names, the call before each return address.
+    frames_places = {0x555555557e60: "svc::settle(unsigned long) at trace_target.cpp:300",
+                     0x555555557eb4: "svc::settle(unsigned long)+0x54 at trace_target.cpp:303"}
+    stack = {"key": "0x1", "hits": 6, "hits_added": 2, "new": False, "frames": [
+        {"live": "0x555555557e60", "kind": "pc"},
+        {"live": "0x555555557eb9", "kind": "return", "call_site_live": "0x555555557eb4"},
+        {"live": "0x7ffff7a00010", "kind": "return"}]}
+    stacked = json.loads(json.dumps(many))
+    stacked["addresses"][0]["stacks"] = {"method": "frame_pointers", "stacks": [stack]}
+    stacked["addresses"][0]["samples"] = []
+    stacked["addresses"][0].pop("groups")
+    lines = probe_render.stop_lines(1, stacked, STARTED[:1], lambda live: frames_places.get(live, ""))
+    expect_equal(lines[2:], ["    stacks (frame_pointers):", "      +2  (6 in all)",
+                             "          svc::settle(unsigned long) at trace_target.cpp:300",
+                             "          svc::settle(unsigned long)+0x54 at trace_target.cpp:303",
+                             "          0x7ffff7a00010"])
+    shown_stacks = probe_render.show_lines(1, {"backend": "uprobe_multi", "summary": {"duration_ms": 5}, "addresses": [
+        {"address": "svc::settle", "hits": 6, "passed": 6, "rate_per_s": 1.0, "threads": [],
+         "stacks": {"method": "frame_pointers", "keys": 1, "unread": 0, "stacks": [stack]}, "samples": []}]},
+        "running", STARTED[:1], lambda live: frames_places.get(live, ""))
+    expect_equal(shown_stacks[2:4], ["    stacks (frame_pointers, 1 distinct stack, 0 unread):", "      6"])
+
     # --stop-when's stop comes first, with where the thread really is.
     stopped = json.loads(json.dumps(many))
     stopped["stop"] = {"address": "svc::validate", "address_index": 0, "tid": 4243, "hit": 9, "match": 3,

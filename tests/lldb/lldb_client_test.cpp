@@ -210,6 +210,42 @@ TEST(ProbeRender, ChangesAtAStopNameCallersSamplesAndGroups) {
   EXPECT_EQ(lines[9], "  0x1c40  svc::handle_request(svc::Request*)+0x40 at t.cc:80  hits 7 (no new hits)");
 }
 
+// --stacks: frames by the debugger's names, the call before each return
+// address (tests/gdb/probe_text_test.py checks the same text).
+TEST(ProbeRender, StacksAtAStopAndInShow) {
+  FakeSymbols symbols;
+  symbols.places[0x1200] = {"settle(unsigned long)", 0, "t.cc:20"};
+  symbols.places[0x1c00] = {"handle_request(Request*)", 0, "t.cc:80"};
+  const auto answered = nlohmann::json::parse(R"([{"address": "settle", "static_va": "0x1200", "live": "0x555555555200"}])");
+  const auto stack = nlohmann::json::parse(R"({"key": "0x1", "hits": 6, "hits_added": 2, "new": false, "frames": [
+    {"live": "0x555555555200", "kind": "pc"},
+    {"live": "0x555555555259", "kind": "return", "call_site_live": "0x555555555254"},
+    {"live": "0x555555555c50", "kind": "return", "call_site_live": "0x555555555c4b"}]})");
+  nlohmann::json changes = {{"elapsed_ms", 100}, {"since_ms", 0}, {"hits_added", 2}, {"lost_events", 0},
+                            {"addresses", {{{"address", "settle"}, {"hits", 6}, {"hits_added", 2}, {"passed", 6},
+                                            {"threads", 1}, {"new_threads", nlohmann::json::array()},
+                                            {"stacks", {{"method", "frame_pointers"}, {"stacks", nlohmann::json::array({stack})}}},
+                                            {"samples", nlohmann::json::array()}}}}};
+  const auto lines = render_probe_changes(changes, answered, 1, symbols);
+  ASSERT_EQ(lines.size(), 7u) << changes.dump();
+  EXPECT_EQ(lines[2], "    stacks (frame_pointers):");
+  EXPECT_EQ(lines[3], "      +2  (6 in all)");
+  EXPECT_EQ(lines[4], "          settle(unsigned long) at t.cc:20");
+  EXPECT_EQ(lines[5], "          settle(unsigned long)+0x54 at t.cc:20");
+  EXPECT_EQ(lines[6], "          handle_request(Request*)+0x4b at t.cc:80");
+  nlohmann::json document = {{"backend", "uprobe_multi"}, {"summary", {{"duration_ms", 100}}},
+                             {"addresses", {{{"address", "settle"}, {"hits", 6}, {"passed", 6}, {"rate_per_s", 60.0},
+                                             {"threads", nlohmann::json::array()},
+                                             {"stacks", {{"method", "frame_pointers"}, {"keys", 1}, {"unread", 0},
+                                                         {"stacks", nlohmann::json::array({stack})}}},
+                                             {"samples", nlohmann::json::array()}}}}};
+  const auto shown = render_probe_document(document, answered, 1, "running", symbols);
+  ASSERT_EQ(shown.size(), 7u);
+  EXPECT_EQ(shown[2], "    stacks (frame_pointers, 1 distinct stack, 0 unread):");
+  EXPECT_EQ(shown[3], "      6");
+  EXPECT_EQ(shown[5], "          settle(unsigned long)+0x54 at t.cc:20");
+}
+
 TEST(ProbeRender, EndLineSaysHitsSamplesAndLoss) {
   const auto summary = nlohmann::json::parse(R"({"hits": 5, "passed": 5, "records_received": 5, "lost_events": 0})");
   EXPECT_EQ(probe_end_line(3, "until_hits", summary, nullptr),

@@ -1,13 +1,11 @@
 // --backend tracefs: the trace without BPF, through the kernel's
-// uprobe_events. The plan's probes become uprobe events (tracefs_probes.h)
-// recording into a private ftrace instance (tracefs_instance.h); its
-// per-CPU raw ring buffers are read without blocking (tracefs_ring.h),
-// decoded (tracefs_records.h), kept to the target's threads
-// (tracefs_threads.h), merged by timestamp and run through the C++ port of
-// the BPF window state machine (window_machine.h). Ours are removed on
-// every exit path the process lives through, and by a watchdog process
-// when it dies (tracefs_watchdog.h); what a helper and its watchdog both
-// left is reaped at the next start (attach/tracefs/reaper.h).
+// uprobe_events. The plan's probes become uprobe events (probes.h)
+// recording into the helper's private ftrace instance
+// (attach/tracefs/recording.h: the instance, its per-CPU raw ring buffers
+// read without blocking, records kept to the target's threads, the
+// watchdog and the reaper); the records are decoded (records.h), merged by
+// timestamp (attach/tracefs/merge.h) and run through the C++ port of the
+// BPF window state machine (window_machine.h).
 #pragma once
 
 #include <sys/types.h>

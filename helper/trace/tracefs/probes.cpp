@@ -1,12 +1,10 @@
 #include "trace/tracefs/probes.h"
 
+#include "attach/tracefs/arg_names.h"
 #include "hex.h"
 
 namespace xref {
 namespace {
-
-// The kernel parses a write to uprobe_events in chunks of 4 KiB.
-constexpr size_t kWriteBatchBytes = 3500;
 
 bool fetch_named(const PlannedProbe& probe, const std::string& name) {
   for (const FetchItem& item : probe.fetches) {
@@ -15,15 +13,7 @@ bool fetch_named(const PlannedProbe& probe, const std::string& name) {
   return false;
 }
 
-std::string free_name(const PlannedProbe& probe, const std::string& preferred) {
-  std::string name = preferred;
-  while (fetch_named(probe, name)) name = "xref_" + name;
-  return name;
-}
-
 }  // namespace
-
-std::string tracefs_event_name(size_t probe_index) { return "p" + std::to_string(probe_index); }
 
 PlannedProbe tracefs_event_probe(const TracePlan& plan, size_t head) {
   PlannedProbe event = plan.probes[head];
@@ -42,43 +32,25 @@ PlannedProbe tracefs_event_probe(const TracePlan& plan, size_t head) {
 
 TracefsArgNames tracefs_arg_names(const PlannedProbe& probe) {
   TracefsArgNames names;
-  names.sp = free_name(probe, "sp");
-  if (probe.kind == XREF_PROBE_ENTRY) names.ra = free_name(probe, "ra");
+  names.sp = tracefs_free_arg_name(probe.fetches, "sp");
+  if (probe.kind == XREF_PROBE_ENTRY) names.ra = tracefs_free_arg_name(probe.fetches, "ra");
   return names;
 }
 
-std::string tracefs_probe_definition(const PlannedProbe& probe, size_t index, const std::string& group,
-                                     const std::string& path) {
+TracefsEvent tracefs_probe_event(const PlannedProbe& probe, size_t index, const std::string& path) {
   const TracefsArgNames names = tracefs_arg_names(probe);
-  std::string line = probe.kind == XREF_PROBE_URETPROBE ? "r:" : "p:";
-  line += group + "/" + tracefs_event_name(index) + " " + path + ":" + to_hex(probe.file_offset);
-  line += " " + names.sp + "=%sp";
-  if (!names.ra.empty()) line += " " + names.ra + "=+0(%sp):x64";
-  if (!probe.fetches.empty()) line += " " + tracefs_fetch_args(probe.fetches);
-  return line;
+  TracefsEvent event;
+  event.name = tracefs_event_name(index);
+  event.uretprobe = probe.kind == XREF_PROBE_URETPROBE;
+  event.definition = path + ":" + to_hex(probe.file_offset) + " " + names.sp + "=%sp";
+  if (!names.ra.empty()) event.definition += " " + names.ra + "=+0(%sp):x64";
+  if (!probe.fetches.empty()) event.definition += " " + tracefs_fetch_args(probe.fetches);
+  return event;
 }
 
-Result<void> define_tracefs_probes(const Tracefs& tracefs, const TracePlan& plan, const std::string& group,
-                                   const std::vector<std::string>& module_paths) {
-  std::string batch;
-  size_t batch_first = 0;
-  auto flush = [&](size_t next) -> Result<void> {
-    if (batch.empty()) return {};
-    auto written = tracefs.append("uprobe_events", batch);
-    if (!written) {
-      Error error = written.error();
-      error.message = "defining the uprobe events " + tracefs_event_name(batch_first) + ".." +
-                      tracefs_event_name(next - 1) + " failed: " + error.message;
-      if (const std::string kernel = tracefs.last_error_log_line(); !kernel.empty()) {
-        error.message += " (kernel: " + kernel + ")";
-      }
-      if (error.code == ErrorCode::file_error) error.code = ErrorCode::unsupported;
-      return error;
-    }
-    batch.clear();
-    batch_first = next;
-    return {};
-  };
+Result<std::vector<TracefsEvent>> tracefs_probe_events(const TracePlan& plan,
+                                                       const std::vector<std::string>& module_paths) {
+  std::vector<TracefsEvent> events;
   for (size_t index = 0; index < plan.probes.size(); ++index) {
     if (!plan.probes[index].head) continue;
     const PlannedProbe probe = tracefs_event_probe(plan, index);
@@ -91,13 +63,9 @@ Result<void> define_tracefs_probes(const Tracefs& tracefs, const TracePlan& plan
     if (probe.module_index >= module_paths.size()) {
       return make_error(ErrorCode::internal, "a probe in an unknown module");
     }
-    const std::string line = tracefs_probe_definition(probe, index, group, module_paths[probe.module_index]) + "\n";
-    if (!batch.empty() && batch.size() + line.size() > kWriteBatchBytes) {
-      if (auto flushed = flush(index); !flushed) return flushed;
-    }
-    batch += line;
+    events.push_back(tracefs_probe_event(probe, index, module_paths[probe.module_index]));
   }
-  return flush(plan.probes.size());
+  return events;
 }
 
 }  // namespace xref

@@ -12,13 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "attach/tracefs/fs.h"
+#include "attach/tracefs/recording.h"
 #include "result.h"
 #include "trace/plan.h"
 
 namespace xref {
-
-std::string tracefs_event_name(size_t probe_index);  // "p17"
 
 // The names of xref's own arguments in a probe's event: "sp" and "ra",
 // unless one of the probe's fetches is already called that. `ra` is empty
@@ -35,15 +33,12 @@ TracefsArgNames tracefs_arg_names(const PlannedProbe& probe);
 // return address when any role is an entry.
 PlannedProbe tracefs_event_probe(const TracePlan& plan, size_t head);
 
-// The uprobe_events line defining `probe` as group/p<index> in `path`.
-std::string tracefs_probe_definition(const PlannedProbe& probe, size_t index, const std::string& group,
-                                     const std::string& path);
+// The event p<index> of `probe` in `path`.
+TracefsEvent tracefs_probe_event(const PlannedProbe& probe, size_t index, const std::string& path);
 
-// Defines an event for every head probe of the plan; `module_paths[i]` is the file of
-// plan.modules[i]. On an error the events already defined stay
-// (remove_tracefs_group, attach/tracefs/groups.h, removes them); the kernel's own message from
-// error_log is part of the error.
-Result<void> define_tracefs_probes(const Tracefs& tracefs, const TracePlan& plan, const std::string& group,
-                                   const std::vector<std::string>& module_paths);
+// The event of every head probe of the plan (tracefs_event_probe);
+// `module_paths[i]` is the file of plan.modules[i].
+Result<std::vector<TracefsEvent>> tracefs_probe_events(const TracePlan& plan,
+                                                       const std::vector<std::string>& module_paths);
 
 }  // namespace xref

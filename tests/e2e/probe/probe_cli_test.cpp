@@ -8,74 +8,11 @@
 #include <vector>
 
 #include "objdump_listing.h"
+#include "probe_harness.h"
 #include "sample_target.h"
-#include "trace_harness.h"
 
 namespace xref::test {
 namespace {
-
-constexpr int kRequests = 40;  // per thread; the target exits after them
-constexpr int kProcessExited = 4;  // docs/cli.md: the target exited during the run
-
-// Who called each entry of `function`: the function of the frame open
-// below it in the record (a tail exit hands its frame to the next entry).
-struct RecordedCalls {
-  std::map<uint32_t, uint64_t> by_tid;
-  std::map<std::string, uint64_t> by_caller;
-  std::map<uint64_t, uint64_t> by_first_arg;
-  std::map<uint64_t, uint64_t> by_return;
-  uint64_t total = 0;
-};
-
-RecordedCalls recorded_calls(const std::map<RequestKey, std::vector<RecordedEvent>>& record,
-                             const std::string& function) {
-  RecordedCalls calls;
-  for (const auto& [key, events] : record) {
-    std::vector<std::string> frames;
-    for (const RecordedEvent& event : events) {
-      if (event.kind == '>') {
-        if (event.function == function) {
-          ++calls.total;
-          ++calls.by_tid[key.first];
-          ++calls.by_caller[frames.empty() ? "?" : frames.back()];
-          if (!event.values.empty()) ++calls.by_first_arg[event.values[0]];
-        }
-        frames.push_back(event.function);
-      } else if (!frames.empty()) {
-        if (event.kind == '<' && event.function == function && !event.values.empty()) ++calls.by_return[event.values[0]];
-        frames.pop_back();
-      }
-    }
-  }
-  return calls;
-}
-
-// Each target of a test has its own record (and go file).
-std::string next_record_name() {
-  static int made = 0;
-  return "probe-" + std::to_string(made++);
-}
-
-struct ProbedTarget {
-  RecordFile record_file{next_record_name()};
-  TargetProcess target{target_command(record_file.path, {"--threads", "2", "--requests", std::to_string(kRequests),
-                                                         "--interval-us", "200"})};
-  XrefRun probe(std::vector<std::string> args) {
-    std::vector<std::string> all = {"probe", "--pid", std::to_string(target.pid()), "--json", "--duration-ms", "0"};
-    all.insert(all.end(), args.begin(), args.end());
-    return run_xref_attached(all, record_file.go_file());
-  }
-  std::map<RequestKey, std::vector<RecordedEvent>> record() const { return read_record(record_file.path); }
-};
-
-const nlohmann::json& address_of(const nlohmann::json& document, const std::string& given) {
-  for (const auto& address : document["addresses"]) {
-    if (address["address"] == given) return address;
-  }
-  static const nlohmann::json kNone;
-  ADD_FAILURE() << "no address " << given << " in " << document.dump();
-  return kNone;
-}
 
 // The target runs its requests and exits; the probe counts until then.
 TEST(ProbeCli, CountsThreadsAndCallersEqualTheRecord) {
@@ -85,32 +22,7 @@ TEST(ProbeCli, CountsThreadsAndCallersEqualTheRecord) {
   ASSERT_EQ(run.exit_status, kProcessExited) << run.err << run.out;
   const auto document = run.json();
   EXPECT_EQ(document["operation"], "live_probe");
-  EXPECT_EQ(document["summary"]["stop_reason"], "target_exited");
-  EXPECT_EQ(document["summary"]["complete"], true);
-  EXPECT_EQ(document["summary"]["lost_events"], 0);
-  const auto record = probed.record();
-  ASSERT_EQ(record.size(), 2u * kRequests) << "every request of both threads is in the record";
-
-  for (const std::string function : {"settle", "validate"}) {
-    SCOPED_TRACE(function);
-    const RecordedCalls expected = recorded_calls(record, function);
-    const auto& address = address_of(document, "svc::" + function);
-    EXPECT_EQ(address["hits"].get<uint64_t>(), expected.total);
-    EXPECT_EQ(address["passed"].get<uint64_t>(), expected.total);
-    EXPECT_EQ(address["at_entry"], true);
-    std::map<uint32_t, uint64_t> threads;
-    for (const auto& thread : address["threads"]) threads[thread["tid"].get<uint32_t>()] = thread["hits"].get<uint64_t>();
-    EXPECT_EQ(threads, expected.by_tid);
-    EXPECT_EQ(address["callers"]["method"], "exact");
-    EXPECT_EQ(address["callers"]["evidence"], "observed");
-    EXPECT_EQ(address["callers"]["complete"], true);
-    std::map<std::string, uint64_t> callers;
-    for (const auto& caller : address["callers"]["sites"]) {
-      EXPECT_EQ(caller["call_site_verified"], true) << caller.dump();
-      callers[plain_name(caller.value("caller", std::string("?")))] += caller["hits"].get<uint64_t>();
-    }
-    EXPECT_EQ(callers, expected.by_caller);
-  }
+  expect_entry_counts_equal_record(document, probed.record(), {"settle", "validate"});
 }
 
 // --fetch and --filter in BPF: only the hits whose fetched value passes
@@ -120,43 +32,46 @@ TEST(ProbeCli, FilterAndGroupsEqualTheRecordedValues) {
   ProbedTarget probed;
   const XrefRun run = probed.probe({"svc::settle", "--fetch", "d=%di:u64", "--filter", "d >= 1", "--group-by", "d"});
   ASSERT_EQ(run.exit_status, kProcessExited) << run.err << run.out;
-  const auto document = run.json();
-  const RecordedCalls expected = recorded_calls(probed.record(), "settle");
-  const auto& address = address_of(document, "svc::settle");
-  EXPECT_EQ(address["hits"].get<uint64_t>(), expected.total);
-  uint64_t passing = 0;
-  std::map<uint64_t, uint64_t> expected_groups;
-  for (const auto& [d, count] : expected.by_first_arg) {
-    if (d >= 1) {
-      passing += count;
-      expected_groups[d] = count;
-    }
-  }
-  EXPECT_GT(passing, 0u);
-  EXPECT_LT(passing, expected.total) << "settle(0) ends every recursion";
-  EXPECT_EQ(address["passed"].get<uint64_t>(), passing);
-  std::map<uint64_t, uint64_t> groups;
-  for (const auto& value : address["groups"]["values"]) {
-    groups[std::stoull(value["key"].get<std::string>(), nullptr, 16)] = value["hits"].get<uint64_t>();
-  }
-  EXPECT_EQ(groups, expected_groups);
-  EXPECT_EQ(address["groups"]["complete"], true);
+  expect_filtered_groups_equal_record(run.json(), probed.record());
 
   ProbedTarget returns;
   const XrefRun by_ret = returns.probe({"svc::settle", "--group-by", "ret"});
   ASSERT_EQ(by_ret.exit_status, kProcessExited) << by_ret.err;
-  const RecordedCalls returned = recorded_calls(returns.record(), "settle");
-  std::map<uint64_t, uint64_t> rets;
-  const auto by_ret_document = by_ret.json();
-  const auto& by_ret_address = address_of(by_ret_document, "svc::settle");
-  // Its rets as objdump lists them (settle has no split-off part).
-  const std::string objdump_rets = command_output("objdump -d --no-show-raw-insn " + std::string(XREF_TRACE_TARGET) +
-                                                  " | awk '/<_ZN3svc6settleEm>:/,/^$/' | grep -cw ret");
-  EXPECT_EQ(by_ret_address["groups"]["ret_sites"].get<uint64_t>(), std::stoull(objdump_rets));
-  for (const auto& value : by_ret_address["groups"]["values"]) {
-    rets[std::stoull(value["key"].get<std::string>(), nullptr, 16)] = value["hits"].get<uint64_t>();
+  expect_ret_groups_equal_record(by_ret.json(), returns.record());
+}
+
+// --stacks: whole user stacks, walked by frame pointers (trace_target is
+// built with them), deduplicated and counted in BPF. settle recurses
+// 1 + id % 3 deep: its stacks and their counts, cut at the first frame
+// the target does not record (worker_main), equal the record's call chains.
+TEST(ProbeCli, StacksEqualTheRecordedCallChains) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  ProbedTarget probed;
+  const XrefRun run = probed.probe({"svc::settle", "svc::apply_fee", "--stacks", "16"});
+  ASSERT_EQ(run.exit_status, kProcessExited) << run.err << run.out;
+  const auto document = run.json();
+  EXPECT_EQ(document["summary"]["complete"], true) << run.out;
+  const auto record = probed.record();
+  for (const std::string function : {"settle", "apply_fee"}) {
+    SCOPED_TRACE(function);
+    const RecordedCalls expected = recorded_calls(record, function);
+    const auto& stacks = address_of(document, "svc::" + function)["stacks"];
+    EXPECT_EQ(stacks["method"], "frame_pointers");
+    EXPECT_EQ(stacks["unread"], 0);
+    EXPECT_EQ(stacks["keys"].get<size_t>(), expected.by_stack.size());
+    std::map<std::vector<std::string>, uint64_t> seen;
+    for (const auto& stack : stacks["stacks"]) {
+      std::vector<std::string> names;
+      for (const auto& frame : stack["frames"]) {
+        const std::string name = plain_name(frame.value("function", std::string("?")));
+        const std::string bare = name.substr(0, name.find('+'));
+        if (bare != "settle" && bare != "apply_fee" && bare != "compute_price" && bare != "handle_request") break;
+        names.push_back(bare);
+      }
+      seen[names] += stack["hits"].get<uint64_t>();
+    }
+    EXPECT_EQ(seen, expected.by_stack);
   }
-  EXPECT_EQ(rets, returned.by_return);
 }
 
 // --every N --first K: the samples are passing hits N, 2N, ... KN of the
@@ -206,39 +121,12 @@ TEST(ProbeCli, SamplesAndUntilHitsAreExact) {
 // the callers are inferred, and still exactly those of the record.
 TEST(ProbeCli, CallersInsideAFunctionAreInferredFromTheCfaRule) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
-  const ObjdumpListing listing(XREF_TRACE_TARGET);
-  const auto settle = listing.symbol("_ZN3svc6settleEm");
-  ASSERT_TRUE(settle);
-  // The first test instruction: past the prologue, before any call returns.
-  uint64_t inside = 0;
-  for (const auto& instruction : listing.in_range(*settle, *settle + 0x60)) {
-    if (instruction.mnemonic == "test") {
-      inside = instruction.address;
-      break;
-    }
-  }
-  ASSERT_NE(inside, 0u) << "objdump shows no test instruction in svc::settle";
+  const std::string va = va_inside_settle();
+  ASSERT_FALSE(va.empty());
   ProbedTarget probed;
-  const std::string va = "0x" + [&] {
-    std::ostringstream hex;
-    hex << std::hex << inside;
-    return hex.str();
-  }();
   const XrefRun run = probed.probe({va, "--callers"});
   ASSERT_EQ(run.exit_status, kProcessExited) << run.err << run.out;
-  const auto document = run.json();
-  const auto& address = address_of(document, va);
-  EXPECT_EQ(address["at_entry"], false);
-  EXPECT_EQ(address["callers"]["method"], "inferred");
-  EXPECT_EQ(address["callers"]["evidence"], "inferred");
-  const RecordedCalls expected = recorded_calls(probed.record(), "settle");
-  EXPECT_EQ(address["hits"].get<uint64_t>(), expected.total);
-  std::map<std::string, uint64_t> callers;
-  for (const auto& caller : address["callers"]["sites"]) {
-    EXPECT_EQ(caller["call_site_verified"], true) << caller.dump();
-    callers[plain_name(caller.value("caller", std::string("?")))] += caller["hits"].get<uint64_t>();
-  }
-  EXPECT_EQ(callers, expected.by_caller);
+  expect_inferred_callers_equal_record(run.json(), va, probed.record());
 }
 
 // Bad addresses and options are refused before anything is attached, with

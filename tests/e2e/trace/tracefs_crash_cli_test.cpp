@@ -17,63 +17,9 @@
 namespace xref::test {
 namespace {
 
-// Starts `xref ARGS...` (or another copy of it) with its output thrown away.
-pid_t spawn_xref(const std::vector<std::string>& args, const std::string& binary = XREF_BINARY) {
-  const pid_t child = fork();
-  if (child == 0) {
-    const int null = open("/dev/null", O_WRONLY);
-    dup2(null, STDOUT_FILENO);
-    dup2(null, STDERR_FILENO);
-    std::vector<char*> argv = {const_cast<char*>(binary.c_str())};
-    for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
-    argv.push_back(nullptr);
-    execv(binary.c_str(), argv.data());
-    _exit(127);
-  }
-  return child;
-}
-
-// Once `helper`'s events are enabled in its instance and it records (a new
-// instance records at once, before xref turns it off to set it up).
-bool await_tracing(pid_t helper) {
-  return eventually([&] {
-    const std::string instance = instance_of(helper);  // xref-PID-START
-    if (instance.empty()) return false;
-    std::string group = instance;                        // xref_PID_START
-    std::replace(group.begin(), group.end(), '-', '_');
-    auto state = try_command_lines("cat " + kTracefs + "/instances/" + instance + "/events/" + group + "/enable " +
-                                   kTracefs + "/instances/" + instance + "/tracing_on 2>/dev/null");
-    return state && state->size() >= 2 && (*state)[0] == "1" && (*state)[1] == "1";
-  });
-}
-
 std::vector<std::string> tracefs_trace(pid_t target) {
   return {"trace", "--pid", std::to_string(target), "--start", "svc::handle_request", "--functions",
           "svc::validate,svc::settle", "--backend", "tracefs"};
-}
-
-// Where `helper` has probes in `path`, checked to be in the target's code
-// now: at least one probed byte differs from the file (the int3).
-TracefsProbes expect_probes_in(pid_t helper, pid_t target, const std::string& path) {
-  const TracefsProbes probes = probes_of(helper, path);
-  EXPECT_FALSE(probes.offsets.empty()) << "no uprobe event of helper " << helper << " in " << path;
-  const CodeBytes bytes = code_bytes(target, probes.path, probes.offsets);
-  EXPECT_NE(bytes.in_memory, bytes.in_file) << "the probes should show in the target's code";
-  return probes;
-}
-
-// After `helper` died: its events, its instance and its watchdog go, and
-// every probed byte of the target reads back as in the file.
-void expect_all_removed(pid_t helper, pid_t watchdog, pid_t target, const TracefsProbes& probes) {
-  EXPECT_TRUE(eventually([&] { return !group_defined(helper); })) << uprobe_events();
-  EXPECT_TRUE(eventually([&] { return !instance_exists(helper); })) << instance_of(helper);
-  EXPECT_TRUE(eventually([&] { return code_bytes(target, probes.path, probes.offsets).in_memory ==
-                                      code_bytes(target, probes.path, probes.offsets).in_file; }));
-  const CodeBytes bytes = code_bytes(target, probes.path, probes.offsets);
-  EXPECT_EQ(bytes.in_memory, bytes.in_file) << "a probed instruction still differs from the file";
-  for (int byte : bytes.in_memory) EXPECT_NE(byte, 0xcc);
-  EXPECT_TRUE(eventually([&] { return kill(watchdog, 0) != 0; })) << "the watchdog " << watchdog << " stays";
-  EXPECT_EQ(kill(target, 0), 0) << "the target runs on";
 }
 
 class TracefsHelperDeath : public ::testing::TestWithParam<int> {};

@@ -9,9 +9,9 @@
 
 #include "attach/tracefs/format.h"
 #include "attach/tracefs/instance.h"
+#include "attach/tracefs/merge.h"
 #include "attach/tracefs/reaper.h"
 #include "attach/tracefs/ring.h"
-#include "trace/tracefs/merge.h"
 #include "trace/tracefs/probes.h"
 #include "trace/tracefs/records.h"
 
@@ -171,22 +171,22 @@ TEST(TracefsProbes, DefinitionLines) {
   auto fetches = parse_fetch_spec("id=+0(%di):u64,x=-8(%sp):s32");
   ASSERT_TRUE(fetches.ok());
   entry.fetches = *fetches;
-  EXPECT_EQ(tracefs_probe_definition(entry, 0, "xref_42", "/bin/t"),
+  EXPECT_EQ(tracefs_event_line("xref_42", tracefs_probe_event(entry, 0, "/bin/t")),
             "p:xref_42/p0 /bin/t:0x1c20 sp=%sp ra=+0(%sp):x64 id=+0(%di):u64 x=-8(%sp):s32");
   PlannedProbe ret;
   ret.kind = XREF_PROBE_RET;
   ret.file_offset = 0x1c9f;
-  EXPECT_EQ(tracefs_probe_definition(ret, 3, "xref_42", "/bin/t"), "p:xref_42/p3 /bin/t:0x1c9f sp=%sp");
+  EXPECT_EQ(tracefs_event_line("xref_42", tracefs_probe_event(ret, 3, "/bin/t")), "p:xref_42/p3 /bin/t:0x1c9f sp=%sp");
   PlannedProbe uretprobe = entry;
   uretprobe.kind = XREF_PROBE_URETPROBE;
   uretprobe.fetches.clear();
-  EXPECT_EQ(tracefs_probe_definition(uretprobe, 7, "xref_42", "/bin/t"), "r:xref_42/p7 /bin/t:0x1c20 sp=%sp");
+  EXPECT_EQ(tracefs_event_line("xref_42", tracefs_probe_event(uretprobe, 7, "/bin/t")), "r:xref_42/p7 /bin/t:0x1c20 sp=%sp");
   // A fetch already called sp: xref's own argument steps aside.
   auto named_sp = parse_fetch_spec("sp=%sp:u64");
   ASSERT_TRUE(named_sp.ok());
   ret.fetches = *named_sp;
   EXPECT_EQ(tracefs_arg_names(ret).sp, "xref_sp");
-  EXPECT_EQ(tracefs_probe_definition(ret, 3, "xref_42", "/bin/t"),
+  EXPECT_EQ(tracefs_event_line("xref_42", tracefs_probe_event(ret, 3, "/bin/t")),
             "p:xref_42/p3 /bin/t:0x1c9f xref_sp=%sp sp=%sp:u64");
 }
 
@@ -230,7 +230,7 @@ TEST(TracefsReaper, OwnersAreAliveOnlyAsTheProcessTheyName) {
 }
 
 TEST(TracefsMerge, ReleasesInTimestampOrderUpToTheLimit) {
-  HitMerger merger;
+  HitMerger<ProbeHit> merger;
   auto hit = [](uint64_t ts, uint32_t tid) {
     ProbeHit h;
     h.timestamp_ns = ts;
@@ -247,7 +247,7 @@ TEST(TracefsMerge, ReleasesInTimestampOrderUpToTheLimit) {
   EXPECT_EQ(order, (std::vector<uint64_t>{10, 20, 30}));
   EXPECT_EQ(merger.pending(), 1u);
   merger.add(hit(35, 1));
-  merger.release(HitMerger::everything, [&](const ProbeHit& h) { order.push_back(h.timestamp_ns); });
+  merger.release(HitMerger<ProbeHit>::everything, [&](const ProbeHit& h) { order.push_back(h.timestamp_ns); });
   EXPECT_EQ(order, (std::vector<uint64_t>{10, 20, 30, 35, 40}));
 }
 
