@@ -133,14 +133,18 @@ static __always_inline int count_key(void *map, struct xref_probe_key *key) {
   return 0;
 }
 
+/* floor(log2(value)) + 1, 0 for 0: a binary search, not a loop of 64
+ * steps the verifier would walk at every load. */
 static __always_inline __u32 log2_bucket(__u64 value) {
   if (value == 0) return 0;
-  __u32 bucket = 1;
-  for (int bit = 0; bit < 64; bit++) {
-    if (value <= 1) break;
-    value >>= 1;
-    bucket++;
-  }
+  __u32 bits = 0;
+  if (value >> 32) { value >>= 32; bits += 32; }
+  if (value >> 16) { value >>= 16; bits += 16; }
+  if (value >> 8) { value >>= 8; bits += 8; }
+  if (value >> 4) { value >>= 4; bits += 4; }
+  if (value >> 2) { value >>= 2; bits += 2; }
+  if (value >> 1) bits += 1;
+  const __u32 bucket = bits + 1;
   return bucket < XREF_PROBE_HIST_BUCKETS ? bucket : XREF_PROBE_HIST_BUCKETS - 1;
 }
 
@@ -210,10 +214,10 @@ static __always_inline __u64 count_pass(struct xref_probe_counts *count, __u64 *
 
 /* A passing hit's thread and caller; returns the return address read (0:
  * none). */
-static __always_inline __u64 count_thread_and_caller(struct pt_regs *ctx, __u32 index,
+static __always_inline __u64 count_thread_and_caller(struct pt_regs *ctx, __u32 index, __u32 tid,
                                                      const struct xref_probe_site *site,
                                                      struct xref_probe_counts *count) {
-  struct xref_probe_key key = {.site = index, .reserved = 0, .value = (__u32)bpf_get_current_pid_tgid()};
+  struct xref_probe_key key = {.site = index, .reserved = 0, .value = tid};
   if (!count_key(&threads, &key)) __sync_fetch_and_add(&count->threads_full, 1);
   if (site->caller == XREF_CALLER_NONE) return 0;
   const __u64 return_address = read_return_address(ctx, site);
@@ -226,10 +230,11 @@ static __always_inline __u64 count_thread_and_caller(struct pt_regs *ctx, __u32 
   return return_address;
 }
 
-/* --every/--first: is passing hit `hit` of a site sampled? */
+/* --every/--first: is passing hit `hit` of a site sampled? Without
+ * --every, no division: this runs at every hit. */
 static __always_inline int sampled(__u64 hit) {
-  const __u64 step = every ? every : 1;
-  return hit % step == 0 && (first == 0 || hit / step <= first);
+  if (every <= 1) return first == 0 || hit <= first;
+  return hit % every == 0 && (first == 0 || hit / every <= first);
 }
 
 /* --filter over the hit's fetched values. A global function, verified once
@@ -300,7 +305,7 @@ __noinline int on_hit(struct pt_regs *ctx, __u32 index) {
   if (verdict != XREF_FILTER_ACCEPTS) return 0;
   const __u64 hit = count_pass(count, passed_at_site);
   if (hit == 0) return 0;
-  const __u64 return_address = count_thread_and_caller(ctx, index, site, count);
+  const __u64 return_address = count_thread_and_caller(ctx, index, tid, site, count);
   struct xref_probe_key key = {.site = index, .reserved = 0, .value = 0};
 
   int grouped = 1;
@@ -343,7 +348,8 @@ __noinline int on_hit(struct pt_regs *ctx, __u32 index) {
  * instead of probe_hit then: it costs less per hit and far less to verify. */
 SEC("uprobe")
 int probe_count(struct pt_regs *ctx) {
-  if ((__u32)(bpf_get_current_pid_tgid() >> 32) != target_tgid) return 0;
+  const __u64 pid_tgid = bpf_get_current_pid_tgid();
+  if ((__u32)(pid_tgid >> 32) != target_tgid) return 0;
   if (!armed || detaching || stopped) return 0;
   __u32 index = (__u32)bpf_get_attach_cookie(ctx);
   const struct xref_probe_site *site = bpf_map_lookup_elem(&sites, &index);
@@ -353,7 +359,7 @@ int probe_count(struct pt_regs *ctx) {
   __sync_fetch_and_add(&count->hits, 1);
   const __u64 hit = count_pass(count, passed_at_site);
   if (hit == 0) return 0;
-  const __u64 return_address = count_thread_and_caller(ctx, index, site, count);
+  const __u64 return_address = count_thread_and_caller(ctx, index, (__u32)pid_tgid, site, count);
   if (sampled(hit)) emit_record(ctx, index, site, count, hit, return_address, 0);
   return 0;
 }

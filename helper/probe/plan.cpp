@@ -213,8 +213,10 @@ Result<ProbePlan> plan_probe(const Target& target, const ProbeRequest& request) 
     site.address = static_cast<uint32_t>(plan.addresses.size());
     site.module_index = address->module_index;
     // At a function's entry, the 5-byte nop after endbr64 is probed when
-    // there is one: the same stack pointer, a far cheaper uprobe.
-    site.static_va = address->at_entry ? entry_probe_va(*code) : address->static_va;
+    // there is one: the same stack pointer, a far cheaper uprobe. Not with
+    // --stop-when: the kernel runs such a probe through a trampoline of its
+    // own, and the stopped thread would be there, outside the function.
+    site.static_va = address->at_entry && request.stop_when.empty() ? entry_probe_va(*code) : address->static_va;
     auto offset = image.file_offset_of(site.static_va);
     if (!offset) return with_context(offset.error(), what);
     site.file_offset = *offset;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,42 @@ TEST(ProbeCli, StacksEqualTheRecordedCallChains) {
     }
     EXPECT_EQ(seen, expected.by_stack);
   }
+}
+
+// A ring buffer far too small for the samples asked for (every hit of
+// bursts of tick calls, with every register): counts stay exact, and every
+// sample is either received or counted as lost, none silently.
+TEST(ProbeCli, ARingBufferOverflowLosesSamplesButNoCountAndSaysHowMany) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  const RecordFile record_file(next_record_name());
+  TargetProcess target(target_command(record_file.path, {"--threads", "2", "--requests", "20", "--interval-us", "200",
+                                                         "--burst", "500"}));
+  const XrefRun run = run_xref_attached({"probe", "--pid", std::to_string(target.pid()), "--json", "--duration-ms", "0",
+                                         "svc::tick", "--regs", "--first", "0", "--max-events", "0",
+                                         "--ringbuf-bytes", "4096"},
+                                        record_file.go_file());
+  ASSERT_EQ(run.exit_status, kProcessExited) << run.err << run.out;
+  const auto document = run.json();
+  const RecordedCalls expected = recorded_calls(read_record(record_file.path), "tick");
+  EXPECT_EQ(expected.total, 2u * 20u * 500u);
+  const auto& address = address_of(document, "svc::tick");
+  EXPECT_EQ(address["hits"].get<uint64_t>(), expected.total) << "a count never depends on the ring buffer";
+  EXPECT_EQ(thread_counts(address), expected.by_tid);
+  const auto& summary = document["summary"];
+  const uint64_t lost = summary["lost_events"].get<uint64_t>();
+  EXPECT_GT(lost, 0u) << "4096 bytes hold about ten samples with their registers";
+  EXPECT_EQ(summary["records"].get<uint64_t>() + lost, expected.total) << "every hit was sampled: kept or lost";
+  EXPECT_EQ(summary["records_received"], summary["records"]) << "every sample submitted was read";
+  EXPECT_EQ(address["samples"].size(), summary["records"].get<uint64_t>());
+  EXPECT_EQ(address["records_lost"].get<uint64_t>(), lost);
+  EXPECT_EQ(summary["complete"], false);
+  std::set<uint64_t> numbers;
+  for (const auto& sample : address["samples"]) {
+    EXPECT_TRUE(sample.contains("regs")) << sample.dump();
+    numbers.insert(sample["hit"].get<uint64_t>());
+  }
+  EXPECT_EQ(numbers.size(), address["samples"].size()) << "each sample is a different hit";
+  EXPECT_LE(*numbers.rbegin(), expected.total);
 }
 
 // --every N --first K: the samples are passing hits N, 2N, ... KN of the
