@@ -54,29 +54,22 @@ struct {
   __type(value, __u64);
 } site_passed SEC(".maps");
 
-struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, XREF_PROBE_MAX_CALLERS);
-  __type(key, struct xref_probe_key);
-  __type(value, __u64);
-  __uint(map_flags, BPF_F_NO_PREALLOC); /* created fast; entries only as keys come */
-} callers SEC(".maps");
+/* (site, value) -> hits: callers, threads, groups, stacks. Not
+ * preallocated: created fast, entries only as keys come. */
+#define KEYED_COUNTS(name, entries)           \
+  struct {                                    \
+    __uint(type, BPF_MAP_TYPE_HASH);          \
+    __uint(max_entries, entries);             \
+    __type(key, struct xref_probe_key);       \
+    __type(value, __u64);                     \
+    __uint(map_flags, BPF_F_NO_PREALLOC);     \
+  } name SEC(".maps")
 
-struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, XREF_PROBE_MAX_THREADS);
-  __type(key, struct xref_probe_key);
-  __type(value, __u64);
-  __uint(map_flags, BPF_F_NO_PREALLOC); /* created fast; entries only as keys come */
-} threads SEC(".maps");
+KEYED_COUNTS(callers, XREF_PROBE_MAX_CALLERS);
 
-struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, XREF_PROBE_MAX_GROUPS);
-  __type(key, struct xref_probe_key);
-  __type(value, __u64);
-  __uint(map_flags, BPF_F_NO_PREALLOC); /* created fast; entries only as keys come */
-} groups SEC(".maps");
+KEYED_COUNTS(threads, XREF_PROBE_MAX_THREADS);
+
+KEYED_COUNTS(groups, XREF_PROBE_MAX_GROUPS);
 
 /* --stacks: user stacks walked by the kernel through frame pointers,
  * deduplicated by their id; the value size (the depth) is set by user space
@@ -88,13 +81,7 @@ struct {
   __uint(value_size, XREF_PROBE_MAX_STACK_DEPTH * sizeof(__u64));
 } stack_traces SEC(".maps");
 
-struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, XREF_PROBE_MAX_STACKS);
-  __type(key, struct xref_probe_key);
-  __type(value, __u64);
-  __uint(map_flags, BPF_F_NO_PREALLOC); /* created fast; entries only as keys come */
-} stacks SEC(".maps");
+KEYED_COUNTS(stacks, XREF_PROBE_MAX_STACKS);
 
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
