@@ -50,6 +50,53 @@ static __always_inline __u64 extend(__u64 raw, __u8 width, __u8 is_signed) {
 /* Runs `count` fetches into `out`, the registers copied into `regs`
  * first; a failed read keeps its -errno and is flagged, never reported as
  * a value. */
+/* bpf_loop's context for reading the fetches of one hit. */
+struct fetch_walk {
+  const struct xref_fetch *fetches;
+  const struct saved_regs *regs;
+  struct fetched *out;
+};
+
+/* Reads fetch `i` into walk->out; 1 ends the walk. */
+static long fetch_step(__u32 i, void *data) {
+  struct fetch_walk *walk = data;
+  const struct saved_regs *regs = walk->regs;
+  struct fetched *out = walk->out;
+  if (!walk->fetches || !regs || !out || i >= XREF_FETCH_MAX_ITEMS || i >= out->count) return 1;
+  /* The mask keeps the verifier sure of the bound; the empty asm stops
+   * clang from dropping it as redundant after the check above. */
+  asm volatile("" : "+r"(i));
+  i &= XREF_FETCH_MAX_ITEMS - 1;
+  const struct xref_fetch *fetch = &walk->fetches[i];
+  __u32 word = fetch->regs_offset / 8;
+  __u64 value = word < PT_REGS_WORDS ? regs->words[word & 31] : 0;
+  if (fetch->index_word_plus_one) {
+    __u32 index_word = fetch->index_word_plus_one - 1;
+    value += (index_word < PT_REGS_WORDS ? regs->words[index_word & 31] : 0) * fetch->index_scale;
+  }
+  __s16 error = 0;
+  for (int d = 0; d < XREF_FETCH_MAX_DEREFS; d++) {
+    if (d >= fetch->deref_count) break;
+    __u64 address = value + (__s64)fetch->deref_offsets[d];
+    __u32 size = d + 1 == fetch->deref_count ? fetch->width : 8;
+    if (size > 8) size = 8;
+    if (size == 0) size = 1;
+    value = 0;
+    long read = bpf_probe_read_user(&value, size, (const void *)address);
+    if (read < 0) {
+      error = (__s16)read;
+      value = 0;
+      break;
+    }
+  }
+  out->values[i] = error ? 0 : extend(value, fetch->width, fetch->is_signed);
+  out->errors[i] = error;
+  if (error) out->failed |= (__u16)(1u << i);
+  return 0;
+}
+
+/* The fetches of one hit, under bpf_loop: the verifier checks one fetch,
+ * not every path through all of them. */
 static __always_inline void read_fetches(struct pt_regs *ctx, const struct xref_fetch *fetches, __u8 count,
                                          struct saved_regs *regs, struct fetched *out) {
   out->count = count;
@@ -59,34 +106,8 @@ static __always_inline void read_fetches(struct pt_regs *ctx, const struct xref_
     out->count = 0;
     return;
   }
-  for (int i = 0; i < XREF_FETCH_MAX_ITEMS; i++) {
-    if (i >= count) break;
-    const struct xref_fetch *fetch = &fetches[i];
-    __u32 word = fetch->regs_offset / 8;
-    __u64 value = word < PT_REGS_WORDS ? regs->words[word & 31] : 0;
-    if (fetch->index_word_plus_one) {
-      __u32 index_word = fetch->index_word_plus_one - 1;
-      value += (index_word < PT_REGS_WORDS ? regs->words[index_word & 31] : 0) * fetch->index_scale;
-    }
-    __s16 error = 0;
-    for (int d = 0; d < XREF_FETCH_MAX_DEREFS; d++) {
-      if (d >= fetch->deref_count) break;
-      __u64 address = value + (__s64)fetch->deref_offsets[d];
-      __u32 size = d + 1 == fetch->deref_count ? fetch->width : 8;
-      if (size > 8) size = 8;
-      if (size == 0) size = 1;
-      value = 0;
-      long read = bpf_probe_read_user(&value, size, (const void *)address);
-      if (read < 0) {
-        error = (__s16)read;
-        value = 0;
-        break;
-      }
-    }
-    out->values[i] = error ? 0 : extend(value, fetch->width, fetch->is_signed);
-    out->errors[i] = error;
-    if (error) out->failed |= (__u16)(1u << i);
-  }
+  struct fetch_walk walk = {.fetches = fetches, .regs = regs, .out = out};
+  bpf_loop(count, fetch_step, &walk, 0);
 }
 
 /* Filter results. */
@@ -95,59 +116,84 @@ static __always_inline void read_fetches(struct pt_regs *ctx, const struct xref_
 /* A value the filter needs was not read: neither accepted nor rejected. */
 #define XREF_FILTER_UNREADABLE 2
 
+/* One filter walk: bpf_loop's context. */
+struct filter_walk {
+  const struct xref_filter_program *program;
+  const struct fetched *values;
+  __u32 pc;
+  int result;
+};
+
+/* One step of a lowered filter; 1 ends the walk with walk->result. */
+static long filter_step(__u32 step, void *data) {
+  struct filter_walk *walk = data;
+  const struct xref_filter_program *program = walk->program;
+  const struct fetched *values = walk->values;
+  const __u32 pc = walk->pc;
+  walk->result = XREF_FILTER_REJECTS;
+  if (!program || !values || pc >= program->insn_count || pc >= XREF_FILTER_MAX_INSNS) return 1;
+  __u32 slot = pc;
+  asm volatile("" : "+r"(slot));
+  const struct xref_filter_insn *insn = &program->insns[slot & (XREF_FILTER_MAX_INSNS - 1)];
+  __u8 lhs_slot = insn->lhs_slot;
+  if (lhs_slot >= XREF_FETCH_MAX_ITEMS) return 1;
+  if ((values->failed >> lhs_slot) & 1) {
+    walk->result = XREF_FILTER_UNREADABLE;
+    return 1;
+  }
+  __u64 lhs = values->values[lhs_slot];
+  __u64 rhs = insn->constant;
+  if (insn->rhs_slot != XREF_FILTER_CONSTANT_SLOT) {
+    __u8 rhs_slot = insn->rhs_slot;
+    if (rhs_slot >= XREF_FETCH_MAX_ITEMS) return 1;
+    if ((values->failed >> rhs_slot) & 1) {
+      walk->result = XREF_FILTER_UNREADABLE;
+      return 1;
+    }
+    rhs = values->values[rhs_slot];
+  }
+  int result;
+  if (insn->is_signed) {
+    __s64 a = (__s64)lhs, b = (__s64)rhs;
+    switch (insn->op) {
+      case XREF_FILTER_OP_EQ: result = a == b; break;
+      case XREF_FILTER_OP_NE: result = a != b; break;
+      case XREF_FILTER_OP_LT: result = a < b; break;
+      case XREF_FILTER_OP_LE: result = a <= b; break;
+      case XREF_FILTER_OP_GT: result = a > b; break;
+      case XREF_FILTER_OP_GE: result = a >= b; break;
+      default: return 1;
+    }
+  } else {
+    switch (insn->op) {
+      case XREF_FILTER_OP_EQ: result = lhs == rhs; break;
+      case XREF_FILTER_OP_NE: result = lhs != rhs; break;
+      case XREF_FILTER_OP_LT: result = lhs < rhs; break;
+      case XREF_FILTER_OP_LE: result = lhs <= rhs; break;
+      case XREF_FILTER_OP_GT: result = lhs > rhs; break;
+      case XREF_FILTER_OP_GE: result = lhs >= rhs; break;
+      default: return 1;
+    }
+  }
+  __u8 next = result ? insn->on_true : insn->on_false;
+  if (next == XREF_FILTER_ACCEPT) {
+    walk->result = XREF_FILTER_ACCEPTS;
+    return 1;
+  }
+  if (next == XREF_FILTER_REJECT || next <= pc) return 1; /* only forward */
+  walk->pc = next;
+  return 0;
+}
+
 /* A lowered filter (forward jumps only, so at most XREF_FILTER_MAX_INSNS
- * steps) over `values`. A null or empty program accepts every hit. */
+ * steps) over `values`. A null or empty program accepts every hit. The
+ * steps run under bpf_loop: the verifier checks one step, not every path
+ * through all of them. */
 static __always_inline int filter_result(const struct xref_filter_program *program, const struct fetched *values) {
   if (!program || program->insn_count == 0) return XREF_FILTER_ACCEPTS;
-  __u32 pc = 0;
-  for (int step = 0; step < XREF_FILTER_MAX_INSNS; step++) {
-    if (pc >= program->insn_count || pc >= XREF_FILTER_MAX_INSNS) return XREF_FILTER_REJECTS;
-    /* The mask keeps the verifier sure of the bound; the empty asm stops
-     * clang from dropping it as redundant after the check above. */
-    __u32 slot = pc;
-    asm volatile("" : "+r"(slot));
-    const struct xref_filter_insn *insn = &program->insns[slot & (XREF_FILTER_MAX_INSNS - 1)];
-    __u8 lhs_slot = insn->lhs_slot;
-    if (lhs_slot >= XREF_FETCH_MAX_ITEMS) return XREF_FILTER_REJECTS;
-    if ((values->failed >> lhs_slot) & 1) return XREF_FILTER_UNREADABLE;
-    __u64 lhs = values->values[lhs_slot];
-    __u64 rhs = insn->constant;
-    if (insn->rhs_slot != XREF_FILTER_CONSTANT_SLOT) {
-      __u8 rhs_slot = insn->rhs_slot;
-      if (rhs_slot >= XREF_FETCH_MAX_ITEMS) return XREF_FILTER_REJECTS;
-      if ((values->failed >> rhs_slot) & 1) return XREF_FILTER_UNREADABLE;
-      rhs = values->values[rhs_slot];
-    }
-    int result;
-    if (insn->is_signed) {
-      __s64 a = (__s64)lhs, b = (__s64)rhs;
-      switch (insn->op) {
-        case XREF_FILTER_OP_EQ: result = a == b; break;
-        case XREF_FILTER_OP_NE: result = a != b; break;
-        case XREF_FILTER_OP_LT: result = a < b; break;
-        case XREF_FILTER_OP_LE: result = a <= b; break;
-        case XREF_FILTER_OP_GT: result = a > b; break;
-        case XREF_FILTER_OP_GE: result = a >= b; break;
-        default: return XREF_FILTER_REJECTS;
-      }
-    } else {
-      switch (insn->op) {
-        case XREF_FILTER_OP_EQ: result = lhs == rhs; break;
-        case XREF_FILTER_OP_NE: result = lhs != rhs; break;
-        case XREF_FILTER_OP_LT: result = lhs < rhs; break;
-        case XREF_FILTER_OP_LE: result = lhs <= rhs; break;
-        case XREF_FILTER_OP_GT: result = lhs > rhs; break;
-        case XREF_FILTER_OP_GE: result = lhs >= rhs; break;
-        default: return XREF_FILTER_REJECTS;
-      }
-    }
-    __u8 next = result ? insn->on_true : insn->on_false;
-    if (next == XREF_FILTER_ACCEPT) return XREF_FILTER_ACCEPTS;
-    if (next == XREF_FILTER_REJECT) return XREF_FILTER_REJECTS;
-    if (next <= pc) return XREF_FILTER_REJECTS; /* only forward */
-    pc = next;
-  }
-  return XREF_FILTER_REJECTS;
+  struct filter_walk walk = {.program = program, .values = values, .pc = 0, .result = XREF_FILTER_REJECTS};
+  if (bpf_loop(XREF_FILTER_MAX_INSNS, filter_step, &walk, 0) < 0) return XREF_FILTER_REJECTS;
+  return walk.result;
 }
 
 #endif
