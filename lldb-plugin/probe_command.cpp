@@ -53,8 +53,10 @@ const char* ProbeCommand::syntax() const {
          "  --callers     the call sites hits came from (exact at a function's entry, inferred inside it)\n"
          "  --stop-when EXPR [--skip N]\n"
          "                stop the thread of the first (N+1th) hit where EXPR holds over the --fetch values\n"
-         "  --fetch, --filter, --every, --first, --until-hits, --max-events, --hist, --regs, --duration-ms (0: until\n"
-         "                `xref stop`), ... as in the shell's `xref probe` (docs/probe.md); see `xref probe --help`";
+         "  --stacks N    count hits by user stack (frame pointers), up to N frames\n"
+         "  --fetch, --filter, --every, --first, --until-hits, --max-events, --hist, --regs, --duration-ms (none\n"
+         "                unless given: until `xref stop`), ... as in the shell's `xref probe` (docs/probe.md); see\n"
+         "                `xref probe --help`";
 }
 
 bool ProbeCommand::execute(lldb::SBDebugger debugger, char** command, lldb::SBCommandReturnObject& result) {

@@ -32,7 +32,7 @@ def catch_stop_signal():
 # The options of `xref probe` that take a value: a word after one is not an address.
 VALUE_OPTIONS = ("--pid", "-p", "--bin", "-b", "--backend", "--fetch", "--filter", "--every", "--first",
                  "--until-hits", "--max-events", "--duration-ms", "--stop-when", "--skip", "--group-by", "--hist",
-                 "--heartbeat-ms", "--mark-file", "--mark-regex", "--ringbuf-bytes")
+                 "--stacks", "--heartbeat-ms", "--mark-file", "--mark-regex", "--ringbuf-bytes")
 
 
 def breakpoint_addresses(words):
@@ -102,6 +102,7 @@ xref probe ADDRESS... [--callers] [--fetch SPEC] [--filter EXPR] [--group-by ret
   --until-hits N    end after N passing hits in all
   --stop-when EXPR [--skip N]
                     stop the thread of the first (N+1th) hit where EXPR holds over the --fetch values
+  --stacks N        count hits by user stack (frame pointers), up to N frames
   --duration-ms MS  end after this long (default: until a bound, `xref stop` or the process's exit)
   --every, --first, --max-events, --regs, --mark-file, ...
                     as in the shell's `xref probe` (docs/probe.md); `xref probe --help` lists every option"""
@@ -110,8 +111,8 @@ xref probe ADDRESS... [--callers] [--fetch SPEC] [--filter EXPR] [--group-by ret
     # `xref probe --help`'s options but --json and --jsonl: a session's output is this text.
     FLAGS = ("--help", "--pid", "--bin", "--backend", "--count", "--callers", "--regs", "--fetch", "--filter",
              "--every", "--first", "--until-hits", "--max-events", "--duration-ms", "--stop-when", "--skip",
-             "--group-by", "--hist", "--heartbeat-ms", "--mark-file", "--mark-regex", "--allow-breakpoint-collision",
-             "--ringbuf-bytes")
+             "--group-by", "--hist", "--stacks", "--heartbeat-ms", "--mark-file", "--mark-regex",
+             "--allow-breakpoint-collision", "--ringbuf-bytes")
 
     def run(self, words, state, lines):
         start(words, state, lines)
