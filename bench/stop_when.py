@@ -166,11 +166,10 @@ its interquartile range.
 {chr(10).join(ratio_rows)}
 
 The issue's goal is at least 25x less total time. Until the stop xref is
-{statistics.median(median(times[(f, 'gdb')], 1) / median(times[(f, 'xref')], 1) for f in CASES):.0f}x faster (the continue columns); its setup is a fixed cost, most of it
-the kernel verifying the full probe program that fetches and filters (about
-50 ms here, measured with `strace -T` on `BPF_PROG_LOAD`; the count-only
-program takes 0.5 ms), while the conditional breakpoint's cost grows with
-every hit before the stop.
+{statistics.median(median(times[(f, 'gdb')], 1) / median(times[(f, 'xref')], 1) for f in CASES):.0f}x faster (the continue columns); its setup is a fixed cost
+(planning the probe, loading and verifying its BPF program, attaching it),
+while the conditional breakpoint's cost grows with every hit before the
+stop.
 
 Rerun: `python3 bench/stop_when.py` (root; after `bash scripts/build.sh`).
 <!-- stop-when:end -->
