@@ -69,15 +69,6 @@ class SessionRecord:
         self.probe_updates = []
 
 
-def probe_bound_reached(document):
-    """A probe session whose --until-hits is reached ends by itself a moment later."""
-    if not isinstance(document, dict):
-        return False
-    limit = (document.get("limits") or {}).get("until_hits")
-    passed = (document.get("summary") or {}).get("passed")
-    return isinstance(limit, int) and limit > 0 and isinstance(passed, int) and passed >= limit
-
-
 def plural(count, word):
     return "%d %s%s" % (count, word, "" if count == 1 else "s")
 
@@ -133,6 +124,7 @@ class State:
         self.notice_posted = False
         self.target_running = False  # between gdb's cont and stop events
         self.shutting_down = False
+        self.ending = set()  # session ids the last drain answered as ending
 
     # The helper.
 
@@ -323,6 +315,9 @@ class State:
         reply = self.helper_.request("drain", {}, DRAIN_TIMEOUT)
         if not reply.ok and self.helper_.alive():
             lines.append("xref: the helper did not drain its sessions: " + reply.message)
+        # The sessions the helper says end by themselves now (a probe past
+        # its --until-hits).
+        self.ending = set(reply.result.get("ending") or []) if reply.ok else set()
         self.absorb_events(lines)
 
     def await_finished_sessions(self, lines):
@@ -333,7 +328,7 @@ class State:
         is in the way of a breakpoint."""
         def done(session):
             if session.command == "probe":
-                return probe_bound_reached(session.document)
+                return session.id in self.ending
             return session.max_windows and len(session.windows) >= session.max_windows
 
         def finished():
