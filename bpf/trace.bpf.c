@@ -55,9 +55,12 @@ struct {
   __type(value, struct xref_filter_program);
 } start_filter SEC(".maps");
 
+/* Not preallocated: 65,536 states of 1 KiB each would be cleared at every
+ * load; an entry is allocated when a window opens. */
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, XREF_TRACE_MAX_THREADS);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
   __type(key, __u32);
   __type(value, struct xref_thread_window);
 } threads SEC(".maps");
@@ -189,51 +192,119 @@ static __always_inline void submit(struct xref_trace_event *event) {
   bpf_ringbuf_submit(event, ringbuf_wakeup ? 0 : BPF_RB_NO_WAKEUP);
 }
 
+/* Fixed-size copies when there are values (one branch, no loop to walk);
+ * user space reads only the first fetch_count of them. */
 static __always_inline void copy_fetched(struct xref_trace_event *event, const struct fetched *values) {
   event->fetch_count = values->count;
   event->fetch_failed = values->failed;
-  for (int i = 0; i < XREF_FETCH_MAX_ITEMS; i++) {
-    if (i >= values->count) break;
-    event->values[i] = values->values[i];
-    event->fetch_error[i] = values->errors[i];
-  }
+  if (values->count == 0) return;
+  __builtin_memcpy(event->values, values->values, sizeof(event->values));
+  __builtin_memcpy(event->fetch_error, values->errors, sizeof(event->fetch_error));
 }
 
-/* One event on the window's thread: of probe `index` (0xffffffff for a
- * frame's end no probe saw), with the values it fetched (none when `values`
- * is null). */
+/* One event on the thread's window: of probe `index` (0xffffffff for a
+ * frame's end no probe saw), with the values fetched into scratch_fetched
+ * when `with_values`. `what` packs type | flags << 8 | depth << 16, `ids`
+ * index << 32 | function_id (a BPF call takes five arguments). A global
+ * function, like the other emitters below: the verifier checks each once,
+ * not at every place an event is made, which kept the program's load at
+ * about a third of a second. */
+__noinline int emit_record(__u32 tid, __u64 what, __u64 ids, __u64 sp, __u32 with_values) {
+  struct xref_thread_window *window = bpf_map_lookup_elem(&threads, &tid);
+  if (!window) return 0;
+  struct xref_trace_event *event = reserve_event(window, tid, (__u8)what);
+  if (!event) return 0;
+  event->depth = (__u16)(what >> 16);
+  event->probe_index = (__u32)(ids >> 32);
+  event->function_id = (__u32)ids;
+  event->sp = sp;
+  event->flags = (__u8)(what >> 8);
+  __u32 zero = 0;
+  const struct fetched *values = bpf_map_lookup_elem(&scratch_fetched, &zero);
+  if (with_values && values) copy_fetched(event, values);
+  submit(event);
+  return 0;
+}
+
 static __always_inline void emit_event(struct xref_thread_window *window, __u32 tid, __u8 type, __u32 depth,
                                        __u32 index, __u32 function_id, __u64 sp, __u8 flags,
                                        const struct fetched *values) {
-  struct xref_trace_event *event = reserve_event(window, tid, type);
-  if (!event) return;
-  event->depth = (__u16)depth;
-  event->probe_index = index;
-  event->function_id = function_id;
-  event->sp = sp;
-  event->flags = flags;
-  if (values) copy_fetched(event, values);
-  submit(event);
+  (void)window;
+  emit_record(tid, type | ((__u64)flags << 8) | ((__u64)(depth & 0xffff) << 16), ((__u64)index << 32) | function_id,
+              sp, values != 0);
 }
 
-static __always_inline void close_window(struct xref_thread_window *window, __u32 tid, __u8 status,
-                                         __u32 function_id, __u8 flags) {
+/* Ends the thread's window: its WINDOW_END record, or, when the ring
+ * buffer refuses that, its result in window_results. */
+__noinline int end_window(__u32 tid, __u32 status, __u32 function_id, __u32 flags) {
+  struct xref_thread_window *window = bpf_map_lookup_elem(&threads, &tid);
+  if (!window) return 0;
   __u64 window_id = window->window_id;
   struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_WINDOW_END);
   if (event) {
-    event->status = status;
+    event->status = (__u8)status;
     event->lost = window->lost;
     event->function_id = function_id;
-    event->flags = flags;
+    event->flags = (__u8)flags;
     submit(event);
   } else {
     /* The end record itself was lost (counted in window->lost). */
-    struct xref_window_result result = {.lost = window->lost, .tid = tid, .status = status};
+    struct xref_window_result result = {.lost = window->lost, .tid = tid, .status = (__u8)status};
     bpf_map_update_elem(&window_results, &window_id, &result, BPF_ANY);
   }
   bpf_map_delete_elem(&threads, &tid);
   __u64 closed = __sync_fetch_and_add(&windows_closed, 1) + 1;
   if (max_windows && closed >= max_windows) stop_emitting(XREF_STOP_MAX_WINDOWS);
+  return 0;
+}
+
+static __always_inline void close_window(struct xref_thread_window *window, __u32 tid, __u8 status,
+                                         __u32 function_id, __u8 flags) {
+  (void)window;
+  end_window(tid, status, function_id, flags);
+}
+
+/* bpf_loop's context for popping frames. */
+struct pop_walk {
+  struct xref_thread_window *window;
+  __u64 sp;
+  __u32 tid;
+  int inclusive;
+  int closed;
+};
+
+/* Pops the innermost frame if it is over; 1 ends the walk. */
+static long pop_step(__u32 step, void *data) {
+  struct pop_walk *walk = data;
+  struct xref_thread_window *window = walk->window;
+  __u32 tid = walk->tid;
+  (void)step;
+  if (!window) return 1;
+  __u32 depth = window->depth;
+  if (depth == 0 || depth > XREF_TRACE_MAX_DEPTH) return 1;
+  struct xref_frame *top = &window->frames[(depth - 1) & (XREF_TRACE_MAX_DEPTH - 1)];
+  if (walk->inclusive ? top->entry_sp > walk->sp : top->entry_sp >= walk->sp) return 1;
+  window->depth = depth - 1;
+  if (top->flags & XREF_FRAME_F_TAILED) {
+    /* Its function's entry was shown: so is its end, as inferred. */
+    if (top->flags & XREF_FRAME_F_NAMED) {
+      emit_event(window, tid, XREF_EVENT_RETURN, depth - 1, 0xffffffff, top->function_id, top->entry_sp,
+                 XREF_EVENT_F_INFERRED, 0);
+    }
+    if (depth - 1 == 0) {
+      close_window(window, tid, XREF_WINDOW_COMPLETE, top->function_id, XREF_EVENT_F_INFERRED);
+      walk->closed = 1;
+      return 1;
+    }
+    return 0;
+  }
+  emit_event(window, tid, XREF_EVENT_UNWOUND, depth - 1, 0xffffffff, top->function_id, top->entry_sp, 0, 0);
+  if (depth - 1 == 0) {
+    close_window(window, tid, XREF_WINDOW_UNWOUND, XREF_FUNCTION_NONE, 0);
+    walk->closed = 1;
+    return 1;
+  }
+  return 0;
 }
 
 /* Pops frames whose entry sp is below `sp` (strictly below for a ret, which
@@ -242,38 +313,15 @@ static __always_inline void close_window(struct xref_thread_window *window, __u3
  * handed to unprobed code ends without an observable return: it goes
  * silently, and if it is the start frame the window is complete, its end
  * inferred. Any other frame was left by unwinding. Returns 1 when the start
- * frame itself was popped and the window closed. A global function, so the
- * verifier walks its loop once, not at every place that pops. */
+ * frame itself was popped and the window closed. A global function whose
+ * steps run under bpf_loop: the verifier checks one step, once. */
 __noinline int pop_frames(__u32 tid, __u64 sp, int inclusive) {
-  struct xref_thread_window *window = bpf_map_lookup_elem(&threads, &tid);
-  if (!window) return 0;
-  for (int i = 0; i < XREF_TRACE_MAX_DEPTH; i++) {
-    __u32 depth = window->depth;
-    if (depth == 0 || depth > XREF_TRACE_MAX_DEPTH) return 0;
-    struct xref_frame *top = &window->frames[(depth - 1) & (XREF_TRACE_MAX_DEPTH - 1)];
-    if (inclusive ? top->entry_sp > sp : top->entry_sp >= sp) return 0;
-    window->depth = depth - 1;
-    if (top->flags & XREF_FRAME_F_TAILED) {
-      /* Its function's entry was shown: so is its end, as inferred. */
-      if (top->flags & XREF_FRAME_F_NAMED) {
-        emit_event(window, tid, XREF_EVENT_RETURN, depth - 1, 0xffffffff, top->function_id, top->entry_sp,
-                   XREF_EVENT_F_INFERRED, 0);
-      }
-      if (depth - 1 == 0) {
-        close_window(window, tid, XREF_WINDOW_COMPLETE, top->function_id, XREF_EVENT_F_INFERRED);
-        return 1;
-      }
-      continue;
-    }
-    emit_event(window, tid, XREF_EVENT_UNWOUND, depth - 1, 0xffffffff, top->function_id, top->entry_sp, 0, 0);
-    if (depth - 1 == 0) {
-      close_window(window, tid, XREF_WINDOW_UNWOUND, XREF_FUNCTION_NONE, 0);
-      return 1;
-    }
-  }
-  return 0;
+  struct pop_walk walk = {.window = 0, .sp = sp, .tid = tid, .inclusive = inclusive, .closed = 0};
+  walk.window = bpf_map_lookup_elem(&threads, &tid);
+  if (!walk.window) return 0;
+  bpf_loop(XREF_TRACE_MAX_DEPTH, pop_step, &walk, 0);
+  return walk.closed;
 }
-
 
 static __always_inline struct xref_frame *top_frame(struct xref_thread_window *window) {
   __u32 depth = window->depth;
@@ -281,13 +329,16 @@ static __always_inline struct xref_frame *top_frame(struct xref_thread_window *w
   return &window->frames[(depth - 1) & (XREF_TRACE_MAX_DEPTH - 1)];
 }
 
-/* Pushes a frame for the entered function and emits its entry. `sp` is the
- * callee's entry sp: the probe's sp at a function's first instruction, or
- * sp - 8 at a call instruction (the call is about to push the return
- * address). */
-static __always_inline void emit_entry(struct xref_thread_window *window, __u32 tid, __u32 index,
-                                       const struct xref_probe *probe, const struct fetched *values, __u8 flags,
-                                       __u64 sp, __u32 frame_flags) {
+/* Pushes a frame for the function probe `index` enters and emits its
+ * entry, with the values in scratch_fetched. `sp` is the callee's entry
+ * sp: the probe's sp at a function's first instruction, or sp - 8 at a
+ * call instruction (the call is about to push the return address). */
+__noinline int push_entry(__u32 tid, __u32 index, __u32 flags, __u64 sp, __u32 frame_flags) {
+  struct xref_thread_window *window = bpf_map_lookup_elem(&threads, &tid);
+  const struct xref_probe *probe = bpf_map_lookup_elem(&probes, &index);
+  __u32 zero = 0;
+  const struct fetched *values = bpf_map_lookup_elem(&scratch_fetched, &zero);
+  if (!window || !probe || !values) return 0;
   __u32 depth = window->depth;
   struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_ENTRY);
   if (depth < XREF_TRACE_MAX_DEPTH) {
@@ -299,12 +350,12 @@ static __always_inline void emit_entry(struct xref_thread_window *window, __u32 
   } else {
     flags |= XREF_EVENT_F_DEPTH_OVERFLOW;
   }
-  if (!event) return;
+  if (!event) return 0;
   event->depth = (__u16)depth;
   event->probe_index = index;
   event->function_id = probe->function_id;
   event->sp = sp;
-  event->flags = flags;
+  event->flags = (__u8)flags;
   __u64 return_address = 0;
   if (probe->kind == XREF_PROBE_ENTRY &&
       bpf_probe_read_user(&return_address, sizeof(return_address), (const void *)sp) == 0) {
@@ -312,24 +363,30 @@ static __always_inline void emit_entry(struct xref_thread_window *window, __u32 
   }
   copy_fetched(event, values);
   submit(event);
+  return 0;
 }
 
-/* An entry at a frame a tail jump handed over: the frame is not new, its
- * function changes. */
-static __always_inline void emit_tail_entry(struct xref_thread_window *window, __u32 tid, __u32 index,
-                                            const struct xref_probe *probe, const struct fetched *values,
-                                            struct xref_frame *frame, __u64 sp) {
+/* An entry at the innermost frame, which a tail jump handed over: the
+ * frame is not new, its function changes to probe `index`'s. */
+__noinline int tail_entry(__u32 tid, __u32 index, __u64 sp) {
+  struct xref_thread_window *window = bpf_map_lookup_elem(&threads, &tid);
+  const struct xref_probe *probe = bpf_map_lookup_elem(&probes, &index);
+  __u32 zero = 0;
+  const struct fetched *values = bpf_map_lookup_elem(&scratch_fetched, &zero);
+  if (!window || !probe || !values) return 0;
   __u32 depth = window->depth;
-  frame->function_id = probe->function_id;
+  if (depth == 0 || depth > XREF_TRACE_MAX_DEPTH) return 0;
+  window->frames[(depth - 1) & (XREF_TRACE_MAX_DEPTH - 1)].function_id = probe->function_id;
   struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_ENTRY);
-  if (!event) return;
-  event->depth = (__u16)(depth > 0 ? depth - 1 : 0);
+  if (!event) return 0;
+  event->depth = (__u16)(depth - 1);
   event->probe_index = index;
   event->function_id = probe->function_id;
   event->sp = sp;
   event->flags = XREF_EVENT_F_TAIL;
   copy_fetched(event, values);
   submit(event);
+  return 0;
 }
 
 /* The entry sp of the frame a start probe sits in (see xref_probe.frame_base). */
@@ -383,17 +440,18 @@ static __always_inline void open_window(struct pt_regs *ctx, __u32 tid, __u32 in
   window->window_id = window_id;
   window->start_sp = frame_sp;
   window->start_ns = bpf_ktime_get_ns();
-  emit_entry(window, tid, index, probe, values, XREF_EVENT_F_WINDOW_BEGIN, frame_sp, XREF_FRAME_F_BY_RET);
+  push_entry(tid, index, XREF_EVENT_F_WINDOW_BEGIN, frame_sp, XREF_FRAME_F_BY_RET);
 }
 
 /* A return seen at a ret (sp = the frame's entry sp), at a uretprobe (sp -
  * 8), or a tail exit (the frame lives on as the jump's target). Returns 1
  * when the window closed. */
-static __always_inline int handle_return(struct pt_regs *ctx, struct xref_thread_window *window, __u32 tid,
-                                         __u32 index, const struct xref_probe *probe, __u64 sp) {
+__noinline int handle_return(struct pt_regs *ctx, __u32 tid, __u32 index, __u64 sp) {
   __u32 zero = 0;
   struct fetched *values = bpf_map_lookup_elem(&scratch_fetched, &zero);
-  if (!values) return 0;
+  struct xref_thread_window *window = bpf_map_lookup_elem(&threads, &tid);
+  const struct xref_probe *probe = bpf_map_lookup_elem(&probes, &index);
+  if (!values || !window || !probe) return 0;
   __u8 kind = probe->kind;
   if (kind == XREF_PROBE_URETPROBE) sp -= 8;
   if (pop_frames(tid, sp, 0)) return 1;
@@ -446,8 +504,10 @@ static __always_inline int handle_return(struct pt_regs *ctx, struct xref_thread
 /* The return of a call, seen at its return site: sp - 8 is the callee's
  * entry sp. The frame is named by the function running in it now (the
  * callee, or what it tail-jumped to). Returns 1 when the window closed. */
-static __always_inline int handle_return_site(struct pt_regs *ctx, struct xref_thread_window *window, __u32 tid,
-                                              __u32 index, const struct xref_probe *probe, __u32 callee, __u64 sp) {
+__noinline int handle_return_site(struct pt_regs *ctx, __u32 tid, __u32 index, __u32 callee, __u64 sp) {
+  struct xref_thread_window *window = bpf_map_lookup_elem(&threads, &tid);
+  const struct xref_probe *probe = bpf_map_lookup_elem(&probes, &index);
+  if (!window || !probe) return 0;
   sp -= 8;
   if (pop_frames(tid, sp, 0)) return 1;
   struct xref_frame *top = top_frame(window);
@@ -476,9 +536,12 @@ static __always_inline int handle_return_site(struct pt_regs *ctx, struct xref_t
 /* An entry (at a function's first instruction: sp; at a call: sp - 8). A
  * frame a tail jump handed over at this very sp now runs this function.
  * Returns 1 when the window closed. */
-static __always_inline int handle_entry(struct xref_thread_window *window, __u32 tid, __u32 index,
-                                        const struct xref_probe *probe, struct fetched *values, __u64 sp,
-                                        struct pt_regs *ctx) {
+__noinline int handle_entry(struct pt_regs *ctx, __u32 tid, __u32 index, __u64 sp) {
+  __u32 zero = 0;
+  struct fetched *values = bpf_map_lookup_elem(&scratch_fetched, &zero);
+  struct xref_thread_window *window = bpf_map_lookup_elem(&threads, &tid);
+  const struct xref_probe *probe = bpf_map_lookup_elem(&probes, &index);
+  if (!values || !window || !probe) return 0;
   if (pop_frames(tid, sp, 0)) return 1;
   struct xref_frame *top = top_frame(window);
   if (top && top->entry_sp == sp && (top->flags & XREF_FRAME_F_TAILED) && probe->kind == XREF_PROBE_ENTRY) {
@@ -488,14 +551,14 @@ static __always_inline int handle_entry(struct xref_thread_window *window, __u32
     top->flags = XREF_FRAME_F_BY_RET;
     if (named && top->function_id == probe->function_id) return 0;
     run_fetches(ctx, index);
-    emit_tail_entry(window, tid, index, probe, values, top, sp);
+    tail_entry(tid, index, sp);
     return 0;
   }
   if (pop_frames(tid, sp, 1)) return 1;
   run_fetches(ctx, index);
   __u32 frame_flags = probe->kind == XREF_PROBE_ENTRY ? XREF_FRAME_F_BY_RET : 0;
   if (probe->flags & XREF_PROBE_F_UNSEEN_RETURN) frame_flags = XREF_FRAME_F_TAILED | XREF_FRAME_F_NAMED;
-  emit_entry(window, tid, index, probe, values, 0, sp, frame_flags);
+  push_entry(tid, index, 0, sp, frame_flags);
   return 0;
 }
 
@@ -505,9 +568,12 @@ static __always_inline int handle_entry(struct xref_thread_window *window, __u32
  * function was entered unseen (from untraced code), the target runs in a
  * frame of its own above the innermost: pushed, with an end that is never
  * observed. */
-static __always_inline int handle_tail_site(struct xref_thread_window *window, __u32 tid, __u32 index,
-                                            const struct xref_probe *probe, struct fetched *values, __u64 sp,
-                                            struct pt_regs *ctx) {
+__noinline int handle_tail_site(struct pt_regs *ctx, __u32 tid, __u32 index, __u64 sp) {
+  __u32 zero = 0;
+  struct fetched *values = bpf_map_lookup_elem(&scratch_fetched, &zero);
+  struct xref_thread_window *window = bpf_map_lookup_elem(&threads, &tid);
+  const struct xref_probe *probe = bpf_map_lookup_elem(&probes, &index);
+  if (!values || !window || !probe) return 0;
   if (pop_frames(tid, sp, 0)) return 1;
   run_fetches(ctx, index);
   struct xref_frame *top = top_frame(window);
@@ -515,10 +581,10 @@ static __always_inline int handle_tail_site(struct xref_thread_window *window, _
     top->flags = (top->flags & (XREF_FRAME_F_BY_RET | XREF_FRAME_F_TAILED))
                      ? XREF_FRAME_F_TAILED | XREF_FRAME_F_NAMED | XREF_FRAME_F_TAIL_CHANGED
                      : XREF_FRAME_F_TAIL_CHANGED;
-    emit_tail_entry(window, tid, index, probe, values, top, sp);
+    tail_entry(tid, index, sp);
     return 0;
   }
-  emit_entry(window, tid, index, probe, values, XREF_EVENT_F_TAIL, sp, XREF_FRAME_F_TAILED | XREF_FRAME_F_NAMED);
+  push_entry(tid, index, XREF_EVENT_F_TAIL, sp, XREF_FRAME_F_TAILED | XREF_FRAME_F_NAMED);
   return 0;
 }
 
@@ -550,26 +616,26 @@ __noinline int run_role(struct pt_regs *ctx, __u32 tid, __u32 index) {
   values->failed = 0;
 
   if (probe->flags & XREF_PROBE_F_RETURN_SITE) {
-    if (handle_return_site(ctx, window, tid, index, probe, probe->return_function_id, sp)) return next;
+    if (handle_return_site(ctx, tid, index, probe->return_function_id, sp)) return next;
   }
 
   switch (probe->kind) {
     case XREF_PROBE_ENTRY:
-      handle_entry(window, tid, index, probe, values, sp, ctx);
+      handle_entry(ctx, tid, index, sp);
       return next;
     case XREF_PROBE_CALL_SITE:
-      handle_entry(window, tid, index, probe, values, sp - 8, ctx);
+      handle_entry(ctx, tid, index, sp - 8);
       return next;
     case XREF_PROBE_TAIL_SITE:
-      handle_tail_site(window, tid, index, probe, values, sp, ctx);
+      handle_tail_site(ctx, tid, index, sp);
       return next;
     case XREF_PROBE_RET:
     case XREF_PROBE_TAIL_EXIT:
     case XREF_PROBE_URETPROBE:
-      handle_return(ctx, window, tid, index, probe, sp);
+      handle_return(ctx, tid, index, sp);
       return next;
     case XREF_PROBE_RETURN_SITE:
-      handle_return_site(ctx, window, tid, index, probe, probe->function_id, sp);
+      handle_return_site(ctx, tid, index, probe->function_id, sp);
       return next;
     case XREF_PROBE_UNWIND_CHECK: {
       /* Frames below the handler's call are over. One at the call's own sp
