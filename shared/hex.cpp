@@ -2,18 +2,23 @@
 
 namespace xref {
 
-std::string to_hex(uint64_t value) {
+void append_hex(std::string& out, uint64_t value) {
   static const char digits[] = "0123456789abcdef";
-  char buffer[19];
+  char buffer[18];
   int position = 18;
-  buffer[position] = '\0';
   do {
     buffer[--position] = digits[value & 0xf];
     value >>= 4;
   } while (value != 0);
   buffer[--position] = 'x';
   buffer[--position] = '0';
-  return std::string(buffer + position);
+  out.append(buffer + position, buffer + 18);
+}
+
+std::string to_hex(uint64_t value) {
+  std::string text;
+  append_hex(text, value);
+  return text;
 }
 
 std::string to_hex_bytes(std::span<const uint8_t> bytes) {

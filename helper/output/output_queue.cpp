@@ -1,22 +1,46 @@
 #include "output/output_queue.h"
 
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <algorithm>
 #include <climits>
+#include <string>
 
 namespace xref {
 namespace {
 
 constexpr int kFinishPollMs = 20;  // how often finish() looks at the queue
+constexpr int kMaxPieces = 512;     // iovecs per writev (IOV_MAX is 1024)
 
 }  // namespace
 
 OutputQueue::OutputQueue(int fd, size_t budget_bytes)
-    : fd_(fd), budget_(budget_bytes), wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+    : fd_(fd), write_fd_(fd), budget_(budget_bytes), wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+  struct stat status {};
+  if (fstat(fd, &status) == 0) {
+    if (S_ISREG(status.st_mode)) {
+      mode_ = Mode::direct;
+    } else if (S_ISSOCK(status.st_mode)) {
+      mode_ = Mode::socket;
+    } else {
+      // A pipe or a terminal opened again, non-blocking: its own file
+      // description, so the flags of the one the shell shares stay as they are.
+      const std::string path = "/proc/self/fd/" + std::to_string(fd);
+      const int reopened = open(path.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+      if (reopened >= 0) {
+        mode_ = Mode::non_blocking;
+        write_fd_ = reopened;
+      }
+    }
+  }
   writer_ = std::thread([this] { run(); });
 }
 
@@ -27,6 +51,7 @@ OutputQueue::~OutputQueue() {
 
 bool OutputQueue::push(std::string bytes, bool droppable) {
   if (bytes.empty()) return true;
+  bool wake = false;
   {
     std::lock_guard lock(mutex_);
     if (totals_.broken || stopping_ || (droppable && queued_bytes_ >= budget_)) {
@@ -34,9 +59,11 @@ bool OutputQueue::push(std::string bytes, bool droppable) {
       return false;
     }
     queued_bytes_ += bytes.size();
+    // The writer waits only on an empty queue: one wake per batch, not per piece.
+    wake = queue_.empty() && !writing_;
     queue_.push_back(std::move(bytes));
   }
-  changed_.notify_all();
+  if (wake) changed_.notify_all();
   return true;
 }
 
@@ -50,23 +77,17 @@ OutputTotals OutputQueue::totals() const {
   return totals_;
 }
 
-// Writes what the descriptor takes without blocking the thread for good:
-// poll for POLLOUT (or the wake event), then one write of at most PIPE_BUF
-// bytes, which a pipe that polls writable accepts at once. Once the queue is
-// stopping, nothing is waited for: what the descriptor takes now is still
-// written (a second Ctrl-C, or `timeout`, which signals the command and then
-// its process group, must not cost a summary the pipe had room for), and the
-// rest is given up. False once the reader is gone or nothing more is written.
-bool OutputQueue::write_some(std::string& piece, size_t& offset) {
+bool OutputQueue::wait_writable() {
   bool stopping = false;
   {
     std::lock_guard lock(mutex_);
     stopping = stopping_;
   }
-  pollfd watched[2] = {{fd_, POLLOUT, 0}, {wake_fd_, POLLIN, 0}};
-  const int ready = poll(watched, stopping || wake_fd_ < 0 ? 1 : 2, stopping ? 0 : -1);
+  if (stopping) return false;
+  pollfd watched[2] = {{write_fd_, POLLOUT, 0}, {wake_fd_, POLLIN, 0}};
+  const int ready = poll(watched, wake_fd_ < 0 ? 1 : 2, -1);
   if (ready < 0) return errno == EINTR;
-  if (!stopping && (watched[1].revents & POLLIN)) {
+  if (watched[1].revents & POLLIN) {
     uint64_t ignored = 0;
     (void)!read(wake_fd_, &ignored, sizeof ignored);
     return true;  // looked at again, now without waiting if it is stopping
@@ -76,44 +97,113 @@ bool OutputQueue::write_some(std::string& piece, size_t& offset) {
     totals_.broken = true;
     return false;
   }
-  if (!(watched[0].revents & (POLLOUT | POLLHUP))) return !stopping;
-  const size_t chunk = std::min<size_t>(piece.size() - offset, PIPE_BUF);
-  const ssize_t count = ::write(fd_, piece.data() + offset, chunk);
-  if (count < 0 && (errno == EINTR || errno == EAGAIN)) return errno == EINTR || !stopping;
-  if (count <= 0) {
-    std::lock_guard lock(mutex_);
-    totals_.broken = true;
-    return false;
+  return true;
+}
+
+// One write of up to `count` pieces, the first at most `first_limit` bytes
+// when the mode writes small pieces.
+ssize_t OutputQueue::write_vector(const iovec* pieces, int count, size_t first_limit) {
+  switch (mode_) {
+    case Mode::direct:
+    case Mode::non_blocking:
+      return writev(write_fd_, pieces, count);
+    case Mode::socket: {
+      msghdr message{};
+      message.msg_iov = const_cast<iovec*>(pieces);
+      message.msg_iovlen = static_cast<size_t>(count);
+      return sendmsg(write_fd_, &message, MSG_DONTWAIT | MSG_NOSIGNAL);
+    }
+    case Mode::small_writes:
+      return ::write(write_fd_, pieces[0].iov_base, std::min(pieces[0].iov_len, first_limit));
   }
-  offset += static_cast<size_t>(count);
+  return -1;
+}
+
+// Once the queue is stopping, nothing is waited for: what the descriptor
+// takes now is still written (a second Ctrl-C, or `timeout`, which signals
+// the command and then its process group, must not cost a summary the pipe
+// had room for), and the rest is given up. In small_writes mode each write
+// is preceded by a poll: at most PIPE_BUF bytes, which a pipe that polls
+// writable takes at once.
+bool OutputQueue::write_batch(std::deque<std::string>& batch, size_t& done, size_t& offset) {
+  iovec pieces[kMaxPieces];
+  while (done < batch.size()) {
+    if (mode_ == Mode::small_writes) {
+      bool stopping = false;
+      {
+        std::lock_guard lock(mutex_);
+        stopping = stopping_;
+      }
+      pollfd watched{write_fd_, POLLOUT, 0};
+      const int ready = poll(&watched, 1, 0);
+      if (ready < 0 && errno != EINTR) return false;
+      if (ready <= 0 || !(watched.revents & (POLLOUT | POLLHUP | POLLERR))) {
+        if (stopping || !wait_writable()) return false;
+        continue;
+      }
+    }
+    int count = 0;
+    for (size_t i = done; i < batch.size() && count < kMaxPieces; ++i, ++count) {
+      const size_t skip = i == done ? offset : 0;
+      pieces[count].iov_base = batch[i].data() + skip;
+      pieces[count].iov_len = batch[i].size() - skip;
+    }
+    const ssize_t written = write_vector(pieces, count, PIPE_BUF);
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        if (!wait_writable()) return false;
+        continue;
+      }
+      std::lock_guard lock(mutex_);
+      totals_.broken = true;
+      return false;
+    }
+    if (written == 0) {
+      std::lock_guard lock(mutex_);
+      totals_.broken = true;
+      return false;
+    }
+    size_t left = static_cast<size_t>(written);
+    while (left > 0 && done < batch.size()) {
+      const size_t rest = batch[done].size() - offset;
+      if (left < rest) {
+        offset += left;
+        left = 0;
+      } else {
+        left -= rest;
+        ++done;
+        offset = 0;
+      }
+    }
+  }
   return true;
 }
 
 void OutputQueue::run() {
+  std::deque<std::string> batch;
   for (;;) {
-    std::string piece;
     {
       std::unique_lock lock(mutex_);
       changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (queue_.empty() || totals_.broken) break;  // stopping, and nothing left to write
-      piece = std::move(queue_.front());
-      queue_.pop_front();
+      batch.swap(queue_);
       writing_ = true;
     }
-    size_t offset = 0;
-    bool going = true;
-    while (offset < piece.size() && going) going = write_some(piece, offset);
+    size_t done = 0, offset = 0;
+    const bool going = write_batch(batch, done, offset);
     {
       std::lock_guard lock(mutex_);
-      queued_bytes_ -= piece.size();
-      writing_ = false;
-      if (offset == piece.size()) {
-        ++totals_.pieces_written;
-      } else {
+      for (size_t i = 0; i < batch.size(); ++i) {
+        queued_bytes_ -= batch[i].size();
+        if (i < done) continue;
         ++totals_.pieces_unwritten;
-        totals_.bytes_unwritten += piece.size() - offset;
+        totals_.bytes_unwritten += batch[i].size() - (i == done ? offset : 0);
       }
+      totals_.pieces_written += done;
+      writing_ = false;
     }
+    batch.clear();
     changed_.notify_all();
     if (!going) break;
   }
@@ -158,6 +248,10 @@ OutputTotals OutputQueue::stop_writer() {
   const uint64_t wake = 1;
   if (wake_fd_ >= 0) (void)!write(wake_fd_, &wake, sizeof wake);
   writer_.join();
+  // The pipe's or terminal's own descriptor goes with the writer: a reader
+  // waiting for the end of the stream sees it when the caller closes fd.
+  if (write_fd_ != fd_) close(write_fd_);
+  write_fd_ = fd_;
   return totals();
 }
 

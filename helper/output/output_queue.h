@@ -6,6 +6,12 @@
 // essential pieces (headers, summaries, protocol answers) always go in.
 // Shared by every command's live output (trace, and probe, watch and profile
 // after it).
+//
+// The writer takes everything queued at once and hands it to the kernel
+// in few large writev calls: to a regular file directly; to a pipe, a
+// terminal or a socket without ever blocking (a descriptor of its own
+// opened non-blocking on the same pipe or terminal, MSG_DONTWAIT on a
+// socket), waiting in poll only when the reader is full.
 #pragma once
 
 #include <condition_variable>
@@ -15,6 +21,8 @@
 #include <mutex>
 #include <string>
 #include <thread>
+
+struct iovec;
 
 namespace xref {
 
@@ -54,18 +62,34 @@ class OutputQueue {
   OutputTotals totals() const;
 
  private:
+  // How the writer reaches the descriptor.
+  enum class Mode {
+    direct,        // a regular file: writes never wait for a reader
+    non_blocking,  // write_fd_: the same pipe or terminal, opened O_NONBLOCK
+    socket,        // sendmsg with MSG_DONTWAIT
+    small_writes,  // anything else: poll, then at most PIPE_BUF bytes per write
+  };
+
   void run();
   OutputTotals stop_writer();
-  bool write_some(std::string& piece, size_t& offset);
+  // Writes the pieces of `batch` from piece `done` at `offset` on; false
+  // once the reader is gone or, stopping, nothing more is written without waiting.
+  bool write_batch(std::deque<std::string>& batch, size_t& done, size_t& offset);
+  // Waits until the descriptor takes more (or the wake event); false when
+  // it is broken or, stopping, will not wait.
+  bool wait_writable();
+  ssize_t write_vector(const struct iovec* pieces, int count, size_t first_limit);
 
   const int fd_;
+  Mode mode_ = Mode::small_writes;
+  int write_fd_ = -1;  // what is written to: fd_, or its non-blocking reopening
   const size_t budget_;
   int wake_fd_ = -1;  // an eventfd that ends the writer's wait for POLLOUT
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<std::string> queue_;
   size_t queued_bytes_ = 0;
-  bool writing_ = false;  // the writer holds a piece taken from the queue
+  bool writing_ = false;  // the writer holds pieces taken from the queue
   bool stopping_ = false;
   OutputTotals totals_;
   std::thread writer_;

@@ -142,17 +142,20 @@ void SessionManager::run(std::shared_ptr<Session> session, nlohmann::json reques
     };
     uint64_t windows_not_sent = 0;
     callbacks.window_closed = [&](const TraceWindow& window) {
-      nlohmann::json rendered = renderer.window_json(window, nullptr);
       {
         std::lock_guard lock(session->mutex);
         ++session->windows;
         session->events += window.events.size();
       }
+      // The window event as event_message() would spell it (keys sorted),
+      // with the window written straight in.
+      std::string line = "{\"event\":\"window\",\"session\":" + std::to_string(session->id) +
+                         ",\"type\":\"event\",\"window\":";
+      renderer.windows().append_json(line, window, nullptr);
+      line += "}\n";
       // A front end too slow for the windows loses some, counted in the
       // summary; it never holds up the session.
-      if (!writer_.write_droppable(event_message("window", session->id, {{"window", std::move(rendered)}}))) {
-        ++windows_not_sent;
-      }
+      if (!writer_.write_droppable_line(std::move(line))) ++windows_not_sent;
       return true;
     };
     auto run = run_trace(*target, *plan, request, callbacks);
@@ -165,7 +168,11 @@ void SessionManager::run(std::shared_ptr<Session> session, nlohmann::json reques
     if (windows_not_sent > 0) run->windows_not_shown["output_stalled"] = windows_not_sent;
     nlohmann::json open_windows = nlohmann::json::array();
     // The windows not sent yet: open at the end, or ended with their end record lost.
-    for (const auto& [id, window] : run->windows->windows()) open_windows.push_back(renderer.window_json(window, &*run));
+    for (const auto& [id, window] : run->windows->windows()) {
+      std::string text;
+      renderer.windows().append_json(text, window, &*run);
+      open_windows.push_back(nlohmann::json::parse(text));
+    }
     nlohmann::json error = nullptr;
     if (run->target_exited) {
       error = error_object(cli_error(make_error(

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "output/output_queue.h"
 
@@ -20,6 +21,9 @@ class ProtocolWriter {
   // The same for a message that may be lost when the front end reads too
   // slowly (a window event): false when it was not queued.
   bool write_droppable(const nlohmann::json& message);
+  // A droppable message already written as one JSON line, with its '\n'
+  // (a window event: written straight into its buffer, window_format.h).
+  bool write_droppable_line(std::string line) { return queue_.push(std::move(line), true); }
   bool broken() const { return queue_.broken(); }
   // At exit, after every session is detached: what is queued goes out, for
   // at most `grace_ms`.

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <iostream>
-#include <sstream>
 
 #include "attach/stop_signals.h"
 #include "command/option_values.h"
@@ -18,15 +17,13 @@
 #include "trace/output.h"
 #include "trace/plan.h"
 #include "trace/session.h"
+#include "trace/stream.h"
 
 namespace xref {
 namespace {
 
 constexpr uint64_t kMaxWindowsBound = 1000000;
 constexpr uint64_t kMaxEventsBound = 1000000000;
-// Events --json holds for its one document (about 100 bytes each); past
-// them, windows are counted, not kept: --jsonl streams any number.
-constexpr uint64_t kJsonEventsHeld = 2000000;
 
 }  // namespace
 
@@ -89,23 +86,14 @@ int run_trace_command(const TraceCommandOptions& options) {
 
   TraceRenderer renderer(*target, *plan);
   renderer.set_marks(marks->get());
-  const bool text = !options.json && !options.jsonl;
+  const TraceFormat format = options.json ? TraceFormat::json : options.jsonl ? TraceFormat::jsonl : TraceFormat::text;
   // From here to the end, Ctrl-C and SIGTERM are read, not fatal: the first
   // ends the trace (everything detached, then the output), a later one the
   // wait for a reader that stopped reading.
   StopSignals signals;
   signal(SIGPIPE, SIG_IGN);  // a reader that went away is a failed write
   OutputQueue output(STDOUT_FILENO);
-  std::map<std::string, uint64_t> not_shown;
-  uint64_t json_events_held = 0;
-  auto text_of = [&](const TraceWindow& window, const TraceRun* run) {
-    std::ostringstream out;
-    renderer.print_window(out, window, run);
-    return out.str();
-  };
-  auto jsonl_of = [&](const TraceWindow& window, const TraceRun* run) {
-    return json_text({{"type", "window"}, {"window", renderer.window_json(window, run)}}) + "\n";
-  };
+  TraceStream stream(renderer, output, format);
   TraceCallbacks callbacks;
   callbacks.cancel_fd = signals.fd();
   callbacks.cancel_reason = "interrupted";
@@ -114,49 +102,19 @@ int run_trace_command(const TraceCommandOptions& options) {
     std::cerr << "xref: tracing PID " << options.pid << ": " << attached.probes << " probes in "
               << plan->functions.size() << " functions (backend " << attached.backend << "); stop with Ctrl-C"
               << std::endl;
-    if (text) {
-      std::ostringstream header;
-      renderer.print_header(header, attached.backend);
-      output.push(header.str(), false);
-    }
-    // The process identity first, so a stream cut short still says which
-    // build it traced (trace diff compares only windows of one build).
-    if (options.jsonl) {
-      output.push(json_text({{"type", "header"},
-                             {"schema_version", kSchemaVersion},
-                             {"tool", "xref"},
-                             {"tool_version", XREF_VERSION},
-                             {"operation", "live_trace"},
-                             {"backend", attached.backend},
-                             {"process", envelope.process}}) +
-                      "\n",
-                  false);
-    }
+    stream.attached(attached.backend, envelope.process);
   };
-  // A window goes out as it closes and is then let go (text, --jsonl), so
-  // memory holds the open windows only; one the reader is too slow for is
-  // counted, never waited for. --json keeps windows for the document, up
-  // to a bound.
+  // Every shape writes a window as it closes, then lets it go.
   callbacks.window_closed = [&](const TraceWindow& window) {
-    if (options.json) {
-      if (json_events_held + window.events.size() <= kJsonEventsHeld) {
-        json_events_held += window.events.size();
-        return false;
-      }
-      ++not_shown["json_limit"];
-      return true;
-    }
-    if (text && window.events.empty()) {
-      ++not_shown["all_events_lost"];
-      return true;
-    }
-    if (!output.push(options.jsonl ? jsonl_of(window, nullptr) : text_of(window, nullptr), true)) {
-      ++not_shown["output_stalled"];
-    }
+    stream.window_closed(window);
     return true;
   };
   auto run = run_trace(*target, *plan, options.request, callbacks);
   if (!run) {
+    if (stream.fail(run.error())) {
+      output.finish(signals.fd());
+      return error_exit_status(run.error().code);
+    }
     output.finish(signals.fd());
     return report_early_error(options, envelope, run.error());
   }
@@ -171,51 +129,7 @@ int run_trace_command(const TraceCommandOptions& options) {
     error = *run->target_changed;
     error->hint = "the probes went with the old executable; the windows captured before the exec are shown";
   }
-  // The windows still held: open at the end, or ended with a lost end record.
-  std::vector<const TraceWindow*> rest;
-  for (const auto& [id, window] : run->windows->windows()) {
-    if (options.json) continue;
-    if (text && window.events.empty()) {
-      ++not_shown["all_events_lost"];
-      continue;
-    }
-    rest.push_back(&window);
-  }
-  if (options.json) {
-    // The bound holds for the windows still open, too.
-    std::vector<uint64_t> over;
-    for (const auto& [id, window] : run->windows->windows()) {
-      if (window.ended) continue;
-      if (json_events_held + window.events.size() <= kJsonEventsHeld) {
-        json_events_held += window.events.size();
-      } else {
-        over.push_back(id);
-      }
-    }
-    for (const uint64_t id : over) {
-      ++not_shown["json_limit"];
-      run->windows->release(id);
-    }
-  }
-  run->windows_not_shown = not_shown;
-  if (options.json) {
-    nlohmann::json document = renderer.document(*run);
-    if (error) document["error"] = error_json(*error);
-    output.push(json_text(document) + "\n", false);
-  } else if (options.jsonl) {
-    for (const TraceWindow* window : rest) output.push(jsonl_of(*window, &*run), false);
-    output.push(json_text({{"type", "summary"},
-                           {"backend", run->backend},
-                           {"process", renderer.process_json_after(*run)},
-                           {"summary", renderer.summary_json(*run)}}) +
-                    "\n",
-                false);
-  } else {
-    for (const TraceWindow* window : rest) output.push(text_of(*window, &*run), false);
-    std::ostringstream summary;
-    renderer.print_summary(summary, *run);
-    output.push(summary.str(), false);
-  }
+  stream.finish(*run, error);
   // Everything is detached by now: wait for the reader, unless told to stop.
   const OutputTotals totals = output.finish(signals.fd());
   if (totals.pieces_unwritten > 0 || totals.broken) {
@@ -224,7 +138,7 @@ int run_trace_command(const TraceCommandOptions& options) {
               << " bytes) not written, " << (totals.broken ? "the reader went away" : "stopped while waiting for the reader")
               << std::endl;
   }
-  if (error && text) std::cerr << error_line(*error) << std::endl;
+  if (error && format == TraceFormat::text) std::cerr << error_line(*error) << std::endl;
   return error ? error_exit_status(error->code) : 0;
 }
 

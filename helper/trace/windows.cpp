@@ -44,6 +44,22 @@ void WindowCollector::release(uint64_t window_id) {
   released_.complete += found->second.complete() ? 1 : 0;
   released_.events += found->second.events.size();
   events_held_ -= found->second.events.size();
+  // Kept for a later window unless it grew large (a long window's storage
+  // goes back to the allocator).
+  constexpr size_t kSpareWindows = 64, kSpareEvents = 4096;
+  if (spare_.size() < kSpareWindows && found->second.events.capacity() <= kSpareEvents) {
+    auto node = windows_.extract(found);
+    TraceWindow& window = node.mapped();
+    std::vector<TraceEvent> events = std::move(window.events);
+    std::vector<EventFetch> fetches = std::move(window.fetches);
+    window = TraceWindow{};
+    window.events = std::move(events);
+    window.fetches = std::move(fetches);
+    window.events.clear();
+    window.fetches.clear();
+    spare_.push_back(std::move(node));
+    return;
+  }
   windows_.erase(found);
 }
 
@@ -59,7 +75,18 @@ std::optional<uint64_t> WindowCollector::add(const xref_trace_event& record) {
     ++unparsed_events_;
     return std::nullopt;
   }
-  TraceWindow& window = windows_[record.window_id];
+  auto slot = windows_.find(record.window_id);
+  if (slot == windows_.end()) {
+    if (spare_.empty()) {
+      slot = windows_.try_emplace(record.window_id).first;
+    } else {
+      auto node = std::move(spare_.back());
+      spare_.pop_back();
+      node.key() = record.window_id;
+      slot = windows_.insert(std::move(node)).position;
+    }
+  }
+  TraceWindow& window = slot->second;
   window.window_id = record.window_id;
   window.tid = record.tid;
   if (record.type == XREF_EVENT_WINDOW_END) {
@@ -87,21 +114,37 @@ std::optional<uint64_t> WindowCollector::add(const xref_trace_event& record) {
   event.function_id = record.function_id;
   event.probe_index = record.probe_index;
   event.timestamp_ns = record.timestamp_ns;
-  event.sp = record.sp;
   event.return_address = record.return_address;
   event.window_begin = record.flags & XREF_EVENT_F_WINDOW_BEGIN;
   event.depth_overflow = record.flags & XREF_EVENT_F_DEPTH_OVERFLOW;
   event.tail = record.flags & XREF_EVENT_F_TAIL;
   event.inferred = record.flags & XREF_EVENT_F_INFERRED;
   if (record.probe_index < plan_.probes.size()) {
-    event.fetches = fetched_values(plan_.probes[record.probe_index].fetches, record.fetch_count, record.fetch_failed,
-                                   record.values, record.fetch_error);
+    // The values the probe's fetches read, as many as both sides know of.
+    const size_t count = std::min<size_t>({plan_.probes[record.probe_index].fetches.size(), record.fetch_count,
+                                           XREF_FETCH_MAX_ITEMS});
+    event.fetch_first = static_cast<uint32_t>(window.fetches.size());
+    event.fetch_count = static_cast<uint8_t>(count);
+    for (size_t i = 0; i < count; ++i) {
+      EventFetch& fetch = window.fetches.emplace_back();
+      fetch.read = !((record.fetch_failed >> i) & 1u);
+      if (fetch.read) {
+        fetch.value = record.values[i];
+      } else {
+        fetch.error = record.fetch_error[i];
+      }
+    }
   }
   // The ring buffer hands records over in reservation order, which per
-  // thread is program order; insert by seq anyway so order never depends on it.
+  // thread is program order, so an event is appended; inserted by seq
+  // otherwise, so order never depends on it.
+  if (window.events.empty() || window.events.back().seq < event.seq) {
+    window.events.push_back(event);
+    return std::nullopt;
+  }
   auto position = std::upper_bound(window.events.begin(), window.events.end(), event.seq,
                                    [](uint64_t seq, const TraceEvent& other) { return seq < other.seq; });
-  window.events.insert(position, std::move(event));
+  window.events.insert(position, event);
   return std::nullopt;
 }
 

@@ -10,33 +10,42 @@
 #include <string>
 #include <vector>
 
-#include "attach/fetched_value.h"
-#include "fetch_spec.h"
 #include "trace/plan.h"
 #include "trace_abi.h"
 
 namespace xref {
 
+// One value a fetch read, or the -errno of the read that failed; its name
+// and type are the probe's (plan.probes[probe_index].fetches).
+struct EventFetch {
+  uint64_t value = 0;
+  int16_t error = 0;
+  bool read = false;
+};
+
+// Held per event for the whole life of its window: kept small (no
+// allocation of its own), its fetched values in the window's `fetches`.
 struct TraceEvent {
   uint64_t seq = 0;
-  uint8_t type = 0;         // XREF_EVENT_*
-  uint32_t depth = 0;
+  uint64_t timestamp_ns = 0;
+  uint64_t return_address = 0;  // live; entries only
   uint32_t function_id = 0;
   uint32_t probe_index = 0;
-  uint64_t timestamp_ns = 0;
-  uint64_t sp = 0;
-  uint64_t return_address = 0;  // live; entries only
+  uint32_t depth = 0;
+  uint32_t fetch_first = 0;     // its values: window.fetches[fetch_first, fetch_first + fetch_count)
+  uint8_t fetch_count = 0;
+  uint8_t type = 0;             // XREF_EVENT_*
   bool window_begin = false;
   bool depth_overflow = false;
   bool tail = false;            // entered through a tail jump (call-site mode)
   bool inferred = false;        // a return no probe saw: a later event (or a stop) showed the frame was over
-  std::vector<FetchedValue> fetches;
 };
 
 struct TraceWindow {
   uint64_t window_id = 0;
   uint32_t tid = 0;
   std::vector<TraceEvent> events;  // by seq, without the WINDOW_END record
+  std::vector<EventFetch> fetches;  // the events' fetched values, in arrival order
   bool ended = false;
   uint8_t end_status = 0;          // XREF_WINDOW_*
   uint64_t lost_reported = 0;      // from the BPF window result (or the WINDOW_END record)
@@ -56,6 +65,7 @@ struct TraceWindow {
   uint64_t events_not_kept = 0;
 
   uint64_t first_timestamp_ns() const { return events.empty() ? 0 : events.front().timestamp_ns; }
+  const EventFetch* fetches_of(const TraceEvent& event) const { return fetches.data() + event.fetch_first; }
   // Sequence numbers never received: lost events, including a lost end.
   uint64_t missing_events() const;
   // Some event of the window is known (or, tracefs, may be) missing.
@@ -107,6 +117,9 @@ class WindowCollector {
   const TracePlan& plan_;
   const uint64_t max_events_held_;
   std::map<uint64_t, TraceWindow> windows_;
+  // Released windows, map node and storage, handed to new ones: a run of
+  // short windows allocates nothing per window once it is warm.
+  std::vector<std::map<uint64_t, TraceWindow>::node_type> spare_;
   WindowTally released_;
   uint64_t events_held_ = 0;
   uint64_t events_not_kept_ = 0;

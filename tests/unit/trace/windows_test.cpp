@@ -127,10 +127,44 @@ TEST(WindowCollector, FailedFetchesKeepTheirErrorNotAValue) {
   entry.fetch_failed = 1;
   entry.fetch_error[0] = -14;
   (void)collector.add(entry);
-  const auto& fetches = collector.windows().at(1).events[0].fetches;
-  ASSERT_EQ(fetches.size(), 1u);
-  EXPECT_FALSE(fetches[0].value.has_value());
-  EXPECT_EQ(fetches[0].error, -14);
+  const TraceWindow& window = collector.windows().at(1);
+  ASSERT_EQ(window.events[0].fetch_count, 1u);
+  const EventFetch& fetch = window.fetches_of(window.events[0])[0];
+  EXPECT_FALSE(fetch.read);
+  EXPECT_EQ(fetch.error, -14);
+}
+
+TEST(WindowCollector, EachEventKeepsItsOwnValuesWhateverTheArrivalOrder) {
+  const TracePlan plan = plan_with_one_fetch();
+  WindowCollector collector(plan);
+  auto later = record(1, 1, XREF_EVENT_ENTRY, 1);
+  later.fetch_count = 1;
+  later.values[0] = 0x22;
+  auto first = record(1, 0, XREF_EVENT_ENTRY);
+  first.fetch_count = 1;
+  first.values[0] = 0x11;
+  (void)collector.add(later);
+  (void)collector.add(first);
+  const TraceWindow& window = collector.windows().at(1);
+  ASSERT_EQ(window.events.size(), 2u);
+  EXPECT_EQ(window.fetches_of(window.events[0])[0].value, 0x11u);
+  EXPECT_EQ(window.fetches_of(window.events[1])[0].value, 0x22u);
+}
+
+TEST(WindowCollector, AReleasedWindowsStorageStartsEmptyForTheNext) {
+  const TracePlan plan = plan_with_one_fetch();
+  WindowCollector collector(plan);
+  auto entry = record(1, 0, XREF_EVENT_ENTRY);
+  entry.fetch_count = 1;
+  entry.values[0] = 7;
+  (void)collector.add(entry);
+  collector.release(1);
+  (void)collector.add(record(2, 0, XREF_EVENT_ENTRY));
+  const TraceWindow& window = collector.windows().at(2);
+  ASSERT_EQ(window.events.size(), 1u);
+  EXPECT_EQ(window.events[0].fetch_count, 0u) << "a record without fetch values has none";
+  EXPECT_TRUE(window.fetches.empty());
+  EXPECT_EQ(window.window_id, 2u);
 }
 
 TEST(WindowCollector, CorruptRecordsAreCountedNotTrusted) {

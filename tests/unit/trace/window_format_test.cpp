@@ -1,0 +1,170 @@
+// The window format on a real plan: trace_target, opened and planned as
+// `xref trace --start svc::handle_request --functions svc::validate` would,
+// with windows made of the records its probes would send. Checked: the
+// JSON is what json_text() writes for the same value (keys sorted, compact),
+// the live text is what `trace show` prints from that JSON, and the fields
+// name what the records say.
+#include "trace/window_format.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <sstream>
+
+#include "hex.h"
+#include "output/json_envelope.h"
+#include "target_process.h"
+#include "trace/session.h"
+#include "trace/text.h"
+
+namespace xref {
+namespace {
+
+class WindowFormatTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    process_ = std::make_unique<test::TargetProcess>(
+        std::vector<std::string>{XREF_TRACE_TARGET, "--threads", "1", "--interval-us", "100000"});
+    auto target = open_target({process_->pid(), ""});
+    ASSERT_TRUE(target) << target.error().message;
+    target_ = std::make_unique<Target>(std::move(*target));
+    TraceRequest request;
+    request.start = "svc::handle_request";
+    request.fetch = "req=%di:u64";
+    request.functions = {"svc::validate"};
+    request.fetch_at = {{"svc::validate", "id=%di:s32"}};
+    auto plan = plan_trace(*target_, request);
+    ASSERT_TRUE(plan) << plan.error().message;
+    plan_ = std::make_unique<TracePlan>(std::move(*plan));
+  }
+
+  uint32_t function_id(const std::string& prefix) const {
+    for (const TracedFunction& function : plan_->functions) {
+      if (function.symbol.demangled.rfind(prefix, 0) == 0) return function.id;
+    }
+    ADD_FAILURE() << "no traced function " << prefix;
+    return 0;
+  }
+
+  uint32_t probe_index(uint32_t function, uint8_t kind) const {
+    for (uint32_t i = 0; i < plan_->probes.size(); ++i) {
+      if (plan_->probes[i].function_id == function && plan_->probes[i].kind == kind) return i;
+    }
+    ADD_FAILURE() << "no probe of kind " << int(kind) << " for function " << function;
+    return 0;
+  }
+
+  xref_trace_event record(uint64_t seq, uint8_t type, uint32_t depth, uint32_t function, uint32_t probe) const {
+    xref_trace_event event;
+    std::memset(&event, 0, sizeof event);
+    event.window_id = 1;
+    event.seq = seq;
+    event.type = type;
+    event.depth = static_cast<uint16_t>(depth);
+    event.tid = 4242;
+    event.function_id = function;
+    event.probe_index = probe;
+    event.timestamp_ns = 1000 + seq * 10;
+    return event;
+  }
+
+  std::unique_ptr<test::TargetProcess> process_;
+  std::unique_ptr<Target> target_;
+  std::unique_ptr<TracePlan> plan_;
+};
+
+std::string canonical(const std::string& json) {
+  return nlohmann::json::parse(json).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string shown(const nlohmann::json& window) {
+  std::ostringstream out;
+  print_window_text(out, window);
+  return out.str();
+}
+
+TEST_F(WindowFormatTest, JsonIsCanonicalAndTextIsWhatShowPrintsFromIt) {
+  const uint32_t handle = function_id("svc::handle_request");
+  const uint32_t validate = function_id("svc::validate");
+  WindowCollector windows(*plan_);
+  auto begin = record(0, XREF_EVENT_ENTRY, 0, handle, probe_index(handle, XREF_PROBE_ENTRY));
+  begin.flags = XREF_EVENT_F_WINDOW_BEGIN;
+  begin.fetch_count = 1;
+  begin.values[0] = 0x7ff3106f6a80;
+  auto entry = record(1, XREF_EVENT_ENTRY, 1, validate, probe_index(validate, XREF_PROBE_ENTRY));
+  entry.fetch_count = 1;
+  entry.values[0] = static_cast<uint64_t>(-2);
+  auto unreadable = record(2, XREF_EVENT_ENTRY, 2, validate, probe_index(validate, XREF_PROBE_ENTRY));
+  unreadable.fetch_count = 1;
+  unreadable.fetch_failed = 1;
+  unreadable.fetch_error[0] = -14;
+  auto inner_return = record(3, XREF_EVENT_RETURN, 2, validate, probe_index(validate, XREF_PROBE_RET));
+  inner_return.flags = XREF_EVENT_F_INFERRED;
+  // seq 4 never arrives: a lost event.
+  auto end = record(6, XREF_EVENT_WINDOW_END, 0, XREF_FUNCTION_NONE, 0xffffffff);
+  end.status = XREF_WINDOW_COMPLETE;
+  for (const auto& one : {begin, entry, unreadable, inner_return,
+                          record(5, XREF_EVENT_RETURN, 0, handle, probe_index(handle, XREF_PROBE_RET))}) {
+    EXPECT_FALSE(windows.add(one));
+  }
+  ASSERT_EQ(windows.add(end), 1u);
+
+  WindowFormat format(*target_, *plan_);
+  std::string json_text_out, text;
+  format.append_json(json_text_out, windows.windows().at(1), nullptr);
+  format.append_text(text, windows.windows().at(1), nullptr);
+  ASSERT_EQ(canonical(json_text_out), json_text_out);
+  const nlohmann::json window = nlohmann::json::parse(json_text_out);
+  EXPECT_EQ(text, shown(window)) << "the live text and `trace show`'s differ";
+
+  EXPECT_EQ(window["status"], "incomplete");
+  EXPECT_EQ(window["lost_events"], 1);
+  EXPECT_EQ(window["possible_loss"], true);
+  EXPECT_EQ(window["tid"], 4242);
+  EXPECT_EQ(window["start_va"], to_hex(plan_->start_va));
+  ASSERT_EQ(window["events"].size(), 5u);
+  const nlohmann::json& first = window["events"][0];
+  EXPECT_EQ(first["symbol"], plan_->functions[handle].symbol.demangled);
+  EXPECT_EQ(first["target_va"], to_hex(plan_->functions[handle].symbol.start));
+  EXPECT_EQ(first["kind"], "entry");
+  EXPECT_EQ(first["fetches"][0]["value"], "0x7ff3106f6a80");
+  EXPECT_EQ(window["start_fetches"], first["fetches"]);
+  EXPECT_EQ(window["events"][1]["fetches"][0]["signed_value"], -2);
+  EXPECT_EQ(window["events"][1]["fetches"][0]["type"], "s32");
+  EXPECT_EQ(window["events"][2]["fetches"][0]["error"], "unreadable: EFAULT (-14)");
+  EXPECT_TRUE(window["events"][2]["fetches"][0]["value"].is_null());
+  EXPECT_EQ(window["events"][3]["inferred"], true);
+  EXPECT_EQ(window["events"][4]["seq"], 5);
+
+  EXPECT_NE(text.find("  req=0x7ff3106f6a80  lost 1 (incomplete)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("(svc::validate)  id=-2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("(svc::validate)  id=<unreadable: EFAULT>\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("(svc::validate) [inferred]\n"), std::string::npos) << text;
+}
+
+TEST_F(WindowFormatTest, AnOpenWindowAtTheEndAndTheJsonLine) {
+  const uint32_t handle = function_id("svc::handle_request");
+  WindowCollector windows(*plan_);
+  auto begin = record(0, XREF_EVENT_ENTRY, 0, handle, probe_index(handle, XREF_PROBE_ENTRY));
+  begin.flags = XREF_EVENT_F_WINDOW_BEGIN;
+  begin.fetch_count = 1;
+  begin.values[0] = 0x10;
+  (void)windows.add(begin);
+  TraceRun run;
+  run.target_exited = true;
+  WindowFormat format(*target_, *plan_);
+  std::string json, text;
+  format.append_json(json, windows.windows().at(1), &run);
+  format.append_text(text, windows.windows().at(1), &run);
+  ASSERT_EQ(canonical(json), json);
+  const nlohmann::json window = nlohmann::json::parse(json);
+  EXPECT_EQ(window["status"], "target_exited");
+  EXPECT_EQ(window["duration_ns"], 0);
+  EXPECT_EQ(window["end_timestamp_ns"], 1000);
+  EXPECT_EQ(text, shown(window));
+  EXPECT_EQ(text.substr(0, text.find('\n')), "window 1  tid 4242  start " + to_hex(plan_->start_va) +
+                                                 "  status target_exited  req=0x10");
+}
+
+}  // namespace
+}  // namespace xref
