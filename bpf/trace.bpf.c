@@ -28,6 +28,7 @@ __u64 events_emitted = 0;
 __u64 windows_opened = 0;
 __u64 windows_closed = 0;
 __u64 starts_filtered = 0;
+__u64 starts_refused = 0; /* start calls that found the thread table full */
 __u64 lost_events = 0;
 __u32 stopped = 0;
 /* Set by user space once every probe is attached: a link puts its probes
@@ -55,12 +56,12 @@ struct {
   __type(value, struct xref_filter_program);
 } start_filter SEC(".maps");
 
-/* Not preallocated: 65,536 states of 1 KiB each would be cleared at every
- * load; an entry is allocated when a window opens. */
+/* Preallocated: an entry allocated when a window opens can fail in a
+ * probe's context (the allocator refills its caches later), which would
+ * lose whole windows. A full table is counted (starts_refused). */
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, XREF_TRACE_MAX_THREADS);
-  __uint(map_flags, BPF_F_NO_PREALLOC);
   __type(key, __u32);
   __type(value, struct xref_thread_window);
 } threads SEC(".maps");
@@ -434,7 +435,12 @@ static __always_inline void open_window(struct pt_regs *ctx, __u32 tid, __u32 in
     __sync_fetch_and_add(&windows_opened, -1);
     return;
   }
-  if (bpf_map_update_elem(&threads, &tid, fresh, BPF_ANY) != 0) return;
+  if (bpf_map_update_elem(&threads, &tid, fresh, BPF_ANY) != 0) {
+    /* Not a window either: counted apart, the count goes back. */
+    __sync_fetch_and_add(&windows_opened, -1);
+    __sync_fetch_and_add(&starts_refused, 1);
+    return;
+  }
   struct xref_thread_window *window = bpf_map_lookup_elem(&threads, &tid);
   if (!window) return;
   window->window_id = window_id;

@@ -8,7 +8,7 @@
 
 #define XREF_TRACE_MAX_PROBES 8192
 #define XREF_TRACE_MAX_DEPTH 64      /* frames tracked per window */
-#define XREF_TRACE_MAX_THREADS 65536 /* threads with an open window at once */
+#define XREF_TRACE_MAX_THREADS 8192 /* threads with an open window at once (preallocated: ~9 MB) */
 
 /* The attach cookie of a probe: its index in the probe table, plus the
  * START flag in bit 32 so an inactive thread is turned away after a single

@@ -142,6 +142,7 @@ TraceCounters TraceBpf::counters() const {
   counters.windows_opened = __atomic_load_n(&bss->windows_opened, __ATOMIC_RELAXED);
   counters.windows_closed = __atomic_load_n(&bss->windows_closed, __ATOMIC_RELAXED);
   counters.starts_filtered = __atomic_load_n(&bss->starts_filtered, __ATOMIC_RELAXED);
+  counters.starts_refused = __atomic_load_n(&bss->starts_refused, __ATOMIC_RELAXED);
   counters.stopped = __atomic_load_n(&bss->stopped, __ATOMIC_RELAXED) != 0;
   counters.stop_reason = __atomic_load_n(&bss->stop_reason, __ATOMIC_RELAXED);
   // The per-CPU counters are the authority on loss; sum them.

@@ -12,6 +12,9 @@ struct TraceCounters {
   uint64_t windows_opened = 0;
   uint64_t windows_closed = 0;
   uint64_t starts_filtered = 0;
+  // Start calls that opened no window: XREF_TRACE_MAX_THREADS threads had
+  // one open already. Their requests are not in the output.
+  uint64_t starts_refused = 0;
   uint64_t lost_events = 0;      // every event known to be lost: the total of the three below
   // The lost events by cause. BPF: ring buffer reservations that failed are
   // dropped_events. tracefs: the per-CPU `stats` counters of the instance.

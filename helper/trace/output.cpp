@@ -81,6 +81,7 @@ nlohmann::json TraceRenderer::summary_json(const TraceRun& run) const {
          return reasons;
        }()},
       {"starts_filtered", run.counters.starts_filtered},
+      {"starts_refused", run.counters.starts_refused},
       {"probes", plan_.probes.size()},
       {"unwind_checks", plan_.unwind_checks},
       {"nop5_probes", [&] {
@@ -133,6 +134,10 @@ void TraceRenderer::print_summary(std::ostream& out, const TraceRun& run) const 
     if (found != run.windows_not_shown.end() && found->second > 0) {
       out << "not shown: " << found->second << " window" << (found->second == 1 ? "" : "s") << ": " << why << "\n";
     }
+  }
+  if (const uint64_t refused = run.counters.starts_refused; refused > 0) {
+    out << "not traced: " << refused << " start call" << (refused == 1 ? "" : "s") << ": "
+        << XREF_TRACE_MAX_THREADS << " threads already had a window open\n";
   }
   if (const uint64_t none = summary["windows_without_records"].get<uint64_t>(); none > 0) {
     out << "not shown: " << none << " window" << (none == 1 ? "" : "s")

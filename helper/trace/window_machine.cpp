@@ -36,6 +36,7 @@ TraceCounters WindowMachine::counters() const {
   counters.windows_opened = windows_opened_;
   counters.windows_closed = windows_closed_;
   counters.starts_filtered = starts_filtered_;
+  counters.starts_refused = starts_refused_;
   counters.stopped = stopped_;
   counters.stop_reason = stop_reason_;
   return counters;
@@ -245,9 +246,12 @@ void WindowMachine::open_window(const Current& current, const Probe& probe, xref
     ++starts_filtered_;
     return;
   }
+  if (threads_.size() >= XREF_TRACE_MAX_THREADS) {  // the BPF map would be full
+    ++starts_refused_;
+    return;
+  }
   const uint64_t window_id = ++windows_opened_;
   if (options_.max_windows && window_id > options_.max_windows) return;
-  if (threads_.size() >= XREF_TRACE_MAX_THREADS) return;  // the BPF map is full
   xref_thread_window& window = threads_[current.hit.tid];
   std::memset(&window, 0, sizeof window);
   window.window_id = window_id;

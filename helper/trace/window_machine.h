@@ -114,6 +114,7 @@ class WindowMachine {
   uint64_t windows_opened_ = 0;
   uint64_t windows_closed_ = 0;
   uint64_t starts_filtered_ = 0;
+  uint64_t starts_refused_ = 0;
   bool stopped_ = false;
   uint32_t stop_reason_ = XREF_STOP_NONE;
 };

@@ -420,11 +420,31 @@ TEST(ServeCli, SessionWindowsCarryTheirMark) {
   std::filesystem::remove(log);
 }
 
+// Waits (bounded) until every thread of `pid` is stopped: kill(SIGSTOP)
+// returns before a running thread has taken the signal, and a debugger
+// sends its drain once it has seen the stop.
+bool await_all_stopped(pid_t pid) {
+  for (int attempt = 0; attempt < 400; ++attempt) {
+    bool all = true;
+    for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+      std::ifstream stat(task.path() / "stat");
+      std::string line;
+      std::getline(stat, line);
+      const size_t state = line.rfind(')');
+      all &= state != std::string::npos && state + 2 < line.size() && line[state + 2] == 'T';
+    }
+    if (all) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
 // drain: what a front end sends when the debugger stops the process. Every
 // window that closed before it is sent before its answer: here the process
-// is stopped (SIGSTOP, as a debugger would), and each request the target
-// recorded since the first traced one (its record is written after the
-// request returned, so after its window closed) has its window already.
+// is stopped (SIGSTOP, as a debugger would, waiting until every thread is),
+// and each request the target recorded since the first traced one (its
+// record is written after the request returned, so after its window
+// closed) has its window already.
 TEST(ServeCli, DrainSendsEveryWindowClosedBeforeIt) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
   const RecordFile record_file("serve-drain");
@@ -437,6 +457,7 @@ TEST(ServeCli, DrainSendsEveryWindowClosedBeforeIt) {
   const uint64_t session = started["result"]["session"];
   std::set<uint64_t> windows = {fetched(helper.await_event("window", session)["window"]["start_fetches"], "id")};
   ASSERT_EQ(kill(target.pid(), SIGSTOP), 0);
+  ASSERT_TRUE(await_all_stopped(target.pid())) << "the target's threads did not all stop";
   const auto drained = helper.request("drain");
   EXPECT_EQ(drained["result"]["drained"], true) << drained.dump();
   // No bound reached: the session goes on, so it is not among the ending ones.
