@@ -152,10 +152,13 @@ static __always_inline void stop_emitting(__u32 reason) {
   }
 }
 
-/* Reserves the next event of the window. Every attempt consumes a sequence
- * number, so a lost event leaves a gap user space can see. */
+/* Reserves the next event of the window: the whole record when it carries
+ * fetched values (`full`), else its header only (XREF_TRACE_EVENT_HEADER_BYTES,
+ * a third of it), so the ring buffer holds three times the events. Every
+ * attempt consumes a sequence number, so a lost event leaves a gap user
+ * space can see. */
 static __always_inline struct xref_trace_event *reserve_event(struct xref_thread_window *window, __u32 tid,
-                                                              __u8 type) {
+                                                              __u8 type, int full) {
   __u64 seq = window->seq;
   window->seq = seq + 1;
   /* --max-events counts the events a user sees, not the end records. */
@@ -163,14 +166,18 @@ static __always_inline struct xref_trace_event *reserve_event(struct xref_thread
     stop_emitting(XREF_STOP_MAX_EVENTS);
     return 0;
   }
-  struct xref_trace_event *event = bpf_ringbuf_reserve(&events, sizeof(*event), 0);
+  struct xref_trace_event *event;
+  if (full) {
+    event = bpf_ringbuf_reserve(&events, sizeof(*event), 0);
+  } else {
+    event = bpf_ringbuf_reserve(&events, XREF_TRACE_EVENT_HEADER_BYTES, 0);
+  }
   if (!event) {
     count_loss(window);
     return 0;
   }
-  /* Every header field is written; the fetch arrays only up to
-   * fetch_count (copy_fetched), which is all user space reads. Zeroing the
-   * whole 224-byte record on every hit was most of the traced-hit cost. */
+  /* Every header field is written; the fetch arrays only when there are
+   * values (copy_fetched), and user space reads only fetch_count of them. */
   event->window_id = window->window_id;
   event->seq = seq;
   event->timestamp_ns = bpf_ktime_get_ns();
@@ -193,12 +200,11 @@ static __always_inline void submit(struct xref_trace_event *event) {
   bpf_ringbuf_submit(event, ringbuf_wakeup ? 0 : BPF_RB_NO_WAKEUP);
 }
 
-/* Fixed-size copies when there are values (one branch, no loop to walk);
+/* Fixed-size copies (one branch, no loop to walk) into a full record;
  * user space reads only the first fetch_count of them. */
 static __always_inline void copy_fetched(struct xref_trace_event *event, const struct fetched *values) {
   event->fetch_count = values->count;
   event->fetch_failed = values->failed;
-  if (values->count == 0) return;
   __builtin_memcpy(event->values, values->values, sizeof(event->values));
   __builtin_memcpy(event->fetch_error, values->errors, sizeof(event->fetch_error));
 }
@@ -212,17 +218,18 @@ static __always_inline void copy_fetched(struct xref_trace_event *event, const s
  * about a third of a second. */
 __noinline int emit_record(__u32 tid, __u64 what, __u64 ids, __u64 sp, __u32 with_values) {
   struct xref_thread_window *window = bpf_map_lookup_elem(&threads, &tid);
-  if (!window) return 0;
-  struct xref_trace_event *event = reserve_event(window, tid, (__u8)what);
+  __u32 zero = 0;
+  const struct fetched *values = bpf_map_lookup_elem(&scratch_fetched, &zero);
+  if (!window || !values) return 0;
+  int full = with_values && values->count > 0;
+  struct xref_trace_event *event = reserve_event(window, tid, (__u8)what, full);
   if (!event) return 0;
   event->depth = (__u16)(what >> 16);
   event->probe_index = (__u32)(ids >> 32);
   event->function_id = (__u32)ids;
   event->sp = sp;
   event->flags = (__u8)(what >> 8);
-  __u32 zero = 0;
-  const struct fetched *values = bpf_map_lookup_elem(&scratch_fetched, &zero);
-  if (with_values && values) copy_fetched(event, values);
+  if (full) copy_fetched(event, values);
   submit(event);
   return 0;
 }
@@ -241,7 +248,7 @@ __noinline int end_window(__u32 tid, __u32 status, __u32 function_id, __u32 flag
   struct xref_thread_window *window = bpf_map_lookup_elem(&threads, &tid);
   if (!window) return 0;
   __u64 window_id = window->window_id;
-  struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_WINDOW_END);
+  struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_WINDOW_END, 0);
   if (event) {
     event->status = (__u8)status;
     event->lost = window->lost;
@@ -341,7 +348,8 @@ __noinline int push_entry(__u32 tid, __u32 index, __u32 flags, __u64 sp, __u32 f
   const struct fetched *values = bpf_map_lookup_elem(&scratch_fetched, &zero);
   if (!window || !probe || !values) return 0;
   __u32 depth = window->depth;
-  struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_ENTRY);
+  int full = values->count > 0;
+  struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_ENTRY, full);
   if (depth < XREF_TRACE_MAX_DEPTH) {
     window->frames[depth & (XREF_TRACE_MAX_DEPTH - 1)].entry_sp = sp;
     window->frames[depth & (XREF_TRACE_MAX_DEPTH - 1)].function_id = probe->function_id;
@@ -362,7 +370,7 @@ __noinline int push_entry(__u32 tid, __u32 index, __u32 flags, __u64 sp, __u32 f
       bpf_probe_read_user(&return_address, sizeof(return_address), (const void *)sp) == 0) {
     event->return_address = return_address;
   }
-  copy_fetched(event, values);
+  if (full) copy_fetched(event, values);
   submit(event);
   return 0;
 }
@@ -378,14 +386,15 @@ __noinline int tail_entry(__u32 tid, __u32 index, __u64 sp) {
   __u32 depth = window->depth;
   if (depth == 0 || depth > XREF_TRACE_MAX_DEPTH) return 0;
   window->frames[(depth - 1) & (XREF_TRACE_MAX_DEPTH - 1)].function_id = probe->function_id;
-  struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_ENTRY);
+  int full = values->count > 0;
+  struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_ENTRY, full);
   if (!event) return 0;
   event->depth = (__u16)(depth - 1);
   event->probe_index = index;
   event->function_id = probe->function_id;
   event->sp = sp;
   event->flags = XREF_EVENT_F_TAIL;
-  copy_fetched(event, values);
+  if (full) copy_fetched(event, values);
   submit(event);
   return 0;
 }

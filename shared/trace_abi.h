@@ -154,6 +154,17 @@ struct xref_trace_event {
   __u64 values[XREF_FETCH_MAX_ITEMS];
 };
 
+/* A record without fetched values is its header only: the fields up to
+ * fetch_error (fetch_count 0). */
+#define XREF_TRACE_EVENT_HEADER_BYTES 64
+#ifdef __cplusplus
+static_assert(__builtin_offsetof(struct xref_trace_event, fetch_error) == XREF_TRACE_EVENT_HEADER_BYTES,
+              "the header is what comes before fetch_error");
+#else
+_Static_assert(__builtin_offsetof(struct xref_trace_event, fetch_error) == XREF_TRACE_EVENT_HEADER_BYTES,
+               "the header is what comes before fetch_error");
+#endif
+
 /* Per window, kept after the window's end (HASH window_id -> result), so
  * user space learns the loss count and the end status even when the
  * ring buffer refused the WINDOW_END record itself. */

@@ -17,6 +17,10 @@ std::string errno_name(int error) {
 
 }  // namespace
 
+std::string fetch_error_text(int error) {
+  return "unreadable: " + errno_name(error) + " (" + std::to_string(error) + ")";
+}
+
 std::vector<FetchedValue> fetched_values(const std::vector<FetchItem>& items, size_t count, uint16_t failed,
                                          const __u64* values, const __s16* errors) {
   std::vector<FetchedValue> fetched;
@@ -41,7 +45,7 @@ nlohmann::json fetched_json(const FetchedValue& value) {
     if (value.type.is_signed) json["signed_value"] = static_cast<int64_t>(*value.value);
   } else {
     json["value"] = nullptr;
-    json["error"] = "unreadable: " + errno_name(value.error) + " (" + std::to_string(value.error) + ")";
+    json["error"] = fetch_error_text(value.error);
   }
   return json;
 }

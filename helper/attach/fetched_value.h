@@ -27,6 +27,9 @@ struct FetchedValue {
 std::vector<FetchedValue> fetched_values(const std::vector<FetchItem>& items, size_t count, uint16_t failed,
                                          const __u64* values, const __s16* errors);
 
+// "unreadable: EFAULT (-14)": how a failed read is named in JSON.
+std::string fetch_error_text(int error);
+
 // {"name", "type", "value" (hex), "signed_value" for signed types} or, for a
 // failed read, "value": null and "error": "unreadable: EFAULT (-14)".
 nlohmann::json fetched_json(const FetchedValue& value);

@@ -3,6 +3,7 @@
 #include <sys/uio.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -81,10 +82,16 @@ Result<std::unique_ptr<TraceEngine>> start_bpf_engine(const TracePlan& plan, con
                                                       EventSink& sink) {
   auto bpf = TraceBpf::start(plan, options);
   if (!bpf) return bpf.error();
+  // A record is its header only when it carries no fetched values.
   auto ring = RingDrain::open((*bpf)->ringbuf_fd(), [&sink](const void* data, size_t size) {
-    if (size < sizeof(xref_trace_event)) return;
     xref_trace_event record;
-    std::memcpy(&record, data, sizeof record);
+    if (size < XREF_TRACE_EVENT_HEADER_BYTES) {
+      std::memset(&record, 0, sizeof record);  // not a record of ours: counted as unparsed
+      sink.add(record);
+      return;
+    }
+    std::memcpy(&record, data, std::min(size, sizeof record));
+    if (size < sizeof record) record.fetch_count = 0;
     sink.add(record);
   });
   if (!ring) return ring.error();

@@ -1,10 +1,10 @@
 #include "trace/window_format.h"
 
 #include <algorithm>
-#include <cstring>
 #include <map>
 
 #include "demangle.h"
+#include "attach/fetched_value.h"
 #include "hex.h"
 #include "output/json_envelope.h"
 #include "trace/session.h"
@@ -21,18 +21,6 @@ std::string hex_json(uint64_t value) {
   append_hex(text, value);
   text += '"';
   return text;
-}
-
-std::string errno_name(int error) {
-  const int positive = error < 0 ? -error : error;
-  if (positive == 14) return "EFAULT";
-  if (positive == 22) return "EINVAL";
-  return std::string(std::strerror(positive));
-}
-
-// "unreadable: EFAULT (-14)", as fetched_value.h spells a failed read.
-std::string fetch_error_text(int error) {
-  return "unreadable: " + errno_name(error) + " (" + std::to_string(error) + ")";
 }
 
 // The window's lost events when they are counted; unknown when the backend
