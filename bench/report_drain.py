@@ -64,7 +64,7 @@ def load(work):
     with open(os.path.join(work, "results.tsv")) as f:
         for row in csv.DictReader(f, delimiter="\t"):
             for key in row:
-                if key not in ("variant", "kind"):
+                if key not in ("variant", "kind", "binary"):
                     row[key] = num(row[key])
             row["cpu_s"] = row["user_s"] + row["sys_s"]
             row["loop_s"] = row["loop_ns"] / 1e9
@@ -164,6 +164,17 @@ def main(argv):
         "`build/helper/xref` as built {} (taken at the start of the run). Do not edit by hand: rerun the benchmark (see the end of this section)."
         .format(c["started"], c["commit"], c["xref_built"]))
     say("")
+    say("Binaries:")
+    say("")
+    dirty = [d for d in (c.get("now_dirty") or "").split(";") if d]
+    say("- **now**: commit {}{}; built {}.".format(
+        c["commit"], "" if not dirty else " (uncommitted in helper/, bpf/, shared/ at the start: {})".format(
+            ", ".join("`{}` {}".format(*d.split(" ", 1)) if " " in d else "`{}`".format(d) for d in dirty)),
+        c["xref_built"]))
+    if c.get("before_label"):
+        say("- **before**: {}; the binary given as `BEFORE`, built {}, copied at the start.".format(
+            c["before_label"], c["before_built"]))
+    say("")
     say("### What is measured")
     say("")
     say("How fast the helper takes events from its ring buffer through windows to its output, and "
@@ -192,6 +203,14 @@ def main(argv):
         "filtered on the PID; `interval:ms:{}` exits |".format(c["trace_ms"]))
     say("| … idle | each of the above on a target that never gets its go byte: 0 events; the fixed cost of "
         "start-up, attach, {:,} ms of waiting, detach and exit |".format(c["trace_ms"]))
+    if c.get("small_ring"):
+        say("| loss under pressure (`ring_now`{}) | `--jsonl` with `--ringbuf-bytes {}`, {} target threads: a ring "
+            "buffer too small for the rate, so that events are lost |".format(
+                ", `ring_before`" if c.get("before_label") else "", c["small_ring"], c["compare_threads"]))
+    if c.get("before_label"):
+        say("| before vs now (`cmp_…`) | `--jsonl` and text at {} target threads, default ring buffer, with the "
+            "current binary and with the binary before issue 16 ({}); the before binary's idle runs give its "
+            "marginal cost |".format(c["compare_threads"], c["before_label"]))
     say("")
     say("**Helper CPU** is the tracer process's user + system time, from `wait4` when it exits "
         "(`bench/rusage_run.py`; for serve, `bench/serve_client.py` waits for xref serve). **Events** are "
@@ -209,7 +228,9 @@ def main(argv):
         "no more than 4 × calls; for xref, with nothing lost, exactly 4 × calls events in one complete "
         "window per call, and with loss, every missing event counted in `lost`; the output holds the "
         "events the summary counts; an idle run saw 0 calls and 0 events. A run that fails stops the "
-        "script with the reason, and nothing is written.")
+        "script with the reason, and nothing is written. The before-vs-now and small-ring runs are held to "
+        "the first checks only (status 0, stopped on its duration, the loop inside the trace, no more than "
+        "4 × calls events): what they kept and counted as lost is their result, given below as it came.")
     say("")
     say("### Machine")
     say("")
@@ -251,7 +272,8 @@ def main(argv):
     say("")
 
     # --- goals ---
-    loss_runs = [x for x in rows if x["loaded"] and x["kind"] != "bpftrace" and x["threads"] == LOSS_THREADS]
+    loss_runs = [x for x in rows if x["loaded"] and x["kind"] != "bpftrace" and x["threads"] == LOSS_THREADS
+                 and (x["variant"] in FORMATS or x["variant"].startswith("sweep_"))]
     lossy = [x for x in loss_runs if (x["lost"] or 0) > 0]
     say("### Goals")
     say("")
@@ -301,7 +323,7 @@ def main(argv):
         say("| {} | {} | {} | {} | {} | {} | {} |".format(
             LABELS[kind], fmt_int(med(r, "calls")), fmt_int(med(r, "expected")), fmt_int(med(r, "events")),
             fmt_int(med(r, "lost")), fmt_int(median(missing)),
-            "—" if kind in ("bpftrace", "text") else fmt_int(med(r, "incomplete"))))
+            "—" if kind == "bpftrace" else fmt_int(med(r, "incomplete"))))
     say("")
     say(saw_text(runs, threads))
     say("")
@@ -334,6 +356,9 @@ def main(argv):
     say(sweep_text(zero_loss))
     say("")
 
+    before_now_section(say, rows, c)
+    small_ring_section(say, rows, c)
+
     # --- every run ---
     say("### Every run")
     say("")
@@ -355,6 +380,11 @@ def main(argv):
     say("build/bench/drain_target --threads {} --seconds {:g}   # go byte on stdin; the sweep: --threads {}"
         .format(threads, c["loop_ms"] / 1000, " ".join(str(t) for t in sweep)))
     say(c["text_command"] + "            # and with --json, --jsonl")
+    if c.get("small_ring"):
+        say("{} --jsonl --ringbuf-bytes {} > out.jsonl   # ring_now, {} target threads".format(
+            c["text_command"].split(" > ")[0], c["small_ring"], c["compare_threads"]))
+    if c.get("before_label"):
+        say("BEFORE trace --pid PID ...   # cmp_before_*, ring_before: the same arguments with the before binary")
     say("python3 bench/serve_client.py --xref build/helper/xref --pid PID --out out.jsonl --result result.json \\")
     say("    -- " + " ".join(json.loads(c["serve_argv"])))
     say("bpftrace -p PID -e '")
@@ -368,18 +398,264 @@ def main(argv):
     say("```sh")
     say("cmake --build build --target xref drain_target")
     say("sudo bash bench/run_drain.sh")
+    say("# with the engine before issue 16 beside it (its own build of commit 92087e7):")
+    say("git worktree add /tmp/xref-before 92087e7 && cmake -S /tmp/xref-before -B /tmp/xref-before/build \\")
+    say("    -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build /tmp/xref-before/build --target xref")
+    say("sudo BEFORE=/tmp/xref-before/build/helper/xref BEFORE_LABEL=\"92087e7 (before issue 16)\" bash bench/run_drain.sh")
     say("```")
     say("")
     say("It rewrites only this section, and measures a copy of `build/helper/xref` taken at its start. "
-        "`ROUNDS` (5), `THREADS` (the sweep, \"1 2 4 8 16\"), `VARIANT_THREADS` (4), `TRACE_MS` (2000) and "
-        "`LOOP_MS` (1500) change the run; with `LOCK=FILE[:FILE…]` every run holds `flock` on all of them; "
+        "`ROUNDS` (5), `THREADS` (the sweep, \"1 2 4 8 16\"), `VARIANT_THREADS` (4), `COMPARE_THREADS` (16), "
+        "`SMALL_RING` (65536; 0 leaves the small-ring runs out), `TRACE_MS` (2000) and "
+        "`LOOP_MS` (1500) change the run; `BEFORE=/path/to/xref` adds the before-vs-now runs with that binary "
+        "(an xref of the engine before issue 16; `BEFORE_LABEL` names it in the report, e.g. "
+        "`BEFORE_LABEL=\"92087e7 (before issue 16)\"`); with `LOCK=FILE[:FILE…]` every run holds `flock` on all of them; "
         "`KEEP_WORK=1` keeps the work directory (`python3 bench/report_drain.py WORK | python3 bench/doc_section.py "
         "put docs/performance.md drain-bench` rewrites the section from it). "
-        "This run: {}, {} threads, sweep {}, loop {:,} ms in a {:,} ms trace{}.".format(
+        "This run: {}, {} threads, sweep {}, loop {:,} ms in a {:,} ms trace{}{}.".format(
             plural(rounds, "round"), threads, c["sweep"], c["loop_ms"], c["trace_ms"],
+            "; before: `BEFORE_LABEL=\"{}\"`".format(c["before_label"]) if c.get("before_label") else "",
             ", each run holding " + " and ".join(c["lock"].split(":")) if c.get("lock") else ""))
     say("<!-- drain-bench:end -->")
     print("\n".join(lines))
+
+
+def accounting(x):
+    """What a run kept and counted against its ground truth: 4 × calls events.
+
+    summary.lost counts ring-buffer records, and each window has a fifth,
+    hidden one (its end record): kept + lost - 4 × calls is the end records
+    lost when nothing went missing uncounted. From --jsonl output those are
+    known (the windows with end_record_lost, and the windows of which not one
+    record came through); `silent` is what is left, the events neither kept
+    nor counted."""
+    expected = 4 * x["calls"]
+    lost = x["lost"] or 0
+    gap = x["events"] + lost - expected
+    end_lost = None
+    if x["kind"] != "text" and x["end_records_lost_shown"] is not None and x["windows_without_records"] is not None \
+            and not x["not_shown"]:
+        end_lost = x["end_records_lost_shown"] + x["windows_without_records"]
+    return {
+        "expected": expected, "lost": lost, "gap": gap, "end_lost": end_lost,
+        "silent": None if end_lost is None else gap - end_lost,
+        # text: the end records lost are not in its output, but they are
+        # one per window at most
+        "in_bounds": gap >= 0 and gap <= (x["windows_opened"] if x["windows_opened"] is not None else x["calls"]),
+    }
+
+
+def range_text(values, digits=0):
+    values = [v for v in values if v is not None]
+    if not values:
+        return "—"
+    lo, hi = min(values), max(values)
+    f = fmt_int if digits == 0 else (lambda v: fmt(v, digits))
+    return f(lo) if lo == hi else "{}…{}".format(f(lo), f(hi))
+
+
+def cmp_runs(rows, binary, kind):
+    """The cmp_ runs of one binary and output, each with its idle CPU (the same round's)."""
+    idle_variant = "cmp_before_{}_idle".format(kind) if binary == "before" else "{}_idle".format(kind)
+    idle = {int(x["round"]): x["cpu_s"] for x in rows if x["variant"] == idle_variant}
+    out = []
+    for x in rows:
+        if x["variant"] != "cmp_{}_{}".format(binary, kind):
+            continue
+        y = dict(x)
+        y.update(accounting(x))
+        y["idle_cpu_s"] = idle.get(int(x["round"]))
+        y["share"] = x["events"] / y["expected"]
+        y["events_per_s"] = x["events"] / x["loop_s"]
+        y["total_us"] = x["cpu_s"] / x["events"] * 1e6 if x["events"] else None
+        y["marginal_us"] = ((x["cpu_s"] - y["idle_cpu_s"]) / x["events"] * 1e6
+                            if x["events"] and y["idle_cpu_s"] is not None else None)
+        out.append(y)
+    return out
+
+
+def before_now_section(say, rows, c):
+    if not c.get("before_label") or not any(x["variant"].startswith("cmp_") for x in rows):
+        return
+    t = c["compare_threads"]
+    label = binary_labels(c)
+    n_rounds = len({int(x["round"]) for x in rows})
+    say("### Before vs now, {} target threads (default ring buffer, medians of {})".format(
+        t, plural(n_rounds, "round")))
+    say("")
+    say("The same trace (`--jsonl`, and text) of the same target build at {} target threads, with the binary "
+        "before issue 16 and the current one, each run in a fresh target, in the same rotated rounds as the rest. "
+        "**Kept**: `summary.events` (the output holds exactly those in every run below unless said); **lost**: "
+        "`summary.lost`. Marginal CPU subtracts the same binary's idle run of the same round.".format(t))
+    say("")
+    say("| output | binary | target calls | events kept | of 4 × calls | events kept/s | lost (`summary.lost`) | "
+        "runs with loss | windows not complete | helper CPU | µs CPU per event, total | µs per event, marginal |")
+    say("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    table = {}
+    for kind in ("jsonl", "text"):
+        for binary in ("before", "now"):
+            r = cmp_runs(rows, binary, kind)
+            table[binary, kind] = r
+            if not r:
+                continue
+            say("| {} | {} | {} | {} | {:.1f} % | {} | {} | {} of {} | {} | {} s | {} | {} |".format(
+                "`--jsonl`" if kind == "jsonl" else "text", label[binary], fmt_int(med(r, "calls")),
+                fmt_int(med(r, "events")), med(r, "share") * 100, fmt_int(med(r, "events_per_s")),
+                fmt_int(med(r, "lost")), sum(1 for x in r if x["lost"] > 0), len(r), fmt_int(med(r, "incomplete")),
+                fmt(med(r, "cpu_s"), 3), fmt(med(r, "total_us")), fmt(med(r, "marginal_us"))))
+    say("")
+    # now over before, per round
+    parts = []
+    for kind in ("jsonl", "text"):
+        now = {int(x["round"]): x for x in table.get(("now", kind), [])}
+        before = {int(x["round"]): x for x in table.get(("before", kind), [])}
+        common = sorted(set(now) & set(before))
+        if not common:
+            continue
+        kept = [now[n]["events"] / before[n]["events"] for n in common if before[n]["events"]]
+        share = [now[n]["share"] - before[n]["share"] for n in common]
+        more = sum(1 for n in common if now[n]["events"] > before[n]["events"])
+        cpu = [now[n]["marginal_us"] / before[n]["marginal_us"] for n in common
+               if now[n]["marginal_us"] and before[n]["marginal_us"] and before[n]["marginal_us"] > 0]
+        parts.append(
+            "{}: now kept more events than before in **{} of {}** rounds (now ÷ before, per round: median {}×, "
+            "range {}×; share of 4 × calls {:+.1f} points on the median){}.".format(
+                "`--jsonl`" if kind == "jsonl" else "Text", more, len(common), fmt(median(kept)) if kept else "—",
+                range_text(kept, 2), median(share) * 100,
+                "; marginal CPU per event now ÷ before: median {}×".format(fmt(median(cpu))) if cpu else ""))
+    say(" ".join(parts))
+    say("")
+    say("Each binary's probes cost the target differently, so the target made a different number of calls "
+        "under each; kept events are compared as counts and as a share of each run's own 4 × calls.")
+    say("")
+    say("**Every event kept or counted.** Ground truth: every call is 4 events, so kept + lost − 4 × calls "
+        "(\"difference\") would be 0 if `summary.lost` counted events only. It counts ring-buffer records, "
+        "and every window has a fifth one, its hidden end record: with loss, the difference is the end records "
+        "lost, which the `--jsonl` windows show (`end_record_lost`, plus `summary.windows_without_records`, "
+        "windows of which not one record came through). **Silent** = difference − end records lost: events "
+        "neither kept nor counted, which must be 0. Text output does not say which windows lost their end "
+        "record; there the difference must lie between 0 and one per window.")
+    say("")
+    accounting_table(say, rows, [v for v in ("cmp_before_jsonl", "cmp_now_jsonl", "cmp_before_text",
+                                             "cmp_now_text")], label)
+    say("")
+    say(accounting_verdict(rows, ["cmp_before_jsonl", "cmp_now_jsonl", "cmp_before_text", "cmp_now_text"], label))
+    say("")
+
+
+def binary_labels(c):
+    return {"now": "now, {}".format(c["commit"]), "before": "before, {}".format(c.get("before_label"))}
+
+
+def signed(x):
+    return "0" if x == 0 else "{:+,}".format(int(x))
+
+
+def accounting_table(say, rows, variants, label):
+    say("| round | variant | binary | target calls | 4 × calls | kept | lost | difference | end records lost | "
+        "silent | windows opened | without records | not complete | windows shown that lost events | of them "
+        "not marked |")
+    say("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for x in sorted((x for x in rows if x["variant"] in variants),
+                    key=lambda x: (variants.index(x["variant"]), x["round"])):
+        a = accounting(x)
+        say("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
+            int(x["round"]), x["variant"], x["binary"], fmt_int(x["calls"]),
+            fmt_int(a["expected"]), fmt_int(x["events"]), fmt_int(a["lost"]), signed(a["gap"]),
+            fmt_int(a["end_lost"]) if a["end_lost"] is not None else (
+                "in text: not shown" if x["kind"] == "text" else "unknown"),
+            ("**{}**".format(signed(a["silent"])) if a["silent"] else "0") if a["silent"] is not None else (
+                "within 0…windows" if a["in_bounds"] else "**outside 0…windows**"),
+            fmt_int(x["windows_opened"]), fmt_int(x["windows_without_records"]), fmt_int(x["incomplete"]),
+            fmt_int(x["lossy_windows"]), fmt_int(x["unmarked_windows"])))
+
+
+def accounting_verdict(rows, variants, label):
+    parts = []
+    for v in variants:
+        r = [x for x in rows if x["variant"] == v]
+        if not r:
+            continue
+        acc = [accounting(x) for x in r]
+        binary = label[r[0]["binary"]]
+        if r[0]["kind"] == "text":
+            zero = sum(1 for a in acc if a["gap"] == 0)
+            ok = sum(1 for a in acc if a["in_bounds"])
+            parts.append("- {}, text: difference 0 in {} of {} runs, within 0…one per window in {} of {}{}.".format(
+                binary, zero, len(r), ok, len(r), "" if ok == len(r) else " (**a run outside: events missing "
+                "uncounted, or counted twice**)"))
+        else:
+            known = [a for a in acc if a["silent"] is not None]
+            silent0 = sum(1 for a in known if a["silent"] == 0)
+            unmarked = sum(int(x["unmarked_windows"] or 0) for x in r)
+            parts.append("- {}, `--jsonl`: silent 0 in **{} of {}** runs{}{}; windows in the output that lost events "
+                         "and are not marked incomplete with `possible_loss`: {}.".format(
+                             binary, silent0, len(r),
+                             "" if len(known) == len(r) else " ({} runs with windows not shown: not decomposed)".format(
+                                 len(r) - len(known)),
+                             "" if silent0 == len(known) else " (**silent loss: {}**)".format(
+                                 ", ".join(signed(a["silent"]) for a in known if a["silent"])),
+                             "**none**" if unmarked == 0 else "**{}**".format(fmt_int(unmarked))))
+    return "\n".join(parts)
+
+
+def small_ring_section(say, rows, c):
+    variants = [v for v in ("ring_before", "ring_now") if any(x["variant"] == v for x in rows)]
+    if not variants:
+        return
+    label = binary_labels(c)
+    n_rounds = len({int(x["round"]) for x in rows})
+    say("### Loss accounting under pressure: {} target threads, `--jsonl --ringbuf-bytes {}`".format(
+        c["compare_threads"], c["small_ring"]))
+    say("")
+    say("A ring buffer of {:,} bytes (the default is 4 MiB) cannot hold what {} threads make between two drains, "
+        "so most records are lost: what matters here is that every one is accounted for. Medians of {}:".format(
+            c["small_ring"], c["compare_threads"], plural(n_rounds, "round")))
+    say("")
+    say("| binary | target calls | 4 × calls | events kept | of 4 × calls | lost (`summary.lost`) | difference | "
+        "end records lost | silent (every run) | windows opened | windows in the output | without records | "
+        "not complete | windows that lost events, not marked (every run) |")
+    say("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for v in variants:
+        r = [x for x in rows if x["variant"] == v]
+        acc = [accounting(x) for x in r]
+        say("| {} | {} | {} | {} | {:.1f} % | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
+            label[r[0]["binary"]], fmt_int(median([x["calls"] for x in r])),
+            fmt_int(median([a["expected"] for a in acc])), fmt_int(median([x["events"] for x in r])),
+            median([x["events"] / a["expected"] for x, a in zip(r, acc)]) * 100,
+            fmt_int(median([a["lost"] for a in acc])), signed(median([a["gap"] for a in acc])),
+            fmt_int(median([a["end_lost"] for a in acc if a["end_lost"] is not None]) if any(
+                a["end_lost"] is not None for a in acc) else None),
+            range_text([a["silent"] for a in acc]),
+            fmt_int(median([x["windows_opened"] for x in r if x["windows_opened"] is not None]) if any(
+                x["windows_opened"] is not None for x in r) else None),
+            fmt_int(median([x["output_windows"] for x in r])),
+            fmt_int(median([x["windows_without_records"] for x in r if x["windows_without_records"] is not None])
+                    if any(x["windows_without_records"] is not None for x in r) else None),
+            fmt_int(median([x["incomplete"] for x in r])),
+            range_text([x["unmarked_windows"] for x in r])))
+    say("")
+    say(accounting_verdict(rows, variants, label))
+    say("")
+    notes = []
+    for v in variants:
+        r = [x for x in rows if x["variant"] == v]
+        false_alarms = sum(int(x["marked_no_loss"] or 0) for x in r)
+        unknown = median([x["lost_unknown_windows"] for x in r if x["lost_unknown_windows"] is not None] or [0])
+        wwr = median([x["windows_without_records"] for x in r if x["windows_without_records"] is not None] or [0])
+        notes.append("- {}: {} windows of the output marked `possible_loss` with all 4 events and nothing lost; "
+                     "a median {} windows with `lost_events` null (their end record and its result both gone: "
+                     "status `unknown`); a median {} windows counted in `windows_without_records` only (not one "
+                     "record, nor their result, came through: they are not in the output).".format(
+                         label[r[0]["binary"]], fmt_int(false_alarms), fmt_int(unknown), fmt_int(wwr)))
+    say("What else the windows say:")
+    say("")
+    say("\n".join(notes))
+    say("")
+    say("Per run:")
+    say("")
+    accounting_table(say, rows, variants, label)
+    say("")
 
 
 def saw_text(runs, threads):
