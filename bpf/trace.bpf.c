@@ -73,7 +73,7 @@ struct {
  * status unknown. */
 struct {
   __uint(type, BPF_MAP_TYPE_LRU_HASH);
-  __uint(max_entries, XREF_TRACE_MAX_THREADS);
+  __uint(max_entries, XREF_TRACE_MAX_WINDOW_RESULTS);
   __type(key, __u64);
   __type(value, struct xref_window_result);
 } window_results SEC(".maps");

@@ -9,6 +9,10 @@
 #define XREF_TRACE_MAX_PROBES 8192
 #define XREF_TRACE_MAX_DEPTH 64      /* frames tracked per window */
 #define XREF_TRACE_MAX_THREADS 8192 /* threads with an open window at once (preallocated: ~9 MB) */
+/* Results kept of windows whose end record the ring buffer refused (LRU):
+ * under heavy loss most windows are such, and one evicted shows only as a
+ * count (summary.windows_without_records) when none of its events came. */
+#define XREF_TRACE_MAX_WINDOW_RESULTS 65536
 
 /* The attach cookie of a probe: its index in the probe table, plus the
  * START flag in bit 32 so an inactive thread is turned away after a single
