@@ -58,7 +58,7 @@ WindowFormat::WindowFormat(const Target& target, const TracePlan& plan)
     text.symbol_json = json_string(traced.symbol.demangled);
     text.target_va = to_hex(traced.symbol.start);
     if (!traced.indirect) {
-      if (auto live = live_of(traced.module_index, traced.symbol.start)) text.target_live = to_hex(*live);
+      if (auto live = live_of(traced.module_index, traced.symbol.start)) text.target_live_json = hex_json(*live);
     }
     if (traced.module_index != 0 && traced.module_index < plan.modules.size()) {
       text.module = plan.modules[traced.module_index].module->name();
@@ -266,14 +266,14 @@ void WindowFormat::append_event_json(JsonWriter& json, const TraceWindow& window
   json.key("tail_call").boolean(event.type == XREF_EVENT_TAIL_EXIT || event.tail);
   if (context.indirect_live) {
     json.key("target_live").hex(*context.indirect_live);
-  } else if (!stop && function != nullptr && !function->target_live.empty()) {
-    json.key("target_live").raw("\"" + function->target_live + "\"");
+  } else if (!stop && function != nullptr && !function->target_live_json.empty()) {
+    json.key("target_live").raw(function->target_live_json);
   }
   json.key("target_va");
   if (context.indirect != nullptr) {
     json.hex(context.indirect->static_va);
-  } else if (stop && !stop_event_va_.empty()) {
-    json.raw("\"" + stop_event_va_ + "\"");
+  } else if (stop && plan_.stop_va) {
+    json.hex(*plan_.stop_va);
   } else {
     json.hex(function != nullptr ? plan_.functions[event.function_id].symbol.start : 0);
   }

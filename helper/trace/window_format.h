@@ -58,7 +58,7 @@ class WindowFormat {
   struct FunctionText {
     std::string symbol_json;
     std::string target_va;    // "0x3af0"
-    std::string target_live;  // "0x55...", "" when not shown
+    std::string target_live_json;  // "\"0x55...\"", "" when not shown
     std::string module;       // "" inside the executable
     std::string module_json;
     std::string implementation;
