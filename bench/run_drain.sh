@@ -68,6 +68,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ROUNDS=${ROUNDS:-5}
+# Another target: DRAIN_TARGET=PATH, speaking drain_target's protocol (on
+# stdout "ready PID" and "threads N"; a go byte on stdin starts its loop,
+# EOF or a second byte ends it; then "loop_ns X" and "calls_total X"), with
+# START_FUNCTION calling CALLEE_FUNCTION once per call (symbols as nm
+# prints them: plain C names).
+START_FUNCTION=${START_FUNCTION:-handle_request}
+CALLEE_FUNCTION=${CALLEE_FUNCTION:-validate}
 THREADS=${THREADS:-1 2 4 8 16}
 VARIANT_THREADS=${VARIANT_THREADS:-4}
 COMPARE_THREADS=${COMPARE_THREADS:-16}
@@ -121,7 +128,7 @@ for threads in "$VARIANT_THREADS" "$COMPARE_THREADS" "${SWEEP[@]}"; do
   [[ $threads =~ ^[1-9][0-9]*$ && $threads -le 256 ]] || die "thread counts are 1 to 256, not '$threads'"
 done
 # lib.sh's live_address and wait_armed read the target's path from TARGET.
-TARGET=$(realpath "$BUILD_DIR/bench/drain_target" 2>/dev/null) || true
+TARGET=$(realpath "${DRAIN_TARGET:-$BUILD_DIR/bench/drain_target}" 2>/dev/null) || true
 [[ -x ${TARGET:-} ]] ||
   die "build first: flock /work/build.lock cmake --build build --target drain_target (looked in $BUILD_DIR/bench/)"
 command -v python3 >/dev/null || die "python3 is missing"
@@ -134,15 +141,15 @@ CPUS_ONLINE=$(getconf _NPROCESSORS_ONLN)
 # Both functions' entries: every tracer puts int3 there (xref's entry
 # probes, bpftrace's uprobe and uretprobe share the entry's).
 PROBE_OFFSETS=()
-for function in handle_request validate; do
+for function in "$START_FUNCTION" "$CALLEE_FUNCTION"; do
   va=$(nm "$TARGET" | awk -v f="$function" '$3 == f { print "0x" $1 }')
   [[ -n $va ]] || die "no symbol $function in $TARGET"
   PROBE_OFFSETS+=("$(file_offset_of "$va")")
 done
 
 xref_args() { # PID FORMAT [RING_BYTES] -> XREF_ARGS (the CLI's) and SERVE_ARGV (the session's words)
-  SERVE_ARGV=(trace --start handle_request --functions validate --duration-ms "$TRACE_MS")
-  XREF_ARGS=(trace --pid "$1" --start handle_request --functions validate --duration-ms "$TRACE_MS")
+  SERVE_ARGV=(trace --start "$START_FUNCTION" --functions "$CALLEE_FUNCTION" --duration-ms "$TRACE_MS")
+  XREF_ARGS=(trace --pid "$1" --start "$START_FUNCTION" --functions "$CALLEE_FUNCTION" --duration-ms "$TRACE_MS")
   case $2 in
     json | jsonl) XREF_ARGS+=("--$2") ;;
   esac
@@ -153,7 +160,7 @@ xref_args() { # PID FORMAT [RING_BYTES] -> XREF_ARGS (the CLI's) and SERVE_ARGV 
 # one register. Filtered on the target's PID beside -p's per-process attach.
 bpftrace_program() { # PID
   local function kind
-  for function in handle_request validate; do
+  for function in "$START_FUNCTION" "$CALLEE_FUNCTION"; do
     for kind in entry return; do
       if [[ $kind == entry ]]; then
         printf 'uprobe:%s:%s /pid == %s/ { printf("%%d > %s %%llu 0x%%lx\\n", tid, nsecs, arg0); }\n' \
