@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -68,6 +69,86 @@ TEST(OutputQueue, WritesEverythingInOrder) {
   pipe.write_end = -1;
   reader.join();
   EXPECT_EQ(got, expected);
+}
+
+// The same order and totals through each way the writer reaches its
+// descriptor: a regular file (written directly), a socket (MSG_DONTWAIT),
+// and a pipe left blocking by its owner (the queue's own non-blocking
+// descriptor for it): the caller's flags are never changed.
+std::string lines_for(int count) {
+  std::string text;
+  for (int i = 0; i < count; ++i) text += "window " + std::to_string(i) + " " + std::string(static_cast<size_t>(i % 311), 'y') + "\n";
+  return text;
+}
+
+void push_lines(OutputQueue& queue, int count) {
+  for (int i = 0; i < count; ++i) {
+    ASSERT_TRUE(queue.push("window " + std::to_string(i) + " " + std::string(static_cast<size_t>(i % 311), 'y') + "\n",
+                           false));
+  }
+}
+
+TEST(OutputQueue, ARegularFileGetsEverythingInOrder) {
+  char path[] = "/tmp/xref-output-queue-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  unlink(path);
+  {
+    OutputQueue queue(fd);
+    push_lines(queue, 5000);
+    const OutputTotals totals = queue.finish();
+    EXPECT_EQ(totals.pieces_written, 5000u);
+    EXPECT_EQ(totals.pieces_unwritten, 0u);
+  }
+  std::string got(static_cast<size_t>(lseek(fd, 0, SEEK_END)), '\0');
+  ASSERT_EQ(pread(fd, got.data(), got.size(), 0), static_cast<ssize_t>(got.size()));
+  EXPECT_EQ(got, lines_for(5000));
+  close(fd);
+}
+
+TEST(OutputQueue, ASocketGetsEverythingInOrder) {
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+  std::string got;
+  std::thread reader([&] {
+    char buffer[4096];
+    ssize_t count;
+    while ((count = read(fds[1], buffer, sizeof buffer)) > 0) got.append(buffer, static_cast<size_t>(count));
+  });
+  {
+    OutputQueue queue(fds[0]);
+    push_lines(queue, 5000);
+    const OutputTotals totals = queue.finish();
+    EXPECT_EQ(totals.pieces_written, 5000u);
+    EXPECT_FALSE(totals.broken);
+  }
+  shutdown(fds[0], SHUT_WR);
+  reader.join();
+  EXPECT_EQ(got, lines_for(5000));
+  close(fds[0]);
+  close(fds[1]);
+}
+
+TEST(OutputQueue, APipesOwnFlagsStayAsTheyWere) {
+  Pipe pipe;
+  const int flags_before = fcntl(pipe.write_end, F_GETFL);
+  ASSERT_EQ(flags_before & O_NONBLOCK, 0);
+  std::string got;
+  std::thread reader([&] {
+    char buffer[4096];
+    ssize_t count;
+    while ((count = read(pipe.read_end, buffer, sizeof buffer)) > 0) got.append(buffer, static_cast<size_t>(count));
+  });
+  {
+    OutputQueue queue(pipe.write_end);
+    push_lines(queue, 5000);
+    EXPECT_EQ(queue.finish().pieces_written, 5000u);
+    EXPECT_EQ(fcntl(pipe.write_end, F_GETFL), flags_before) << "the caller's descriptor is left blocking";
+  }
+  close(pipe.write_end);
+  pipe.write_end = -1;
+  reader.join();
+  EXPECT_EQ(got, lines_for(5000));
 }
 
 // Nobody reads: the producer is never held up; past the budget droppable
