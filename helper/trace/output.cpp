@@ -22,7 +22,7 @@ uint64_t TraceRenderer::slide() const {
   return bias ? *bias : 0;
 }
 
-void TraceRenderer::append_window_line(std::string& out, const TraceWindow& window, const TraceRun* run) {
+void TraceRenderer::append_jsonl_window(std::string& out, const TraceWindow& window, const TraceRun* run) {
   // As json_text() writes {"type": "window", "window": {...}}: keys sorted.
   out += "{\"type\":\"window\",\"window\":";
   windows_.append_json(out, window, run);

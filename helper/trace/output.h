@@ -29,7 +29,7 @@ class TraceRenderer {
 
   WindowFormat& windows() { return windows_; }
   // One --jsonl line: {"type":"window","window":{...}} and its newline.
-  void append_window_line(std::string& out, const TraceWindow& window, const TraceRun* run);
+  void append_jsonl_window(std::string& out, const TraceWindow& window, const TraceRun* run);
   void print_header(std::ostream& out, const std::string& backend) const;
   nlohmann::json summary_json(const TraceRun& run) const;
   // What the trace could see, for `xref trace show --tree`: the executable's

@@ -39,36 +39,34 @@ void TraceStream::attached(const std::string& backend, const nlohmann::json& pro
   }
 }
 
-std::string TraceStream::document_window(const TraceWindow& window, const TraceRun* run) {
-  std::string piece;
-  if (window_written_) piece += ',';
-  renderer_.windows().append_json(piece, window, run);
-  return piece;
-}
-
-void TraceStream::window_closed(const TraceWindow& window) {
+void TraceStream::write_window(const TraceWindow& window, const TraceRun* run, bool droppable) {
+  // Text leaves out a window with no event left; JSON shows it, empty.
+  if (format_ == TraceFormat::text && window.events.empty()) {
+    ++not_shown_["all_events_lost"];
+    return;
+  }
   std::string piece;
   switch (format_) {
     case TraceFormat::text:
-      if (window.events.empty()) {
-        ++not_shown_["all_events_lost"];
-        return;
-      }
-      renderer_.windows().append_text(piece, window, nullptr);
+      renderer_.windows().append_text(piece, window, run);
       break;
     case TraceFormat::jsonl:
-      renderer_.append_window_line(piece, window, nullptr);
+      renderer_.append_jsonl_window(piece, window, run);
       break;
     case TraceFormat::json:
-      piece = document_window(window, nullptr);
+      // An element of the document's array, after a comma when one went before.
+      if (window_written_) piece += ',';
+      renderer_.windows().append_json(piece, window, run);
       break;
   }
-  if (!output_.push(std::move(piece), true)) {
+  if (output_.push(std::move(piece), droppable)) {
+    window_written_ = true;
+  } else if (droppable) {
     ++not_shown_["output_stalled"];
-    return;
   }
-  window_written_ = true;
 }
+
+void TraceStream::window_closed(const TraceWindow& window) { write_window(window, nullptr, true); }
 
 std::string TraceStream::document_end(const nlohmann::json& members) {
   // "windows" sorts after every other member, but the ones after it are
@@ -80,19 +78,7 @@ std::string TraceStream::document_end(const nlohmann::json& members) {
 }
 
 void TraceStream::finish(TraceRun& run, const std::optional<Error>& error) {
-  for (const auto& [id, window] : run.windows->windows()) {
-    if (format_ == TraceFormat::text && window.events.empty()) {
-      ++not_shown_["all_events_lost"];
-      continue;
-    }
-    std::string piece;
-    switch (format_) {
-      case TraceFormat::text: renderer_.windows().append_text(piece, window, &run); break;
-      case TraceFormat::jsonl: renderer_.append_window_line(piece, window, &run); break;
-      case TraceFormat::json: piece = document_window(window, &run); break;
-    }
-    if (output_.push(std::move(piece), false)) window_written_ = true;
-  }
+  for (const auto& [id, window] : run.windows->windows()) write_window(window, &run, false);
   run.windows_not_shown = not_shown_;
   switch (format_) {
     case TraceFormat::text: {

@@ -42,8 +42,9 @@ class TraceStream {
   bool fail(const Error& error);
 
  private:
-  // A window of the document's array, after a comma when one went before.
-  std::string document_window(const TraceWindow& window, const TraceRun* run);
+  // One window in the stream's shape; `droppable` while the trace runs
+  // (refused when the reader is too slow: counted as output_stalled).
+  void write_window(const TraceWindow& window, const TraceRun* run, bool droppable);
   // The document's members after "windows", and its end.
   std::string document_end(const nlohmann::json& members);
 
