@@ -21,6 +21,7 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::limit_exceeded: return "limit_exceeded";
     case ErrorCode::unsupported_regex: return "unsupported_regex";
     case ErrorCode::pid_is_thread: return "pid_is_thread";
+    case ErrorCode::sudo_user_cannot_ptrace: return "sudo_user_cannot_ptrace";
   }
   return "internal";
 }
@@ -45,6 +46,7 @@ int error_exit_status(ErrorCode code) {
     case ErrorCode::limit_exceeded: return 15;
     case ErrorCode::unsupported_regex: return 16;
     case ErrorCode::pid_is_thread: return 17;
+    case ErrorCode::sudo_user_cannot_ptrace: return 18;
   }
   return 1;
 }

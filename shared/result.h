@@ -29,6 +29,7 @@ enum class ErrorCode {
   limit_exceeded,        // an input over a safety limit: a file's size, JSON nesting
   unsupported_regex,     // a regex construct without a linear-time match (a backreference)
   pid_is_thread,         // the PID is a thread's ID, not its process's
+  sudo_user_cannot_ptrace,  // under sudo: a target the user who ran sudo could not ptrace
 };
 
 struct Error {

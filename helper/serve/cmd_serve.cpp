@@ -1,6 +1,6 @@
 // xref serve: the helper protocol on stdin/stdout for the debugger front
-// ends (docs/protocol.md). This file is the edge: the sudo user's targets,
-// the private protocol descriptors, signals and the read loop.
+// ends (docs/protocol.md). This file is the edge: the private protocol
+// descriptors, signals and the read loop.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -10,9 +10,7 @@
 #include <cerrno>
 #include <iostream>
 
-#include "input/user_files.h"
 #include "output/report.h"
-#include "process/target_owner.h"
 #include "serve/commands.h"
 #include "serve/server.h"
 
@@ -53,10 +51,6 @@ Result<ProtocolDescriptors> take_protocol_descriptors() {
 }
 
 int run_serve() {
-  // The CLI entry refused set-user-ID and set-group-ID and found the sudo
-  // user; serve acts for that user in its targets too.
-  if (const auto& user = acting_sudo_user()) restrict_targets_to_uid(user->uid);
-
   auto fds = take_protocol_descriptors();
   if (!fds) return refuse(fds.error());
   // SIGINT and SIGTERM end the helper cleanly (every probe detached); every

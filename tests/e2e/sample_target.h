@@ -5,6 +5,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "command_output.h"
 #include "target_process.h"
@@ -27,8 +28,17 @@ inline std::string hex(uint64_t value) {
   return text.str();
 }
 
+// The sample service's command line, after `runner` (a command that runs
+// it, e.g. setpriv to run it as another user; empty: run it directly).
+inline std::vector<std::string> sample_service_command(std::vector<std::string> runner = {}) {
+  runner.insert(runner.end(), {XREF_SAMPLE_SERVICE, "--threads", "2", "--requests", "0", "--interval-us", "2000"});
+  return runner;
+}
+
 struct SampleTarget {
-  TargetProcess process{{XREF_SAMPLE_SERVICE, "--threads", "2", "--requests", "0", "--interval-us", "2000"}};
+  SampleTarget() : SampleTarget(std::vector<std::string>{}) {}
+  explicit SampleTarget(const std::vector<std::string>& runner) : process(sample_service_command(runner)) {}
+  TargetProcess process;
   std::map<std::string, uint64_t> nm = nm_static_vas(XREF_SAMPLE_SERVICE);
   std::string pid() const { return std::to_string(process.pid()); }
 };

@@ -1,12 +1,18 @@
 // Under sudo, every file a user names is opened with that user's rights
 // (docs/cli.md, "Privileges"): --mark-file, trace export's -o, --bin and
-// saved traces. Sudo is simulated the way sudo sets it up: xref runs as
-// root with SUDO_UID, SUDO_GID and SUDO_USER of nobody, an unprivileged
-// user. Each refusal is paired with the same command on a file nobody may
-// use, which must work, and, where it shows the check could fail, with the
-// same command run as plain root, which must get the bytes sudo refuses.
+// saved traces; and every command opens only processes that user could
+// ptrace. Sudo is simulated the way sudo sets it up: xref runs as root with
+// SUDO_UID, SUDO_GID and SUDO_USER of nobody, an unprivileged user, and the
+// targets it may open run as nobody. Each refusal is paired with the same
+// command on a file or process nobody may use, which must work, and, where
+// it shows the check could fail, with the same command run as plain root,
+// which must get what sudo refuses.
+#include <fcntl.h>
+#include <grp.h>
 #include <pwd.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -36,6 +42,12 @@ std::optional<User> nobody() {
 // What sudo puts in the environment of the command it runs for `user`.
 std::vector<std::string> sudo_from(const User& user) {
   return {"SUDO_UID=" + std::to_string(user.uid), "SUDO_GID=" + std::to_string(user.gid), "SUDO_USER=" + user.name};
+}
+
+// A command prefix that runs a program as `user`, as that user would start it.
+std::vector<std::string> run_as(const User& user) {
+  return {"/usr/bin/setpriv", "--reuid=" + std::to_string(user.uid), "--regid=" + std::to_string(user.gid),
+          "--clear-groups"};
 }
 
 std::string read_file(const std::string& path) {
@@ -132,7 +144,7 @@ std::vector<std::string> marked_trace(const SampleTarget& target, const std::str
 TEST_F(SudoCli, MarkFileTheUserCannotReadIsRefusedAndNoShadowByteShows) {
   const Shadow secret = shadow();
   ASSERT_FALSE(secret.root_mark.empty()) << "/etc/shadow does not start with root's line";
-  SampleTarget target;
+  SampleTarget target(run_as(user_));
   const auto args = marked_trace(target, "/etc/shadow", "^(root:[^:]*)");
 
   const XrefRun refused = run_xref(args, sudo());
@@ -164,7 +176,7 @@ TEST_F(SudoCli, MarkFileTheUserCannotReadIsRefusedAndNoShadowByteShows) {
 TEST_F(SudoCli, MarkFileRotatedIntoARootOnlyFileIsNotFollowed) {
   const Shadow secret = shadow();
   ASSERT_FALSE(secret.root_mark.empty()) << "/etc/shadow does not start with root's line";
-  SampleTarget target;
+  SampleTarget target(run_as(user_));
   const std::string log = directory() + "/app.log";
   const std::vector<std::string> args = {"trace", "--pid", target.pid(), "--start", "handle_request", "--functions",
                                          "validate", "--mark-file", log, "--mark-regex", "^(request [0-9]+|root:[^:]*)",
@@ -268,7 +280,7 @@ TEST_F(SudoCli, SavedTracesTheUserCannotReadAreRefusedAlikeWhetherOrNotTheyExist
 }
 
 TEST_F(SudoCli, BinTheUserCannotReadIsRefused) {
-  SampleTarget target;
+  SampleTarget target(run_as(user_));
   const std::string copy = directory() + "/sample_service";
   std::filesystem::copy_file(XREF_SAMPLE_SERVICE, copy);
   ASSERT_EQ(chmod(copy.c_str(), 0600), 0);  // root's only
@@ -291,6 +303,178 @@ TEST_F(SudoCli, BinTheUserCannotReadIsRefused) {
   const XrefRun readable = run_xref(maps, sudo());
   EXPECT_EQ(readable.exit_status, 0) << readable.out;
   EXPECT_EQ(readable.json()["process"]["binary_match"], "digest_match");
+}
+
+// The kernel's own answer: may `user` ptrace process `pid`? A child that
+// has become the user opens /proc/PID/mem, which the kernel grants only to
+// a tracer it would let attach (ptrace_may_access).
+bool kernel_lets_ptrace(const User& user, pid_t pid) {
+  const std::string mem = "/proc/" + std::to_string(pid) + "/mem";
+  const pid_t child = fork();
+  if (child == 0) {
+    if (setgroups(0, nullptr) != 0 || setresgid(user.gid, user.gid, user.gid) != 0 ||
+        setresuid(user.uid, user.uid, user.uid) != 0) {
+      _exit(2);
+    }
+    _exit(open(mem.c_str(), O_RDONLY) >= 0 ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 2) << "the child could not become uid " << user.uid;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// A process that root started and that then took the user's ids as
+// setresuid(user, user, saved) does, without an exec: a set-user-ID
+// program that dropped its effective uid but keeps `saved` to take back
+// (saved 0), or one that dropped for good (saved = the user) and is no
+// longer dumpable, as the kernel makes any process that changed its ids.
+class DroppedProcess {
+ public:
+  DroppedProcess(const User& user, uid_t saved) {
+    int ready[2];
+    if (pipe(ready) != 0) return;
+    pid_ = fork();
+    if (pid_ == 0) {
+      close(ready[0]);
+      if (setgroups(0, nullptr) != 0 || setresgid(user.gid, user.gid, user.gid) != 0 ||
+          setresuid(user.uid, user.uid, saved) != 0) {
+        _exit(1);
+      }
+      if (write(ready[1], "r", 1) != 1) _exit(1);
+      for (;;) pause();
+    }
+    close(ready[1]);
+    char byte = 0;
+    if (read(ready[0], &byte, 1) != 1) pid_ = -1;
+    close(ready[0]);
+  }
+  ~DroppedProcess() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+// The uids on the Uid: line of /proc/PID/status (real, effective, saved).
+std::string uids_of(pid_t pid) {
+  std::istringstream status(read_file("/proc/" + std::to_string(pid) + "/status"));
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("Uid:", 0) == 0) {
+      std::istringstream ids(line.substr(4));
+      std::string real, effective, saved;
+      ids >> real >> effective >> saved;
+      return real + " " + effective + " " + saved;
+    }
+  }
+  return "";
+}
+
+// Every command that opens a process, run on process `pid`.
+std::vector<std::vector<std::string>> process_commands(const std::string& pid) {
+  return {{"probe", "--pid", pid, "handle_request", "--duration-ms", "300"},
+          {"trace", "--pid", pid, "--start", "handle_request", "--functions", "validate", "--max-windows", "1",
+           "--duration-ms", "20000"},
+          {"memscan", "--pid", pid, "0x1", "--max-read-bytes", "65536"},
+          {"maps", "--pid", pid},
+          {"resolve", "--pid", pid, "0x1000"}};
+}
+
+// Under sudo each command refuses the process, in text and JSON: one line,
+// exit status 18, error code sudo_user_cannot_ptrace, `message`; nothing
+// attached.
+void expect_refused_by_every_command(pid_t pid, const std::vector<std::string>& sudo, const std::string& message,
+                                     const std::string& user_uid) {
+  for (auto command : process_commands(std::to_string(pid))) {
+    SCOPED_TRACE(command[0]);
+    const XrefRun text = run_xref(command, sudo);
+    EXPECT_EQ(text.exit_status, 18) << text.err << text.out;
+    EXPECT_EQ(text.out, "");
+    EXPECT_EQ(text.err.rfind("xref: error: " + message + "; under sudo xref opens only processes uid " + user_uid +
+                                 " could ptrace itself",
+                             0),
+              0u)
+        << text.err;
+    EXPECT_EQ(std::count(text.err.begin(), text.err.end(), '\n'), 1) << "one line, nothing attached: " << text.err;
+    command.push_back("--json");
+    const XrefRun json = run_xref(command, sudo);
+    EXPECT_EQ(json.exit_status, 18) << json.err << json.out;
+    const auto error = json.json()["error"];
+    EXPECT_EQ(error["code"], "sudo_user_cannot_ptrace") << json.out;
+    EXPECT_EQ(error["exit_status"], 18);
+    EXPECT_EQ(error["message"], message);
+  }
+}
+
+// Root's process: the kernel would not let nobody ptrace it, and under sudo
+// for nobody no command opens it (probe, trace and memscan used to read
+// its stack and memory). Plain root opens it; nobody's own process is
+// opened under sudo, where the kernel lets nobody ptrace it too.
+TEST_F(SudoCli, EveryCommandOpensOnlyProcessesTheUserCouldPtrace) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  SampleTarget roots;
+  ASSERT_EQ(uids_of(roots.process.pid()), "0 0 0");
+  EXPECT_FALSE(kernel_lets_ptrace(user_, roots.process.pid()));
+  const std::string uid = std::to_string(user_.uid);
+  expect_refused_by_every_command(roots.process.pid(), sudo(),
+                                  "process " + roots.pid() + " belongs to uid 0: uid " + uid +
+                                      ", who ran xref through sudo, could not ptrace it",
+                                  uid);
+  for (const auto& command : process_commands(roots.pid())) {
+    const XrefRun as_root = run_xref(command);
+    EXPECT_EQ(as_root.exit_status, 0) << command[0] << ": " << as_root.err;
+  }
+
+  SampleTarget own(run_as(user_));
+  EXPECT_TRUE(kernel_lets_ptrace(user_, own.process.pid()));
+  for (auto command : process_commands(own.pid())) {
+    command.push_back("--json");
+    const XrefRun under_sudo = run_xref(command, sudo());
+    EXPECT_EQ(under_sudo.exit_status, 0) << command[0] << ": " << under_sudo.err << under_sudo.out;
+    EXPECT_EQ(under_sudo.json()["error"], nullptr) << command[0];
+  }
+  const XrefRun probed = run_xref({"probe", "--pid", own.pid(), "handle_request", "--duration-ms", "300", "--json"},
+                                  sudo());
+  EXPECT_GT(probed.json()["addresses"][0]["hits"].get<uint64_t>(), 0u) << "requests come every 2 ms";
+}
+
+// A set-user-ID-style process: root started it, it set its real and
+// effective uid to nobody's and kept saved uid 0, so it can become root
+// again. Its Uid line is nobody's but for the saved uid; the kernel would
+// not let nobody ptrace it, and the refusal names the saved uid. One that
+// dropped all three uids is not dumpable (the kernel's rule for a process
+// that changed its ids), and is refused for that.
+TEST_F(SudoCli, AProcessKeepingSavedUidZeroIsRefusedNamingIt) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  const std::string uid = std::to_string(user_.uid);
+  const DroppedProcess setuid_style(user_, 0);
+  ASSERT_GT(setuid_style.pid(), 0);
+  ASSERT_EQ(uids_of(setuid_style.pid()), uid + " " + uid + " 0");
+  EXPECT_FALSE(kernel_lets_ptrace(user_, setuid_style.pid()));
+  const std::string pid = std::to_string(setuid_style.pid());
+  expect_refused_by_every_command(setuid_style.pid(), sudo(),
+                                  "process " + pid + " (uid " + uid +
+                                      ") keeps saved uid 0, set-user-ID rights it can take back: uid " + uid +
+                                      ", who ran xref through sudo, could not ptrace it",
+                                  uid);
+  const XrefRun as_root = run_xref({"maps", "--pid", pid, "--json"});
+  EXPECT_EQ(as_root.exit_status, 0) << as_root.err;
+
+  const DroppedProcess dropped(user_, user_.uid);
+  ASSERT_GT(dropped.pid(), 0);
+  ASSERT_EQ(uids_of(dropped.pid()), uid + " " + uid + " " + uid);
+  EXPECT_FALSE(kernel_lets_ptrace(user_, dropped.pid()));
+  const XrefRun not_dumpable = run_xref({"maps", "--pid", std::to_string(dropped.pid()), "--json"}, sudo());
+  EXPECT_EQ(not_dumpable.exit_status, 18) << not_dumpable.out;
+  EXPECT_EQ(not_dumpable.json()["error"]["message"],
+            "process " + std::to_string(dropped.pid()) + " (uid " + uid +
+                ") is not dumpable (it changed its ids, or cleared PR_SET_DUMPABLE): uid " + uid +
+                ", who ran xref through sudo, could not ptrace it");
 }
 
 }  // namespace

@@ -255,12 +255,14 @@ TEST(ServeCli, UnderSudoOnlyTheSudoUsersProcessesAreTargets) {
   ServeClient helper({"SUDO_UID=" + std::to_string(stranger)});
   handshake(helper);
   const auto maps = helper.request("command", {{"argv", {"maps"}}, {"context", {{"pid", target.process.pid()}}}});
-  EXPECT_EQ(maps["result"]["exit_status"], 9) << maps.dump();
-  EXPECT_EQ(maps["result"]["document"]["error"]["code"], "permission_denied");
+  EXPECT_EQ(maps["result"]["exit_status"], 18) << maps.dump();
+  EXPECT_EQ(maps["result"]["document"]["error"]["code"], "sudo_user_cannot_ptrace");
   const auto trace = trace_start(helper, target.process.pid(), {});
-  EXPECT_EQ(trace["error"]["code"], "permission_denied") << trace.dump();
-  EXPECT_EQ(trace["error"]["exit_status"], 9);
-  EXPECT_NE(trace["error"]["message"].get<std::string>().find("uid " + std::to_string(stranger)), std::string::npos);
+  EXPECT_EQ(trace["error"]["code"], "sudo_user_cannot_ptrace") << trace.dump();
+  EXPECT_EQ(trace["error"]["exit_status"], 18);
+  EXPECT_EQ(trace["error"]["message"], "process " + target.pid() + " belongs to uid " + std::to_string(getuid()) +
+                                           ": uid " + std::to_string(stranger) +
+                                           ", who ran xref through sudo, could not ptrace it");
   helper.close_stdin();
   EXPECT_EQ(helper.wait(), 0);
 }
