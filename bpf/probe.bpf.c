@@ -308,7 +308,15 @@ __noinline int on_hit(struct pt_regs *ctx, __u32 index) {
   } else {
     grouped = 0;
   }
-  if (grouped && !count_key(&groups, &key)) __sync_fetch_and_add(&count->groups_full, 1);
+  /* Every passing hit a key is asked of is counted once: under its key, as
+   * one the full map had no room for, or as one whose key was unread (ret
+   * groups are keyed at the rets, not here). */
+  const int keyed = site->group == XREF_GROUP_TID || site->group == XREF_GROUP_CALLER || site->group == XREF_GROUP_FETCH;
+  if (keyed && !grouped) {
+    __sync_fetch_and_add(&count->groups_unread, 1);
+  } else if (grouped && !count_key(&groups, &key)) {
+    __sync_fetch_and_add(&count->groups_full, 1);
+  }
 
   if (site->flags & XREF_SITE_F_STACKS) {
     /* No BPF_F_REUSE_STACKID: a stack whose hash meets another's is not

@@ -82,6 +82,7 @@ struct xref_probe_counts {
   __u64 groups_full;     /* hits the full group map could not count */
   __u64 caller_unread;   /* hits whose return address could not be read */
   __u64 stacks_unread;   /* --stacks: hits whose stack could not be walked or kept */
+  __u64 groups_unread;   /* --group-by: passing hits whose key (a fetch, the caller) could not be read */
   __u64 hist[XREF_PROBE_HIST_BUCKETS];
 };
 

@@ -1,5 +1,6 @@
 #include "mark/follower.h"
 #include "input/user_files.h"
+#include "mark/log_filesystem.h"
 #include "monotonic_clock.h"
 
 #include <sys/stat.h>
@@ -109,7 +110,10 @@ Result<std::unique_ptr<MarkFollower>> MarkFollower::open(const std::string& path
 Result<InputFile> MarkFollower::open_file(const std::string& path) {
   // Never blocks: a FIFO is refused, not waited on for a writer.
   auto file = open_regular_file(path, "--mark-file");
-  if (file) return file;
+  if (file) {
+    if (auto log = check_log_filesystem(file->fd.get(), path); !log) return log.error();
+    return file;
+  }
   Error error = file.error();
   // A file the sudo user may not read keeps permission_denied and its hint.
   if (error.code == ErrorCode::permission_denied) return error;
@@ -250,6 +254,9 @@ void MarkFollower::poll_locked() {
   // poll, and a root-only file is not opened under sudo.
   auto file = open_regular_file(path_, "");
   if (!file) return fail("after rotation, " + file.error().message, started);
+  if (auto log = check_log_filesystem(file->fd.get(), path_); !log) {
+    return fail("after rotation, " + log.error().message, started);
+  }
   named.st_dev = file->identity.dev;
   named.st_ino = file->identity.ino;
   const int fd = file->fd.release();

@@ -105,6 +105,7 @@ void add_counts(xref_probe_counts& total, const xref_probe_counts& cpu) {
   total.groups_full += cpu.groups_full;
   total.caller_unread += cpu.caller_unread;
   total.stacks_unread += cpu.stacks_unread;
+  total.groups_unread += cpu.groups_unread;
   for (size_t bucket = 0; bucket < XREF_PROBE_HIST_BUCKETS; ++bucket) total.hist[bucket] += cpu.hist[bucket];
 }
 

@@ -1,10 +1,12 @@
 #include "probe/options.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
 #include "command/option_values.h"
 #include "mark/follower.h"
+#include "parse_error_render.h"
 #include "probe_abi.h"
 
 namespace xref {
@@ -12,9 +14,27 @@ namespace {
 
 constexpr uint64_t kMaxRecordsBound = 10000000;
 
+// No function name or address holds a control character (a newline pasted
+// in with it): refused, the address quoted as fetch specs quote theirs, so
+// that this error, and every later one that names the address, is one line.
+Result<void> check_address_bytes(const std::string& address) {
+  const auto control = std::find_if(address.begin(), address.end(), [](char c) {
+    const auto byte = static_cast<unsigned char>(c);
+    return byte < 0x20 || byte == 0x7f;
+  });
+  if (control == address.end()) return {};
+  return make_error(ErrorCode::invalid_argument,
+                    "probe " + quoted_text(address) + ": " + quoted_character(*control) + " (column " +
+                        std::to_string(control - address.begin() + 1) + ") is in no function name or address",
+                    "name a function as nm -C prints it, or an instruction's static VA (0x1234)");
+}
+
 }  // namespace
 
 Result<void> validate_probe_request(const ProbeRequest& request) {
+  for (const std::string& address : request.addresses) {
+    if (auto clean = check_address_bytes(address); !clean) return clean.error();
+  }
   if (request.backend != "auto" && request.backend != "uprobe_multi" && request.backend != "perf_uprobe" &&
       request.backend != "tracefs") {
     return make_error(ErrorCode::invalid_argument, "--backend must be auto, uprobe_multi, perf_uprobe or tracefs");
@@ -86,8 +106,10 @@ void add_probe_options(CLI::App& command_app, ProbeCommandOptions& options_ref) 
       ->transform(number_in({0, UINT64_MAX / 2}));
   command->add_option("--group-by", request.group_by,
                       "count passing hits by ret (the function's return value at its rets), caller, tid, or a "
-                      "fetched NAME");
-  command->add_option("--hist", request.hist, "a log2 histogram of a fetched NAME");
+                      "fetched NAME")
+      ->check(not_empty("a group key", "--group-by caller"));
+  command->add_option("--hist", request.hist, "a log2 histogram of a fetched NAME")
+      ->check(not_empty("a fetched name", "--fetch 'size=%si:u64' --hist size"));
   command->add_option("--stacks", request.stacks,
                       "count passing hits by whole user stack, up to N frames, walked by frame pointers (frames of "
                       "code built without them are skipped)")

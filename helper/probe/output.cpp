@@ -32,6 +32,38 @@ const std::map<uint64_t, uint64_t>& of_site(const Map& maps, uint32_t site) {
   return found == maps.end() ? kNone : found->second;
 }
 
+// The other spellings merged into an address's probe site, and how many
+// times it was typed in all.
+nlohmann::json also_given(const ProbeAddress& address) {
+  nlohmann::json others = nlohmann::json::array();
+  for (size_t i = 1; i < address.spellings.size(); ++i) others.push_back(address.spellings[i].first);
+  return others;
+}
+
+uint64_t times_given(const ProbeAddress& address) {
+  uint64_t times = 0;
+  for (const auto& spelling : address.spellings) times += spelling.second;
+  return times;
+}
+
+// The sites an address's --group-by counts at: its rets for ret, else
+// its own site.
+std::vector<uint32_t> group_sites(const ProbePlan& plan, size_t index) {
+  std::vector<uint32_t> sites;
+  for (uint32_t site = 0; site < plan.sites.size(); ++site) {
+    if (plan.sites[site].address == index && plan.sites[site].ret == (plan.group_by == "ret")) sites.push_back(site);
+  }
+  return sites;
+}
+
+// A full key map: how many passing hits of an address it could not count.
+std::string map_full_warning(const std::string& kind, const ProbeAddress& address, uint64_t not_counted,
+                             const std::string& what, uint64_t entries, const std::string& what_to_do) {
+  return kind + ": " + address.given + ": " + std::to_string(not_counted) + " hits were not counted " + what +
+         ": the map of " + std::to_string(entries) + " (address, key) pairs all addresses share was full; " +
+         what_to_do;
+}
+
 }  // namespace
 
 nlohmann::json ProbeRenderer::record_json(const ProbeRecord& record) {
@@ -138,6 +170,8 @@ nlohmann::json ProbeRenderer::address_json(size_t index, const ProbeRun& run) {
                                                              address.static_va);
   nlohmann::json json = {
       {"address", address.given},
+      {"also_given", also_given(address)},
+      {"times_given", times_given(address)},
       {"static_va", to_hex(address.static_va)},
       {"probe_va", to_hex(plan_.sites[own].static_va)},
       {"module", plan_.modules[address.module_index].module->name()},
@@ -182,11 +216,14 @@ nlohmann::json ProbeRenderer::address_json(size_t index, const ProbeRun& run) {
   }
   if (!plan_.group_by.empty()) {
     std::map<uint64_t, uint64_t> groups;
-    uint64_t not_counted = 0;
-    const std::vector<uint32_t> sources = plan_.group_by == "ret" ? rets : std::vector<uint32_t>{own};
-    for (uint32_t site : sources) {
-      for (const auto& [key, hits] : of_site(run.counts.groups, site)) groups[key] += hits;
+    uint64_t counted = 0, not_counted = 0, unread = 0;
+    for (uint32_t site : group_sites(plan_, index)) {
+      for (const auto& [key, hits] : of_site(run.counts.groups, site)) {
+        groups[key] += hits;
+        counted += hits;
+      }
       not_counted += run.counts.sites[site].groups_full;
+      unread += run.counts.sites[site].groups_unread;
     }
     nlohmann::json values = nlohmann::json::array();
     const auto sorted = by_count(groups);
@@ -196,8 +233,10 @@ nlohmann::json ProbeRenderer::address_json(size_t index, const ProbeRun& run) {
     json["groups"] = {{"by", plan_.group_by},
                       {"keys", sorted.size()},
                       {"shown", values.size()},
-                      {"complete", not_counted == 0},
+                      {"complete", not_counted == 0 && unread == 0},
+                      {"counted", counted},
                       {"not_counted", not_counted},
+                      {"unread", unread},
                       {"values", values}};
     if (plan_.group_by == "ret") json["groups"]["ret_sites"] = rets.size();
   }
@@ -222,6 +261,32 @@ nlohmann::json ProbeRenderer::address_json(size_t index, const ProbeRun& run) {
   // the summary (lost_events) and the warnings.
   json["records_lost"] = run.backend == "tracefs" ? nlohmann::json(nullptr) : nlohmann::json(counts.records_lost);
   return json;
+}
+
+// A key map that was full: how many hits of which address it could not
+// count, and what to do. The counts of keys that found room stay exact.
+void ProbeRenderer::map_full_warnings(const ProbeRun& run, std::vector<std::string>& warnings) const {
+  for (uint32_t site = 0; site < plan_.sites.size() && site < run.counts.sites.size(); ++site) {
+    if (plan_.sites[site].ret) continue;
+    const size_t index = plan_.sites[site].address;
+    const ProbeAddress& address = plan_.addresses[index];
+    const xref_probe_counts& counts = run.counts.sites[site];
+    uint64_t groups_full = 0;
+    for (uint32_t group_site : group_sites(plan_, index)) groups_full += run.counts.sites[group_site].groups_full;
+    if (groups_full != 0) {
+      warnings.push_back(map_full_warning("groups_full", address, groups_full, "by --group-by " + plan_.group_by,
+                                          XREF_PROBE_MAX_GROUPS,
+                                          "group by something with fewer values, or --filter the hits"));
+    }
+    if (counts.callers_full != 0) {
+      warnings.push_back(map_full_warning("callers_full", address, counts.callers_full, "by caller",
+                                          XREF_PROBE_MAX_CALLERS, "probe fewer addresses with --callers"));
+    }
+    if (counts.threads_full != 0) {
+      warnings.push_back(map_full_warning("threads_full", address, counts.threads_full, "by thread",
+                                          XREF_PROBE_MAX_THREADS, "probe fewer addresses, or for less time"));
+    }
+  }
 }
 
 // An address with no hit at the end: say so, with how to check it.
@@ -288,6 +353,7 @@ nlohmann::json ProbeRenderer::document(const ProbeRun& run) {
   std::vector<std::string> warnings = target_.warnings;
   warnings.insert(warnings.end(), plan_.warnings.begin(), plan_.warnings.end());
   if (!run.stop_reason.empty()) never_hit_warnings(run, warnings);
+  map_full_warnings(run, warnings);
   nlohmann::json summary = {
       {"hits", hits},
       {"passed", passed},
@@ -387,7 +453,13 @@ void ProbeRenderer::print_text(std::ostream& out, const ProbeRun& run) {
     }
     if (address.contains("groups")) {
       const auto& groups = address["groups"];
-      out << "  by " << groups["by"].get<std::string>() << " (" << groups["keys"] << " keys):\n";
+      out << "  by " << groups["by"].get<std::string>() << " (" << groups["keys"] << " keys";
+      if (groups["not_counted"].get<uint64_t>() != 0) {
+        out << "; " << groups["not_counted"] << " hits not counted: the group map of " << XREF_PROBE_MAX_GROUPS
+            << " keys was full";
+      }
+      if (groups["unread"].get<uint64_t>() != 0) out << "; " << groups["unread"] << " hits whose key was unread";
+      out << "):\n";
       const bool decimal = groups["by"] == "tid";
       for (const auto& value : groups["values"]) {
         const std::string key = value["key"].get<std::string>();

@@ -38,6 +38,7 @@ class ProbeRenderer {
   nlohmann::json stacks_json(uint32_t site, const ProbeRun& run);
   nlohmann::json frame_json(uint64_t live, bool pc);
   void never_hit_warnings(const ProbeRun& run, std::vector<std::string>& warnings) const;
+  void map_full_warnings(const ProbeRun& run, std::vector<std::string>& warnings) const;
 
   const Target& target_;
   const ProbePlan& plan_;

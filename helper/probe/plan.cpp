@@ -1,6 +1,7 @@
 #include "probe/plan.h"
 
 #include <cstring>
+#include <map>
 
 #include "cfa_rule.h"
 #include "disassembly.h"
@@ -86,22 +87,57 @@ Result<std::vector<ProbeAddress>> breakpoint_addresses(ProbeModules& modules, co
 }
 
 // The addresses as typed, resolved; bp:N adds N to the breakpoints the
-// debugger disables while the probe runs.
+// debugger disables while the probe runs. An address typed again is counted
+// on its first copy, not resolved again: 3,000 copies cost one lookup.
 Result<std::vector<ProbeAddress>> resolve_addresses(ProbePlan& plan, const ProbeRequest& request) {
   std::vector<ProbeAddress> addresses;
+  std::map<std::string, std::pair<size_t, size_t>> typed;  // as typed -> the addresses it became [first, end)
   for (const std::string& given : request.addresses) {
+    if (auto again = typed.find(given); again != typed.end()) {
+      for (size_t index = again->second.first; index < again->second.second; ++index) {
+        ++addresses[index].spellings.front().second;
+      }
+      continue;
+    }
+    const size_t first = addresses.size();
     if (auto id = breakpoint_reference(given)) {
       auto located = breakpoint_addresses(plan.modules, request.debugger, *id);
       if (!located) return located.error();
       addresses.insert(addresses.end(), located->begin(), located->end());
       plan.breakpoints_to_disable.push_back(*id);
-      continue;
+    } else {
+      auto address = resolve_address(plan.modules, given, plan.warnings);
+      if (!address) return address.error();
+      addresses.push_back(std::move(*address));
     }
-    auto address = resolve_address(plan.modules, given, plan.warnings);
-    if (!address) return address.error();
-    addresses.push_back(std::move(*address));
+    for (size_t index = first; index < addresses.size(); ++index) addresses[index].spellings = {{addresses[index].given, 1}};
+    typed[given] = {first, addresses.size()};
   }
   return addresses;
+}
+
+// Spellings merged into one probe site are said once per site: "foo (3000
+// times) and 0x1139 are one probe site ...".
+void warn_duplicates(ProbePlan& plan) {
+  for (const ProbeSite& site : plan.sites) {
+    if (site.ret) continue;
+    const ProbeAddress& address = plan.addresses[site.address];
+    uint64_t typed = 0;
+    std::string names;
+    for (size_t i = 0; i < address.spellings.size(); ++i) {
+      const auto& [spelling, times] = address.spellings[i];
+      typed += times;
+      names += (i == 0 ? "" : i + 1 == address.spellings.size() ? " and " : ", ") + spelling +
+               (times > 1 ? " (" + std::to_string(times) + " times)" : "");
+    }
+    if (typed < 2) continue;
+    const bool one_spelling = address.spellings.size() == 1;
+    plan.warnings.push_back("duplicate_address: " + (one_spelling ? address.given + ", typed " + std::to_string(typed) +
+                                                                        " times, is"
+                                                                  : names + " are") +
+                            " one probe site (" + address.function.demangled + ", probe VA " + to_hex(site.static_va) +
+                            "): probed and counted once" + (one_spelling ? "" : ", reported as " + address.given));
+  }
 }
 
 // Every site's live address, for the breakpoint-collision guard.
@@ -190,6 +226,7 @@ Result<ProbePlan> plan_probe(const Target& target, const ProbeRequest& request) 
   auto resolved = resolve_addresses(plan, request);
   if (!resolved) return resolved.error();
   SplitParts split;
+  std::map<std::pair<uint32_t, uint64_t>, uint32_t> address_at;  // (module, probe VA) -> its address
   for (auto address = resolved->begin(); address != resolved->end(); ++address) {
     const std::string& given = address->given;
     const ElfImage& image = plan.modules.image(address->module_index);
@@ -217,6 +254,13 @@ Result<ProbePlan> plan_probe(const Target& target, const ProbeRequest& request) 
     // --stop-when: the kernel runs such a probe through a trampoline of its
     // own, and the stopped thread would be there, outside the function.
     site.static_va = address->at_entry && request.stop_when.empty() ? entry_probe_va(*code) : address->static_va;
+    // Another spelling of a site already planned: one uprobe, one count.
+    const auto [same, fresh] = address_at.try_emplace({site.module_index, site.static_va}, site.address);
+    if (!fresh) {
+      auto& spellings = plan.addresses[same->second].spellings;
+      spellings.insert(spellings.end(), address->spellings.begin(), address->spellings.end());
+      continue;
+    }
     auto offset = image.file_offset_of(site.static_va);
     if (!offset) return with_context(offset.error(), what);
     site.file_offset = *offset;
@@ -275,6 +319,7 @@ Result<ProbePlan> plan_probe(const Target& target, const ProbeRequest& request) 
     }
     plan.addresses.push_back(*address);
   }
+  warn_duplicates(plan);
   if (plan.sites.size() > XREF_PROBE_MAX_SITES) {
     return make_error(ErrorCode::invalid_argument,
                       std::to_string(plan.sites.size()) + " probe sites needed; the limit is " +

@@ -1,6 +1,7 @@
 // From a ProbeRequest to the sites the probe program is attached to: one
 // site per address the user named (checked to be an instruction start, not
-// an int3, in code), with how its return address is read (--callers: at a
+// an int3, in code; addresses typed twice, or spelled two ways for the same
+// probe site, are one site), with how its return address is read (--callers: at a
 // function's first instruction [rsp] exactly, inside it the .eh_frame CFA
 // rule's slot), plus, for --group-by ret, a site at each ret of the
 // address's function. The fetches and the filter are compiled once for
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fetch_spec.h"
@@ -31,6 +33,9 @@ struct ProbeAddress {
   bool at_entry = false;        // the function's first instruction
   std::string caller_method;    // --callers: "exact" ([rsp] at entry), "inferred" (CFA rule), "" none
   std::string caller_note;      // why callers are not read, when they are not
+  // Every spelling typed for this probe site, `given` first, with how many
+  // times each was typed: duplicates are merged into one site.
+  std::vector<std::pair<std::string, uint64_t>> spellings;
 };
 
 // One attached address: the user's address itself (its site), or a ret of

@@ -107,7 +107,11 @@ void ProbeTally::hit(const SiteHit& hit, const ProbeRecordSink& sample) {
   } else {
     grouped = false;
   }
-  if (grouped && !count_key(counts_.groups, groups_entries_, XREF_PROBE_MAX_GROUPS, hit.site, key)) {
+  const bool keyed = compiled.group == XREF_GROUP_TID || compiled.group == XREF_GROUP_CALLER ||
+                     compiled.group == XREF_GROUP_FETCH;
+  if (keyed && !grouped) {
+    ++count.groups_unread;
+  } else if (grouped && !count_key(counts_.groups, groups_entries_, XREF_PROBE_MAX_GROUPS, hit.site, key)) {
     ++count.groups_full;
   }
 

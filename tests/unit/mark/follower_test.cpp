@@ -207,6 +207,48 @@ TEST_F(MarkFollowerTest, AFifoInTheLogsPlaceAfterARotationIsNotFollowed) {
   EXPECT_NE(stamp.error.find("is not a regular file (it is a FIFO)"), std::string::npos) << stamp.error;
 }
 
+// A pseudo filesystem's regular files are the kernel's or a process's
+// state: /proc/self/mem is xref's own memory, /sys/kernel/btf/vmlinux the
+// kernel's types. Neither is a log; both are refused, naming the
+// filesystem. A log on tmpfs (/dev/shm) is a log.
+TEST_F(MarkFollowerTest, FilesOfProcAndSysAreRefused) {
+  auto regex = MarkRegex::compile("x");
+  ASSERT_TRUE(regex);
+  const std::pair<std::string, std::string> pseudo[] = {{"/proc/self/mem", "procfs"},
+                                                        {"/proc/self/status", "procfs"},
+                                                        {"/sys/kernel/btf/vmlinux", "sysfs"}};
+  for (const auto& [path, filesystem] : pseudo) {
+    ASSERT_TRUE(std::filesystem::is_regular_file(path)) << path << " is a regular file, as stat says";
+    auto refused = MarkFollower::open(path, *regex);
+    ASSERT_FALSE(refused) << path;
+    EXPECT_EQ(refused.error().code, ErrorCode::invalid_argument) << path;
+    EXPECT_EQ(refused.error().message, "--mark-file " + path + " is on " + filesystem +
+                                           ", a pseudo filesystem: its files are the kernel's or a process's state, "
+                                           "not a log");
+    EXPECT_EQ(refused.error().hint, "give the log file an application writes, e.g. /var/log/app.log");
+    EXPECT_FALSE(MarkFollower::check(path)) << path;
+  }
+  const std::string shm = "/dev/shm/xref-mark-test-" + std::to_string(getpid()) + ".log";
+  std::ofstream(shm) << "batch 7\n";
+  auto on_tmpfs = MarkFollower::open(shm, *regex);
+  EXPECT_TRUE(on_tmpfs) << on_tmpfs.error().message;
+  std::filesystem::remove(shm);
+}
+
+// The same after a rotation: a symlink to /proc/self/environ put in the
+// log's place is not followed, and the follower says why.
+TEST_F(MarkFollowerTest, AProcFileInTheLogsPlaceAfterARotationIsNotFollowed) {
+  append("batch 1\n");
+  auto follower = follow("^batch ([0-9]+)");
+  std::filesystem::rename(path_, path_ + ".1");
+  std::filesystem::create_symlink("/proc/self/environ", path_);
+  const MarkStamp stamp = follower->stamp(monotonic_ns() + 1000000000ull);
+  EXPECT_EQ(stamp.status, MarkStamp::Status::unreadable);
+  EXPECT_EQ(stamp.error, "after rotation, --mark-file " + path_ +
+                             " is on procfs, a pseudo filesystem: its files are the kernel's or a process's state, "
+                             "not a log");
+}
+
 TEST(MarkRegex, ABackreferenceIsRefusedAsUnsupported) {
   for (const char* pattern : {"^(a*)*\\1b$", "(x)\\9"}) {
     auto refused = MarkRegex::compile(pattern);
