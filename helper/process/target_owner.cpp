@@ -74,13 +74,13 @@ Result<void> check_target_owner(pid_t pid) {
   std::ifstream file(proc + "/status");
   std::ostringstream text;
   text << "\n" << file.rdbuf();  // the lines are looked up as "\nUid:"
-  // The kernel makes a process's /proc directory root's while it is not
-  // dumpable, else its effective uid's.
-  struct stat directory {};
-  if (!file || stat(proc.c_str(), &directory) != 0) {
+  // The kernel makes a process's private /proc files (not its directory)
+  // root's while it is not dumpable, else its effective uid's.
+  struct stat mem {};
+  if (!file || stat((proc + "/mem").c_str(), &mem) != 0) {
     return make_error(ErrorCode::process_exited, "process " + std::to_string(pid) + " exited");
   }
-  return check_owner_in_status(text.str(), directory.st_uid == user->uid, pid, *user);
+  return check_owner_in_status(text.str(), mem.st_uid == user->uid, pid, *user);
 }
 
 }  // namespace xref

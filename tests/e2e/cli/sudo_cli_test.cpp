@@ -375,14 +375,15 @@ std::string uids_of(pid_t pid) {
   return "";
 }
 
-// Every command that opens a process, run on process `pid`.
-std::vector<std::vector<std::string>> process_commands(const std::string& pid) {
+// Every command that opens a process, run on process `pid`; resolve asks
+// for `code`, a live address of its code.
+std::vector<std::vector<std::string>> process_commands(const std::string& pid, const std::string& code) {
   return {{"probe", "--pid", pid, "handle_request", "--duration-ms", "300"},
           {"trace", "--pid", pid, "--start", "handle_request", "--functions", "validate", "--max-windows", "1",
            "--duration-ms", "20000"},
           {"memscan", "--pid", pid, "0x1", "--max-read-bytes", "65536"},
           {"maps", "--pid", pid},
-          {"resolve", "--pid", pid, "0x1000"}};
+          {"resolve", "--pid", pid, code}};
 }
 
 // Under sudo each command refuses the process, in text and JSON: one line,
@@ -390,7 +391,7 @@ std::vector<std::vector<std::string>> process_commands(const std::string& pid) {
 // attached.
 void expect_refused_by_every_command(pid_t pid, const std::vector<std::string>& sudo, const std::string& message,
                                      const std::string& user_uid) {
-  for (auto command : process_commands(std::to_string(pid))) {
+  for (auto command : process_commands(std::to_string(pid), "0x1000")) {
     SCOPED_TRACE(command[0]);
     const XrefRun text = run_xref(command, sudo);
     EXPECT_EQ(text.exit_status, 18) << text.err << text.out;
@@ -425,14 +426,14 @@ TEST_F(SudoCli, EveryCommandOpensOnlyProcessesTheUserCouldPtrace) {
                                   "process " + roots.pid() + " belongs to uid 0: uid " + uid +
                                       ", who ran xref through sudo, could not ptrace it",
                                   uid);
-  for (const auto& command : process_commands(roots.pid())) {
+  for (const auto& command : process_commands(roots.pid(), hex(roots.process.value("func", "validate")))) {
     const XrefRun as_root = run_xref(command);
     EXPECT_EQ(as_root.exit_status, 0) << command[0] << ": " << as_root.err;
   }
 
   SampleTarget own(run_as(user_));
   EXPECT_TRUE(kernel_lets_ptrace(user_, own.process.pid()));
-  for (auto command : process_commands(own.pid())) {
+  for (auto command : process_commands(own.pid(), hex(own.process.value("func", "validate")))) {
     command.push_back("--json");
     const XrefRun under_sudo = run_xref(command, sudo());
     EXPECT_EQ(under_sudo.exit_status, 0) << command[0] << ": " << under_sudo.err << under_sudo.out;
