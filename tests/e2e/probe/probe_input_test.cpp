@@ -9,6 +9,7 @@
 
 #include "objdump_listing.h"
 #include "probe_harness.h"
+#include "tracefs_state.h"
 
 namespace xref::test {
 namespace {
@@ -79,6 +80,23 @@ TEST(ProbeInput, AFullGroupMapSaysHowManyHitsWentUncounted) {
                       " hits not counted: the group map of 65536 keys was full):"),
             std::string::npos)
       << text.substr(0, 2000);
+}
+
+// The same with tracefs, where xref counts from the kernel's records into
+// maps of the same bounds (a buffer large enough that no record is lost).
+TEST(ProbeInput, AFullGroupMapWithTracefsSaysTheSame) {
+  XREF_REQUIRE(tracefs_usable(), "root and tracefs uprobe_events");
+  const TickRun tick_run = probe_ticks({"--json", "--backend", "tracefs", "--ringbuf-bytes", "16777216"});
+  ASSERT_EQ(tick_run.run.exit_status, kProcessExited) << tick_run.run.err << tick_run.run.out.substr(0, 2000);
+  ASSERT_EQ(tick_run.calls.total, kTicks);
+  const auto document = tick_run.run.json();
+  ASSERT_EQ(document["backend"], "tracefs");
+  ASSERT_EQ(document["summary"]["lost_events"], 0);
+  const auto& groups = address_of(document, "svc::tick")["groups"];
+  EXPECT_EQ(groups["keys"].get<uint64_t>(), kGroupMapKeys);
+  EXPECT_EQ(groups["counted"].get<uint64_t>(), kGroupMapKeys);
+  EXPECT_EQ(groups["not_counted"].get<uint64_t>(), tick_run.calls.total - groups["counted"].get<uint64_t>());
+  EXPECT_EQ(groups["complete"], false);
 }
 
 // 3,000 copies of one name and its static VA are one probe site: one
