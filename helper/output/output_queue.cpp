@@ -59,12 +59,51 @@ bool OutputQueue::push(std::string bytes, bool droppable) {
       return false;
     }
     queued_bytes_ += bytes.size();
+    if (!droppable) essential_bytes_ += bytes.size();
     // The writer waits only on an empty queue: one wake per batch, not per piece.
     wake = queue_.empty() && !writing_;
-    queue_.push_back(std::move(bytes));
+    queue_.push_back({std::move(bytes), droppable});
   }
   if (wake) changed_.notify_all();
   return true;
+}
+
+bool OutputQueue::unsent(uint64_t key) const {
+  std::lock_guard lock(mutex_);
+  return unsent_keyed_.count(key) > 0;
+}
+
+OutputQueue::KeyedPush OutputQueue::push_keyed(uint64_t key, std::string bytes, bool supersede) {
+  bool wake = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (totals_.broken || stopping_) {
+      ++totals_.pieces_refused;
+      return KeyedPush::refused;
+    }
+    const auto found = unsent_keyed_.find(key);
+    if (supersede != (found != unsent_keyed_.end())) return KeyedPush::retry;
+    queued_bytes_ += bytes.size();
+    essential_bytes_ += bytes.size();
+    if (supersede) {
+      Piece& older = queue_[found->second];
+      queued_bytes_ -= older.bytes.size();
+      essential_bytes_ -= older.bytes.size();
+      older.bytes = std::move(bytes);
+      ++totals_.pieces_superseded;
+      return KeyedPush::superseded;
+    }
+    wake = queue_.empty() && !writing_;
+    unsent_keyed_[key] = queue_.size();
+    queue_.push_back({std::move(bytes), false});
+  }
+  if (wake) changed_.notify_all();
+  return KeyedPush::queued;
+}
+
+size_t OutputQueue::essential_bytes() const {
+  std::lock_guard lock(mutex_);
+  return essential_bytes_;
 }
 
 bool OutputQueue::broken() const {
@@ -125,7 +164,7 @@ ssize_t OutputQueue::write_vector(const iovec* pieces, int count, size_t first_l
 // had room for), and the rest is given up. In small_writes mode each write
 // is preceded by a poll: at most PIPE_BUF bytes, which a pipe that polls
 // writable takes at once.
-bool OutputQueue::write_batch(std::deque<std::string>& batch, size_t& done, size_t& offset) {
+bool OutputQueue::write_batch(std::deque<Piece>& batch, size_t& done, size_t& offset) {
   iovec pieces[kMaxPieces];
   while (done < batch.size()) {
     if (mode_ == Mode::small_writes) {
@@ -145,8 +184,8 @@ bool OutputQueue::write_batch(std::deque<std::string>& batch, size_t& done, size
     int count = 0;
     for (size_t i = done; i < batch.size() && count < kMaxPieces; ++i, ++count) {
       const size_t skip = i == done ? offset : 0;
-      pieces[count].iov_base = batch[i].data() + skip;
-      pieces[count].iov_len = batch[i].size() - skip;
+      pieces[count].iov_base = batch[i].bytes.data() + skip;
+      pieces[count].iov_len = batch[i].bytes.size() - skip;
     }
     const ssize_t written = write_vector(pieces, count, PIPE_BUF);
     if (written < 0) {
@@ -166,7 +205,7 @@ bool OutputQueue::write_batch(std::deque<std::string>& batch, size_t& done, size
     }
     size_t left = static_cast<size_t>(written);
     while (left > 0 && done < batch.size()) {
-      const size_t rest = batch[done].size() - offset;
+      const size_t rest = batch[done].bytes.size() - offset;
       if (left < rest) {
         offset += left;
         left = 0;
@@ -181,13 +220,14 @@ bool OutputQueue::write_batch(std::deque<std::string>& batch, size_t& done, size
 }
 
 void OutputQueue::run() {
-  std::deque<std::string> batch;
+  std::deque<Piece> batch;
   for (;;) {
     {
       std::unique_lock lock(mutex_);
       changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (queue_.empty() || totals_.broken) break;  // stopping, and nothing left to write
       batch.swap(queue_);
+      unsent_keyed_.clear();  // being written: no longer replaceable
       writing_ = true;
     }
     size_t done = 0, offset = 0;
@@ -195,10 +235,11 @@ void OutputQueue::run() {
     {
       std::lock_guard lock(mutex_);
       for (size_t i = 0; i < batch.size(); ++i) {
-        queued_bytes_ -= batch[i].size();
+        queued_bytes_ -= batch[i].bytes.size();
+        if (!batch[i].droppable) essential_bytes_ -= batch[i].bytes.size();
         if (i < done) continue;
         ++totals_.pieces_unwritten;
-        totals_.bytes_unwritten += batch[i].size() - (i == done ? offset : 0);
+        totals_.bytes_unwritten += batch[i].bytes.size() - (i == done ? offset : 0);
       }
       totals_.pieces_written += done;
       writing_ = false;
@@ -208,12 +249,14 @@ void OutputQueue::run() {
     if (!going) break;
   }
   std::lock_guard lock(mutex_);
-  for (const std::string& piece : queue_) {
+  for (const Piece& piece : queue_) {
     ++totals_.pieces_unwritten;
-    totals_.bytes_unwritten += piece.size();
+    totals_.bytes_unwritten += piece.bytes.size();
   }
   queue_.clear();
+  unsent_keyed_.clear();
   queued_bytes_ = 0;
+  essential_bytes_ = 0;
   writing_ = false;
   changed_.notify_all();
 }

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -30,6 +31,7 @@ struct OutputTotals {
   uint64_t pieces_written = 0;
   uint64_t pieces_refused = 0;    // droppable pieces refused while the queue was full
   uint64_t pieces_unwritten = 0;  // still queued when the output was abandoned or broke
+  uint64_t pieces_superseded = 0;  // keyed pieces replaced, unsent, by a newer one of the same key
   uint64_t bytes_unwritten = 0;
   bool broken = false;            // the reader went away (EPIPE and the like)
 };
@@ -49,6 +51,25 @@ class OutputQueue {
   // is refused only once the reader is gone.
   bool push(std::string bytes, bool droppable);
   bool broken() const;
+
+  // Keyed pieces: a newer document that makes an older one of the same key
+  // (e.g. one session's state at a drain) worthless. `key` is not 0, and
+  // one producer pushes each key.
+  // Whether the last piece pushed under `key` is still queued, unsent.
+  bool unsent(uint64_t key) const;
+  enum class KeyedPush {
+    queued,      // at the end of the queue: nothing of `key` was unsent
+    superseded,  // in the unsent piece's place, which it replaced
+    retry,       // `supersede` no longer matches: the writer took the piece meanwhile
+    refused,     // the reader is gone
+  };
+  // Queues an essential piece under `key`. With `supersede` (what unsent()
+  // said, so the producer could build `bytes` for it), it replaces the unsent
+  // piece of `key` where that piece stands.
+  KeyedPush push_keyed(uint64_t key, std::string bytes, bool supersede);
+  // Bytes of essential pieces queued and not yet written: what a producer
+  // that must not lose anything may wait on before it makes more.
+  size_t essential_bytes() const;
 
   // Waits until everything queued is written, the reader goes away,
   // `cancel_fd` (e.g. a signalfd; -1: none) becomes readable, or
@@ -74,7 +95,11 @@ class OutputQueue {
   OutputTotals stop_writer();
   // Writes the pieces of `batch` from piece `done` at `offset` on; false
   // once the reader is gone or, stopping, nothing more is written without waiting.
-  bool write_batch(std::deque<std::string>& batch, size_t& done, size_t& offset);
+  struct Piece {
+    std::string bytes;
+    bool droppable = false;
+  };
+  bool write_batch(std::deque<Piece>& batch, size_t& done, size_t& offset);
   // Waits until the descriptor takes more (or the wake event); false when
   // it is broken or, stopping, will not wait.
   bool wait_writable();
@@ -87,8 +112,10 @@ class OutputQueue {
   int wake_fd_ = -1;  // an eventfd that ends the writer's wait for POLLOUT
   mutable std::mutex mutex_;
   std::condition_variable changed_;
-  std::deque<std::string> queue_;
+  std::deque<Piece> queue_;
   size_t queued_bytes_ = 0;
+  size_t essential_bytes_ = 0;
+  std::map<uint64_t, size_t> unsent_keyed_;  // key -> its piece's index in queue_
   bool writing_ = false;  // the writer holds pieces taken from the queue
   bool stopping_ = false;
   OutputTotals totals_;

@@ -3,6 +3,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -19,6 +22,23 @@ namespace {
 bool counts_only(const ProbePlan& plan) {
   return plan.fetches.empty() && !plan.filter && !plan.stop_filter && plan.group_by.empty() && plan.hist.empty() &&
          plan.stacks == 0;
+}
+
+// The ring needs no more room than every record the probe can ever emit
+// (--first samples a site at most that often; --max-events bounds them
+// all): then it gets that, rounded up to a power of two and a page, and
+// never more than asked for. Its pages are the kernel's, mapped into the
+// helper twice over; a probe of a few sites with the default --first 8
+// holds a page, not 1 MiB (docs/performance.md, "xref serve's memory").
+uint64_t ring_bytes_needed(const ProbePlan& plan, const ProbeBpfOptions& options) {
+  uint64_t records = options.first > 0 ? options.first * plan.sites.size() : 0;
+  if (options.max_records > 0 && (records == 0 || options.max_records < records)) records = options.max_records;
+  if (records == 0) return options.ringbuf_bytes;
+  // Each record carries the ring's 8-byte header, 8-byte aligned.
+  const uint64_t slot = (sizeof(xref_probe_record) + 8 + 7) / 8 * 8;
+  uint64_t bytes = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  while (bytes < records * slot && bytes < options.ringbuf_bytes) bytes *= 2;
+  return std::min(bytes, options.ringbuf_bytes);
 }
 
 bpf_program* hit_program(probe_bpf* skeleton, const ProbePlan& plan) {
@@ -38,7 +58,7 @@ probe_bpf* open_configured(const ProbePlan& plan, const ProbeBpfOptions& options
   skeleton->rodata->until_hits = options.until_hits;
   skeleton->rodata->stop_signal = plan.stop_filter ? static_cast<uint32_t>(options.stop_signal) : 0;
   skeleton->rodata->stop_skip = options.stop_skip;
-  bpf_map__set_max_entries(skeleton->maps.records, static_cast<uint32_t>(options.ringbuf_bytes));
+  bpf_map__set_max_entries(skeleton->maps.records, static_cast<uint32_t>(ring_bytes_needed(plan, options)));
   // The stack map is preallocated (entries x depth x 8 bytes): its full
   // size only with --stacks.
   const uint32_t depth = options.stack_depth == 0 ? 1 : options.stack_depth;

@@ -78,16 +78,32 @@ void SessionManager::run_probe_session(std::shared_ptr<Session> session, nlohman
       counts.erase("type");
       return counts;
     };
-    nlohmann::json shown;  // the document of the previous drain
+    nlohmann::json shown;       // the document of the last drain's update
+    nlohmann::json shown_base;  // what that update's changes were measured from
+    uint64_t skipped = 0;       // updates in a row the front end never got (superseded unsent)
+    uint64_t superseded = 0;    // all of them
     callbacks.drained = [&](const ProbeRun& so_far, bool ending) {
       // Out before the drain is answered: the front end prints it at this
-      // stop, with what changed since the previous one.
+      // stop, with what changed since the previous one. A front end that
+      // does not read gets the newest in place of the one still unsent, its
+      // changes measured from what it got before.
       nlohmann::json document = renderer.document(so_far);
-      nlohmann::json changes = probe_changes(shown, document);
-      writer_.write(event_message("probe_update", session->id,
-                                  {{"counts", counts_now(so_far.elapsed_ms, so_far.counts.sites)},
-                                   {"changes", std::move(changes)},
-                                   {"document", document}}));
+      const nlohmann::json counts = counts_now(so_far.elapsed_ms, so_far.counts.sites);
+      const auto pushed = writer_.write_superseding(session->id, [&](bool superseding) {
+        const nlohmann::json& since = superseding ? shown_base : shown;
+        return event_message("probe_update", session->id,
+                             {{"counts", counts},
+                              {"changes", probe_changes(since, document)},
+                              {"document", document},
+                              {"superseded", superseding ? skipped + 1 : 0}});
+      });
+      if (pushed == OutputQueue::KeyedPush::superseded) {
+        ++skipped;
+        ++superseded;
+      } else {
+        skipped = 0;
+        shown_base = std::move(shown);
+      }
       shown = std::move(document);
       // Ending: the front end waits for session_ended, so the breakpoints
       // of bp:N come back at this very stop.
@@ -114,7 +130,11 @@ void SessionManager::run_probe_session(std::shared_ptr<Session> session, nlohman
     const nlohmann::json summary = document["summary"];
     nlohmann::json ended = event_message(
         "session_ended", session->id,
-        {{"stop_reason", run->stop_reason}, {"summary", summary}, {"document", document}, {"error", error}});
+        {{"stop_reason", run->stop_reason},
+         {"summary", summary},
+         {"document", document},
+         {"error", error},
+         {"updates_superseded", superseded}});
     finish(*session, ended,
            nlohmann::json{{"session", session->id}, {"stop_reason", run->stop_reason}, {"summary", summary}});
   } catch (const std::exception& failure) {

@@ -10,7 +10,7 @@ namespace xref::serve {
 
 class Server {
  public:
-  explicit Server(ProtocolWriter& writer) : writer_(writer), sessions_(writer) {}
+  Server(ProtocolWriter& writer, size_t max_sessions) : writer_(writer), sessions_(writer, max_sessions) {}
 
   // Handles one line; false once `shutdown` was answered.
   bool handle(const LineSplitter::Line& line);

@@ -91,6 +91,7 @@ std::optional<ProtocolError> SessionManager::start(const nlohmann::json& request
                                   "one tracefs session per helper: stop it first, or use a BPF backend"));
     }
   }
+  if (auto refused = refuse_over_cap()) return refused;
   auto session = std::make_shared<Session>();
   session->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   session->drain_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -197,6 +198,11 @@ void SessionManager::fail(Session& session, const nlohmann::json& request_id, bo
                           const nlohmann::json& empty) {
   const ProtocolError reported = cli_error(error);
   if (!attached) {
+    {
+      // Gone from `sessions` and the cap before its answer is out.
+      std::lock_guard lock(session.mutex);
+      session.state = "ended";
+    }
     writer_.write(error_response(request_id, reported));
     finish(session, std::nullopt,
            protocol_error("unknown_session", "session " + std::to_string(session.id) + " did not start: " + error.message));
@@ -250,6 +256,7 @@ void SessionManager::answer_drains(Session& session, bool ending) {
 }
 
 std::optional<nlohmann::json> SessionManager::drain(const nlohmann::json& request_id) {
+  forget_reported();
   auto pending = std::make_shared<PendingDrain>();
   pending->request_id = request_id;
   std::vector<std::shared_ptr<Session>> running;
@@ -274,8 +281,9 @@ std::optional<nlohmann::json> SessionManager::stop(uint64_t id, const nlohmann::
     std::lock_guard lock(mutex_);
     const auto found = sessions_.find(id);
     if (found == sessions_.end()) {
-      return error_response(request_id, protocol_error("unknown_session", "no session " + std::to_string(id),
-                                                       "the sessions method lists the running ones"));
+      // Ended and freed: the same summary as its session_ended event.
+      if (auto answer = ended_.find(id)) return result_response(request_id, *answer);
+      return error_response(request_id, unknown_session(id, next_id_));
     }
     session = found->second;
   }
@@ -294,6 +302,7 @@ std::optional<nlohmann::json> SessionManager::stop(uint64_t id, const nlohmann::
 }
 
 nlohmann::json SessionManager::list() {
+  forget_reported();
   nlohmann::json sessions = nlohmann::json::array();
   std::lock_guard lock(mutex_);
   for (const auto& [id, session] : sessions_) {
@@ -330,9 +339,24 @@ void SessionManager::stop_all_and_join() {
 
 void SessionManager::reap() {
   std::lock_guard lock(mutex_);
-  for (const auto& [id, session] : sessions_) {
-    if (session->thread_done && session->thread.joinable()) session->thread.join();
+  for (auto it = sessions_.begin(); it != sessions_.end();) {
+    Session& session = *it->second;
+    if (!session.thread_done) {
+      ++it;
+      continue;
+    }
+    if (session.thread.joinable()) session.thread.join();
+    // A session that never started was answered by its session.start error;
+    // one that ran keeps its summary until its session_ended was read.
+    if (const auto* answer = std::get_if<nlohmann::json>(&session.stop_answer)) ended_.keep(it->first, *answer);
+    it = sessions_.erase(it);  // its eventfds close with it
   }
+}
+
+void SessionManager::forget_reported() {
+  reap();
+  std::lock_guard lock(mutex_);
+  ended_.forget_all();
 }
 
 }  // namespace xref::serve

@@ -14,6 +14,7 @@
 #include <optional>
 #include <variant>
 
+#include "serve/ended_sessions.h"
 #include "serve/protocol.h"
 #include "serve/session_request.h"
 #include "serve/writer.h"
@@ -37,7 +38,13 @@ using StopAnswer = std::variant<nlohmann::json, ProtocolError>;
 
 class SessionManager {
  public:
-  explicit SessionManager(ProtocolWriter& writer) : writer_(writer) {}
+  // Sessions at once (attaching, running or stopping) unless `xref serve
+  // --max-sessions` says otherwise: each holds a thread, ring buffers and
+  // maps, and under sudo that is root's memory.
+  static constexpr size_t kDefaultMaxSessions = 64;
+
+  explicit SessionManager(ProtocolWriter& writer, size_t max_sessions = kDefaultMaxSessions)
+      : writer_(writer), max_sessions_(max_sessions) {}
   ~SessionManager();
   SessionManager(const SessionManager&) = delete;
   SessionManager& operator=(const SessionManager&) = delete;
@@ -62,8 +69,13 @@ class SessionManager {
   // thread is joined, each detaching its own probes.
   void stop_all_and_join();
 
-  // Joins the threads of sessions that ended by themselves.
+  // Joins the threads of sessions that ended and frees them; what a
+  // session.stop of one gets stays in ended_ until forget_reported().
   void reap();
+  // A drain or sessions request is being answered: its answer follows
+  // every session_ended event queued so far, so a front end that reads it
+  // has read them; their sessions are forgotten.
+  void forget_reported();
 
  private:
   void run(std::shared_ptr<Session> session, nlohmann::json request_id, SessionSpec spec);
@@ -77,6 +89,9 @@ class SessionManager {
   void fail(Session& session, const nlohmann::json& request_id, bool attached, const Error& error,
             const nlohmann::json& empty);
   void answer_drains(Session& session, bool ending);
+  // too_many_sessions when max_sessions_ have not ended yet (mutex_ held;
+  // session_limits.cpp).
+  std::optional<ProtocolError> refuse_over_cap();
   // A running session other than `except` that uses tracefs (mutex_ held).
   std::optional<uint64_t> tracefs_session(const Session* except);
   // --backend auto falling back to tracefs: whether `session` may, which
@@ -86,7 +101,9 @@ class SessionManager {
   ProtocolWriter& writer_;
   std::mutex mutex_;
   uint64_t next_id_ = 1;
-  std::map<uint64_t, std::shared_ptr<Session>> sessions_;
+  std::map<uint64_t, std::shared_ptr<Session>> sessions_;  // not reaped yet
+  const size_t max_sessions_;
+  EndedSessions ended_;  // reaped, session_ended not yet read
 };
 
 }  // namespace xref::serve

@@ -20,4 +20,15 @@ bool ProtocolWriter::write_droppable(const nlohmann::json& message) {
   return queue_.push(line_of(message), true);
 }
 
+OutputQueue::KeyedPush ProtocolWriter::write_superseding(uint64_t key,
+                                                        const std::function<nlohmann::json(bool)>& make) {
+  // One producer per key: the unsent piece can only go (to the writer)
+  // between the look and the push, so the second try settles it.
+  for (;;) {
+    const bool superseding = queue_.unsent(key);
+    const auto pushed = queue_.push_keyed(key, line_of(make(superseding)), superseding);
+    if (pushed != OutputQueue::KeyedPush::retry) return pushed;
+  }
+}
+
 }  // namespace xref::serve

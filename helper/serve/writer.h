@@ -4,6 +4,8 @@
 // the main loop's signals.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -24,6 +26,14 @@ class ProtocolWriter {
   // A droppable message already written as one JSON line, with its '\n'
   // (a window event: written straight into its buffer, window_format.h).
   bool write_droppable_line(std::string line) { return queue_.push(std::move(line), true); }
+  // A document a newer one of the same `key` makes worthless (a probe
+  // session's state at a drain, key: the session): while the older one is
+  // still unsent, the newer takes its place in the queue. `make(superseding)`
+  // builds the message, told whether it replaces an unsent one. What the
+  // queue did: queued, superseded, or refused (the reader is gone).
+  OutputQueue::KeyedPush write_superseding(uint64_t key, const std::function<nlohmann::json(bool)>& make);
+  // Bytes of answers and events that must go out and wait for the front end.
+  size_t backlog_bytes() const { return queue_.essential_bytes(); }
   bool broken() const { return queue_.broken(); }
   // At exit, after every session is detached: what is queued goes out, for
   // at most `grace_ms`.

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <deque>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -19,8 +20,10 @@ namespace xref::test {
 
 class ServeClient {
  public:
-  // `environment`: extra NAME=VALUE settings for the helper (e.g. SUDO_UID).
-  explicit ServeClient(const std::vector<std::string>& environment = {}) {
+  // `environment`: extra NAME=VALUE settings for the helper (e.g. SUDO_UID);
+  // `arguments`: words after `serve` (e.g. --max-sessions 3).
+  explicit ServeClient(const std::vector<std::string>& environment = {},
+                       const std::vector<std::string>& arguments = {}) {
     int to_helper[2], from_helper[2];
     if (pipe2(to_helper, O_CLOEXEC) != 0 || pipe2(from_helper, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
     char err_path[] = "/tmp/xref-serve-stderr-XXXXXX";
@@ -32,7 +35,10 @@ class ServeClient {
       dup2(from_helper[1], STDOUT_FILENO);
       dup2(err_fd, STDERR_FILENO);
       for (const auto& setting : environment) putenv(const_cast<char*>(setting.c_str()));
-      execl(XREF_BINARY, XREF_BINARY, "serve", static_cast<char*>(nullptr));
+      std::vector<char*> argv = {const_cast<char*>(XREF_BINARY), const_cast<char*>("serve")};
+      for (const auto& word : arguments) argv.push_back(const_cast<char*>(word.c_str()));
+      argv.push_back(nullptr);
+      execv(XREF_BINARY, argv.data());
       _exit(127);
     }
     close(err_fd);
@@ -64,6 +70,16 @@ class ServeClient {
     }
   }
   void send(const nlohmann::json& message) { send_raw(message.dump() + "\n"); }
+
+  // Like a front end whose helper stopped reading: a line of at most
+  // PIPE_BUF bytes is written whole or not at all (false: the pipe is full).
+  bool try_send_raw(const std::string& line) {
+    if (!(fcntl(in_, F_GETFL) & O_NONBLOCK)) fcntl(in_, F_SETFL, fcntl(in_, F_GETFL) | O_NONBLOCK);
+    const ssize_t count = write(in_, line.data(), line.size());
+    if (count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
+    if (count != static_cast<ssize_t>(line.size())) throw std::runtime_error("xref serve stopped reading");
+    return true;
+  }
 
   // The next line the helper wrote; every line must be a JSON object.
   nlohmann::json read() {

@@ -215,3 +215,51 @@ TEST(OutputQueue, AReaderThatLeftBreaksIt) {
 
 }  // namespace
 }  // namespace xref
+
+namespace xref {
+namespace {
+
+// A reader that stops reading: the pipe fills, the writer holds one batch,
+// and what comes after waits in the queue. A keyed piece still there is
+// replaced in place by a newer one of its key (counted), never by one of
+// another key; essential bytes count what waits and must go out.
+TEST(OutputQueue, ANewerKeyedPieceReplacesTheUnsentOneInItsPlace) {
+  Pipe pipe;
+  ASSERT_GE(pipe.read_end, 0);
+  OutputQueue queue(pipe.write_end, 1 << 20);
+  // More than the pipe holds: the writer is stuck on this batch.
+  const std::string filler(256 * 1024, 'f');
+  ASSERT_EQ(queue.push_keyed(99, filler + "\n", false), OutputQueue::KeyedPush::queued);
+  while (queue.unsent(99)) std::this_thread::yield();  // the writer took it
+  ASSERT_TRUE(queue.push("answer 1\n", false));
+  EXPECT_FALSE(queue.unsent(7));
+  EXPECT_EQ(queue.push_keyed(7, "update 7 a\n", true), OutputQueue::KeyedPush::retry) << "nothing of key 7 to replace";
+  EXPECT_EQ(queue.push_keyed(7, "update 7 a\n", false), OutputQueue::KeyedPush::queued);
+  EXPECT_EQ(queue.push_keyed(8, "update 8 a\n", false), OutputQueue::KeyedPush::queued);
+  ASSERT_TRUE(queue.push("answer 2\n", false));
+  ASSERT_TRUE(queue.unsent(7));
+  EXPECT_EQ(queue.push_keyed(7, "update 7 b\n", false), OutputQueue::KeyedPush::retry) << "one of key 7 is unsent";
+  EXPECT_EQ(queue.push_keyed(7, "update 7 bb\n", true), OutputQueue::KeyedPush::superseded);
+  EXPECT_EQ(queue.push_keyed(7, "update 7 c\n", true), OutputQueue::KeyedPush::superseded);
+  ASSERT_TRUE(queue.push("window\n", true));
+  EXPECT_EQ(queue.essential_bytes(), filler.size() + 1 + std::string("answer 1\nupdate 7 c\nupdate 8 a\nanswer 2\n").size())
+      << "the essential pieces not written yet (the stuck one too), not the droppable window";
+  EXPECT_EQ(queue.totals().pieces_superseded, 2u);
+
+  std::string got;
+  std::thread reader([&] {
+    char buffer[65536];
+    ssize_t count;
+    while ((count = read(pipe.read_end, buffer, sizeof buffer)) > 0) got.append(buffer, static_cast<size_t>(count));
+  });
+  const OutputTotals totals = queue.finish();
+  EXPECT_EQ(totals.pieces_unwritten, 0u);
+  EXPECT_EQ(queue.essential_bytes(), 0u);
+  close(pipe.write_end);
+  pipe.write_end = -1;
+  reader.join();
+  EXPECT_EQ(got, filler + "\nanswer 1\nupdate 7 c\nupdate 8 a\nanswer 2\nwindow\n");
+}
+
+}  // namespace
+}  // namespace xref
