@@ -272,16 +272,26 @@ static __always_inline void close_window(struct xref_thread_window *window, __u3
   end_window(tid, status, function_id, flags);
 }
 
+/* How frames are popped (pop_frames' `mode`). */
+#define POP_INCLUSIVE 1 /* also the frame at exactly `sp` */
+#define POP_UNWINDING 2 /* an exception handler runs: what ends is unwound */
+
 /* bpf_loop's context for popping frames. */
 struct pop_walk {
   struct xref_thread_window *window;
   __u64 sp;
   __u32 tid;
-  int inclusive;
+  int mode;
   int closed;
 };
 
-/* Pops the innermost frame if it is over; 1 ends the walk. */
+/* Pops the innermost frame (one whose entry sp is below walk->sp, or at it
+ * with POP_INCLUSIVE), saying how it ended. A frame a tail jump handed to
+ * unprobed code, or one whose function may leave by a jump no probe sees,
+ * returned where no probe saw it: if its function's entry was shown, so is
+ * its return, [inferred]; the start frame's window is complete, its end
+ * inferred. Any other frame was left by unwinding (and so is every frame
+ * an exception handler's probe finds over). 1 ends the walk. */
 static long pop_step(__u32 step, void *data) {
   struct pop_walk *walk = data;
   struct xref_thread_window *window = walk->window;
@@ -291,16 +301,19 @@ static long pop_step(__u32 step, void *data) {
   __u32 depth = window->depth;
   if (depth == 0 || depth > XREF_TRACE_MAX_DEPTH) return 1;
   struct xref_frame *top = &window->frames[(depth - 1) & (XREF_TRACE_MAX_DEPTH - 1)];
-  if (walk->inclusive ? top->entry_sp > walk->sp : top->entry_sp >= walk->sp) return 1;
+  if ((walk->mode & POP_INCLUSIVE) ? top->entry_sp > walk->sp : top->entry_sp >= walk->sp) return 1;
   window->depth = depth - 1;
-  if (top->flags & XREF_FRAME_F_TAILED) {
+  __u32 flags = top->flags;
+  int tailed = (flags & XREF_FRAME_F_TAILED) != 0;
+  if (tailed || ((flags & XREF_FRAME_F_UNSEEN_EXIT) && !(walk->mode & POP_UNWINDING))) {
     /* Its function's entry was shown: so is its end, as inferred. */
-    if (top->flags & XREF_FRAME_F_NAMED) {
+    if (!tailed || (flags & XREF_FRAME_F_NAMED)) {
       emit_event(window, tid, XREF_EVENT_RETURN, depth - 1, 0xffffffff, top->function_id, top->entry_sp,
                  XREF_EVENT_F_INFERRED, 0);
     }
     if (depth - 1 == 0) {
-      close_window(window, tid, XREF_WINDOW_COMPLETE, top->function_id, XREF_EVENT_F_INFERRED);
+      close_window(window, tid, XREF_WINDOW_COMPLETE, tailed ? top->function_id : XREF_FUNCTION_NONE,
+                   XREF_EVENT_F_INFERRED);
       walk->closed = 1;
       return 1;
     }
@@ -317,17 +330,51 @@ static long pop_step(__u32 step, void *data) {
 
 /* Pops frames whose entry sp is below `sp` (strictly below for a ret, which
  * runs with sp at its own frame's entry sp; at or below for an entry, since
- * a live frame cannot share a new call's entry sp). A frame that a tail jump
- * handed to unprobed code ends without an observable return: it goes
- * silently, and if it is the start frame the window is complete, its end
- * inferred. Any other frame was left by unwinding. Returns 1 when the start
- * frame itself was popped and the window closed. A global function whose
- * steps run under bpf_loop: the verifier checks one step, once. */
-__noinline int pop_frames(__u32 tid, __u64 sp, int inclusive) {
-  struct pop_walk walk = {.window = 0, .sp = sp, .tid = tid, .inclusive = inclusive, .closed = 0};
+ * a live frame cannot share a new call's entry sp: POP_INCLUSIVE). Returns
+ * 1 when the start frame itself was popped and the window closed. A global
+ * function whose steps run under bpf_loop: the verifier checks one step,
+ * once. */
+__noinline int pop_frames(__u32 tid, __u64 sp, int mode) {
+  struct pop_walk walk = {.window = 0, .sp = sp, .tid = tid, .mode = mode, .closed = 0};
   walk.window = bpf_map_lookup_elem(&threads, &tid);
   if (!walk.window) return 0;
   bpf_loop(XREF_TRACE_MAX_DEPTH, pop_step, &walk, 0);
+  return walk.closed;
+}
+
+/* Pops the innermost frame if it can end unseen and is over: the word at
+ * its entry sp (at or above `lowest`, the lowest address that holds live
+ * stack at this hit) is no longer its return address, because its caller
+ * has made another call from there since. 1 ends the walk. */
+static long stale_step(__u32 step, void *data) {
+  struct pop_walk *walk = data;
+  struct xref_thread_window *window = walk->window;
+  if (!window) return 1;
+  __u32 depth = window->depth;
+  if (depth == 0 || depth > XREF_TRACE_MAX_DEPTH) return 1;
+  struct xref_frame *top = &window->frames[(depth - 1) & (XREF_TRACE_MAX_DEPTH - 1)];
+  if (!(top->flags & XREF_FRAME_F_ENDS_UNSEEN) || top->return_address == 0 || top->entry_sp < walk->sp) return 1;
+  __u64 word = 0;
+  if (bpf_probe_read_user(&word, sizeof(word), (const void *)top->entry_sp) != 0 || word == top->return_address) {
+    return 1;
+  }
+  struct pop_walk one = {.window = window, .sp = top->entry_sp, .tid = walk->tid, .mode = POP_INCLUSIVE, .closed = 0};
+  pop_step(step, &one);
+  walk->closed = one.closed;
+  return one.closed;
+}
+
+/* The innermost frames that ended unseen (stale_step), popped. Costs one
+ * load on a hit whose innermost frame cannot end unseen. Returns 1 when
+ * the window closed. */
+__noinline int pop_stale(__u32 tid, __u64 lowest) {
+  struct pop_walk walk = {.window = 0, .sp = lowest, .tid = tid, .mode = 0, .closed = 0};
+  walk.window = bpf_map_lookup_elem(&threads, &tid);
+  if (!walk.window) return 0;
+  __u32 depth = walk.window->depth;
+  if (depth == 0 || depth > XREF_TRACE_MAX_DEPTH) return 0;
+  if (!(walk.window->frames[(depth - 1) & (XREF_TRACE_MAX_DEPTH - 1)].flags & XREF_FRAME_F_ENDS_UNSEEN)) return 0;
+  bpf_loop(XREF_TRACE_MAX_DEPTH, stale_step, &walk, 0);
   return walk.closed;
 }
 
@@ -340,7 +387,9 @@ static __always_inline struct xref_frame *top_frame(struct xref_thread_window *w
 /* Pushes a frame for the function probe `index` enters and emits its
  * entry, with the values in scratch_fetched. `sp` is the callee's entry
  * sp: the probe's sp at a function's first instruction, or sp - 8 at a
- * call instruction (the call is about to push the return address). */
+ * call instruction (the call is about to push the return address). The
+ * frame keeps the word at sp where it is already the return address (at
+ * an entry, and at a tail jump of a function entered unseen). */
 __noinline int push_entry(__u32 tid, __u32 index, __u32 flags, __u64 sp, __u32 frame_flags) {
   struct xref_thread_window *window = bpf_map_lookup_elem(&threads, &tid);
   const struct xref_probe *probe = bpf_map_lookup_elem(&probes, &index);
@@ -348,12 +397,20 @@ __noinline int push_entry(__u32 tid, __u32 index, __u32 flags, __u64 sp, __u32 f
   const struct fetched *values = bpf_map_lookup_elem(&scratch_fetched, &zero);
   if (!window || !probe || !values) return 0;
   __u32 depth = window->depth;
+  __u8 kind = probe->kind;
+  __u64 return_address = 0;
+  if ((kind == XREF_PROBE_ENTRY || kind == XREF_PROBE_TAIL_SITE) &&
+      bpf_probe_read_user(&return_address, sizeof(return_address), (const void *)sp) != 0) {
+    return_address = 0;
+  }
+  if (probe->flags & XREF_PROBE_F_UNSEEN_EXIT) frame_flags |= XREF_FRAME_F_UNSEEN_EXIT;
   int full = values->count > 0;
   struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_ENTRY, full);
   if (depth < XREF_TRACE_MAX_DEPTH) {
     window->frames[depth & (XREF_TRACE_MAX_DEPTH - 1)].entry_sp = sp;
     window->frames[depth & (XREF_TRACE_MAX_DEPTH - 1)].function_id = probe->function_id;
     window->frames[depth & (XREF_TRACE_MAX_DEPTH - 1)].flags = frame_flags;
+    window->frames[depth & (XREF_TRACE_MAX_DEPTH - 1)].return_address = return_address;
     window->depth = depth + 1;
     if (probe->flags & XREF_PROBE_F_STOP_RETURN && window->stop_sp == 0) window->stop_sp = sp;
   } else {
@@ -365,11 +422,7 @@ __noinline int push_entry(__u32 tid, __u32 index, __u32 flags, __u64 sp, __u32 f
   event->function_id = probe->function_id;
   event->sp = sp;
   event->flags = (__u8)flags;
-  __u64 return_address = 0;
-  if (probe->kind == XREF_PROBE_ENTRY &&
-      bpf_probe_read_user(&return_address, sizeof(return_address), (const void *)sp) == 0) {
-    event->return_address = return_address;
-  }
+  if (kind == XREF_PROBE_ENTRY) event->return_address = return_address;
   if (full) copy_fetched(event, values);
   submit(event);
   return 0;
@@ -416,17 +469,21 @@ static __always_inline void open_window(struct pt_regs *ctx, __u32 tid, __u32 in
   struct xref_thread_window *fresh = bpf_map_lookup_elem(&zero_window, &zero);
   if (!values || !fresh) return;
   /* A start while a window is open, at or above its start frame: that
-   * frame is over. A frame handed to unprobed code by a tail jump ended
-   * unobserved (complete, inferred); any other start call never came back
-   * through a probed ret, so its window is truncated. */
+   * frame is over. A frame handed to unprobed code by a tail jump, or left
+   * by a jump no probe sees, ended unobserved (complete, inferred); any
+   * other start call never came back through a probed ret, so its window
+   * is truncated. */
   if (old) {
     struct xref_frame *start = &old->frames[0];
-    if (old->depth > 0 && (start->flags & XREF_FRAME_F_TAILED)) {
-      if (start->flags & XREF_FRAME_F_NAMED) {
+    __u32 start_flags = start->flags;
+    if (old->depth > 0 && (start_flags & XREF_FRAME_F_ENDS_UNSEEN)) {
+      int tailed = (start_flags & XREF_FRAME_F_TAILED) != 0;
+      if (!tailed || (start_flags & XREF_FRAME_F_NAMED)) {
         emit_event(old, tid, XREF_EVENT_RETURN, 0, 0xffffffff, start->function_id, start->entry_sp,
                    XREF_EVENT_F_INFERRED, 0);
       }
-      close_window(old, tid, XREF_WINDOW_COMPLETE, start->function_id, XREF_EVENT_F_INFERRED);
+      close_window(old, tid, XREF_WINDOW_COMPLETE, tailed ? start->function_id : XREF_FUNCTION_NONE,
+                   XREF_EVENT_F_INFERRED);
     } else {
       close_window(old, tid, XREF_WINDOW_TRUNCATED, XREF_FUNCTION_NONE, 0);
     }
@@ -549,27 +606,30 @@ __noinline int handle_return_site(struct pt_regs *ctx, __u32 tid, __u32 index, _
 }
 
 /* An entry (at a function's first instruction: sp; at a call: sp - 8). A
- * frame a tail jump handed over at this very sp now runs this function.
+ * frame a tail jump handed over at this very sp now runs this function,
+ * unless the word at sp says another call made it (pop_stale). `lowest`
+ * is the lowest address of live stack at the hit (the probe's sp).
  * Returns 1 when the window closed. */
-__noinline int handle_entry(struct pt_regs *ctx, __u32 tid, __u32 index, __u64 sp) {
+__noinline int handle_entry(struct pt_regs *ctx, __u32 tid, __u32 index, __u64 sp, __u64 lowest) {
   __u32 zero = 0;
   struct fetched *values = bpf_map_lookup_elem(&scratch_fetched, &zero);
   struct xref_thread_window *window = bpf_map_lookup_elem(&threads, &tid);
   const struct xref_probe *probe = bpf_map_lookup_elem(&probes, &index);
   if (!values || !window || !probe) return 0;
   if (pop_frames(tid, sp, 0)) return 1;
+  if (pop_stale(tid, lowest)) return 1;
   struct xref_frame *top = top_frame(window);
   if (top && top->entry_sp == sp && (top->flags & XREF_FRAME_F_TAILED) && probe->kind == XREF_PROBE_ENTRY) {
     /* Its returns are probed from here on. A tail-call site already named
      * this function: nothing new to say. */
     __u32 named = top->flags & XREF_FRAME_F_NAMED;
-    top->flags = XREF_FRAME_F_BY_RET;
+    top->flags = XREF_FRAME_F_BY_RET | ((probe->flags & XREF_PROBE_F_UNSEEN_EXIT) ? XREF_FRAME_F_UNSEEN_EXIT : 0);
     if (named && top->function_id == probe->function_id) return 0;
     run_fetches(ctx, index);
     tail_entry(tid, index, sp);
     return 0;
   }
-  if (pop_frames(tid, sp, 1)) return 1;
+  if (pop_frames(tid, sp, POP_INCLUSIVE)) return 1;
   run_fetches(ctx, index);
   __u32 frame_flags = probe->kind == XREF_PROBE_ENTRY ? XREF_FRAME_F_BY_RET : 0;
   if (probe->flags & XREF_PROBE_F_UNSEEN_RETURN) frame_flags = XREF_FRAME_F_TAILED | XREF_FRAME_F_NAMED;
@@ -590,6 +650,7 @@ __noinline int handle_tail_site(struct pt_regs *ctx, __u32 tid, __u32 index, __u
   const struct xref_probe *probe = bpf_map_lookup_elem(&probes, &index);
   if (!values || !window || !probe) return 0;
   if (pop_frames(tid, sp, 0)) return 1;
+  if (pop_stale(tid, sp)) return 1;
   run_fetches(ctx, index);
   struct xref_frame *top = top_frame(window);
   if (top && top->entry_sp == sp) {
@@ -614,8 +675,10 @@ __noinline int run_role(struct pt_regs *ctx, __u32 tid, __u32 index) {
   if (probe->flags & XREF_PROBE_F_START) {
     if (!armed) return next;
     /* Recursion into the start function inside its own window is an
-     * ordinary entry, not a new window. */
+     * ordinary entry, not a new window; unless the window's frames ended
+     * unseen (pop_stale), and this is a new call. */
     __u64 frame_sp = start_frame_sp(ctx, probe);
+    if (window && frame_sp < window->start_sp && pop_stale(tid, PT_REGS_SP(ctx))) window = 0;
     if (!window || frame_sp >= window->start_sp) {
       open_window(ctx, tid, index, probe, window, frame_sp);
       return next;
@@ -636,10 +699,10 @@ __noinline int run_role(struct pt_regs *ctx, __u32 tid, __u32 index) {
 
   switch (probe->kind) {
     case XREF_PROBE_ENTRY:
-      handle_entry(ctx, tid, index, sp);
+      handle_entry(ctx, tid, index, sp, sp);
       return next;
     case XREF_PROBE_CALL_SITE:
-      handle_entry(ctx, tid, index, sp - 8);
+      handle_entry(ctx, tid, index, sp - 8, sp);
       return next;
     case XREF_PROBE_TAIL_SITE:
       handle_tail_site(ctx, tid, index, sp);
@@ -655,10 +718,10 @@ __noinline int run_role(struct pt_regs *ctx, __u32 tid, __u32 index) {
     case XREF_PROBE_UNWIND_CHECK: {
       /* Frames below the handler's call are over. One at the call's own sp
        * is too, unless a call-site probe just pushed it for this very call. */
-      if (pop_frames(tid, sp, 0)) return next;
+      if (pop_frames(tid, sp, POP_UNWINDING)) return next;
       struct xref_frame *top = top_frame(window);
       if (top && top->entry_sp == sp && (top->flags & (XREF_FRAME_F_BY_RET | XREF_FRAME_F_TAILED))) {
-        pop_frames(tid, sp, 1);
+        pop_frames(tid, sp, POP_INCLUSIVE | POP_UNWINDING);
       }
       return next;
     }

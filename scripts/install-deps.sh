@@ -11,6 +11,7 @@ packages=(
   liblldb-19-dev lldb-19 python3-lldb-19 gdb
   bpftrace binutils libiberty-dev rustc
   redis-server redis-tools libc6-dbg
+  sqlite3 nginx-light
   libfuzzer-19-dev libclang-rt-19-dev
 )
 

@@ -8,7 +8,7 @@
 
 #define XREF_TRACE_MAX_PROBES 8192
 #define XREF_TRACE_MAX_DEPTH 64      /* frames tracked per window */
-#define XREF_TRACE_MAX_THREADS 8192 /* threads with an open window at once (preallocated: ~9 MB) */
+#define XREF_TRACE_MAX_THREADS 8192 /* threads with an open window at once (preallocated: ~13 MB) */
 /* Results kept of windows whose end record the ring buffer refused (LRU):
  * under heavy loss most windows are such, and one evicted shows only as a
  * count (summary.windows_without_records) when none of its events came. */
@@ -57,6 +57,10 @@
 /* A call site whose return site cannot be probed: its frame ends silently
  * when a later event is above it (as a tailed frame does). */
 #define XREF_PROBE_F_UNSEEN_RETURN 16
+/* The entry of a function that may leave by a jump no probe sees (through a
+ * pointer, a conditional tail jump, a jump to no known function): its frame
+ * can end without an event, so its end is inferred, not taken for unwinding. */
+#define XREF_PROBE_F_UNSEEN_EXIT 32
 
 /* xref_probe.frame_base: what a start probe's frame (the entry sp of the
  * function it sits in) is computed from. At a function's first instruction
@@ -82,11 +86,14 @@ struct xref_probe {
 
 /* One traced frame: the stack pointer at the function's entry (the address
  * of its return address) identifies it; a frame is over when an event on
- * its thread sees a stack pointer above it. */
+ * its thread sees a stack pointer above it, or when the word at its entry
+ * sp is no longer its return address (the caller has made another call
+ * there since: the frame ended where no probe saw it). */
 struct xref_frame {
   __u64 entry_sp;
   __u32 function_id; /* the function running in it now (a tail jump changes it) */
   __u32 flags;       /* XREF_FRAME_F_* */
+  __u64 return_address; /* the word at entry_sp when it was entered; 0 when not read */
 };
 
 /* xref_frame.flags */
@@ -103,6 +110,12 @@ struct xref_frame {
 /* A tail jump changed the function running in it: a return site of the
  * original call ends it whatever the function now is. */
 #define XREF_FRAME_F_TAIL_CHANGED 8
+/* Its function may leave by a jump no probe sees (XREF_PROBE_F_UNSEEN_EXIT):
+ * when it is found over, it returned unseen ([inferred]), not unwound. */
+#define XREF_FRAME_F_UNSEEN_EXIT 16
+/* The frames that can end without any event of their own: the only ones
+ * whose return address is checked to tell that they are over. */
+#define XREF_FRAME_F_ENDS_UNSEEN (XREF_FRAME_F_TAILED | XREF_FRAME_F_UNSEEN_EXIT)
 
 /* Per thread (HASH tid -> state); only threads with an open window have one. */
 struct xref_thread_window {

@@ -51,7 +51,10 @@ SettledFrames settle_frames(xref_thread_window& window, uint32_t tid, uint64_t s
     if (top.entry_sp >= sp) break;
     window.depth -= 1;
     const bool tailed = (top.flags & XREF_FRAME_F_TAILED) != 0;
-    if (tailed && (top.flags & XREF_FRAME_F_NAMED)) {
+    // Returned where no probe saw it (pop_step's rule): a frame handed on
+    // by a tail jump, or whose function may leave by a jump no probe sees.
+    const bool unseen = (top.flags & XREF_FRAME_F_ENDS_UNSEEN) != 0;
+    if (unseen && (!tailed || (top.flags & XREF_FRAME_F_NAMED))) {
       xref_trace_event ended = record_of(window, tid, XREF_EVENT_RETURN, now_ns);
       ended.seq = window.seq++;
       ended.depth = static_cast<uint16_t>(window.depth);
@@ -60,7 +63,7 @@ SettledFrames settle_frames(xref_thread_window& window, uint32_t tid, uint64_t s
       ended.flags = XREF_EVENT_F_INFERRED;
       settled.records.push_back(ended);
     }
-    if (!tailed) {
+    if (!unseen) {
       xref_trace_event unwound = record_of(window, tid, XREF_EVENT_UNWOUND, now_ns);
       unwound.seq = window.seq++;
       unwound.depth = static_cast<uint16_t>(window.depth);
@@ -71,10 +74,10 @@ SettledFrames settle_frames(xref_thread_window& window, uint32_t tid, uint64_t s
     if (window.depth == 0) {
       xref_trace_event end = record_of(window, tid, XREF_EVENT_WINDOW_END, now_ns);
       end.seq = window.seq++;
-      end.status = tailed ? XREF_WINDOW_COMPLETE : XREF_WINDOW_UNWOUND;
+      end.status = unseen ? XREF_WINDOW_COMPLETE : XREF_WINDOW_UNWOUND;
       end.lost = window.lost;
       end.function_id = tailed ? top.function_id : XREF_FUNCTION_NONE;
-      end.flags = tailed ? XREF_EVENT_F_INFERRED : 0;
+      end.flags = unseen ? XREF_EVENT_F_INFERRED : 0;
       settled.records.push_back(end);
       settled.closed = true;
       break;

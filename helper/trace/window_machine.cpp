@@ -153,23 +153,30 @@ void WindowMachine::close_window(const Current& current, xref_thread_window& win
   if (options_.max_windows && closed >= options_.max_windows) stop_emitting(XREF_STOP_MAX_WINDOWS);
 }
 
-// pop_frames: frames whose entry sp is below `sp` (at or below when
-// `inclusive`); a tailed frame goes silently (the start frame: complete,
-// inferred). True when the start frame was popped and the window closed.
-bool WindowMachine::pop_frames(const Current& current, xref_thread_window& window, uint64_t sp, bool inclusive) {
+// pop_frames (pop_step): frames whose entry sp is below `sp` (at or below
+// with kPopInclusive). A frame that can end unseen (handed to unprobed code
+// by a tail jump, or whose function may leave by a jump no probe sees)
+// returned unseen: [inferred] if its function's entry was shown, the start
+// frame's window complete with its end inferred. Any other frame, and every
+// frame an exception handler's probe finds over (kPopUnwinding, a tailed one
+// aside), was unwound. True when the start frame was popped and the window
+// closed.
+bool WindowMachine::pop_frames(const Current& current, xref_thread_window& window, uint64_t sp, int mode) {
   for (int i = 0; i < XREF_TRACE_MAX_DEPTH; ++i) {
     const uint32_t depth = window.depth;
     if (depth == 0 || depth > XREF_TRACE_MAX_DEPTH) return false;
     const xref_frame top = window.frames[depth - 1];
-    if (inclusive ? top.entry_sp > sp : top.entry_sp >= sp) return false;
+    if ((mode & kPopInclusive) ? top.entry_sp > sp : top.entry_sp >= sp) return false;
     window.depth = depth - 1;
-    if (top.flags & XREF_FRAME_F_TAILED) {
-      if (top.flags & XREF_FRAME_F_NAMED) {
+    const bool tailed = (top.flags & XREF_FRAME_F_TAILED) != 0;
+    if (tailed || ((top.flags & XREF_FRAME_F_UNSEEN_EXIT) && !(mode & kPopUnwinding))) {
+      if (!tailed || (top.flags & XREF_FRAME_F_NAMED)) {
         emit_event(current, window, XREF_EVENT_RETURN, depth - 1, false, top.function_id, top.entry_sp,
                    XREF_EVENT_F_INFERRED, nullptr);
       }
       if (depth - 1 == 0) {
-        close_window(current, window, XREF_WINDOW_COMPLETE, top.function_id, XREF_EVENT_F_INFERRED);
+        close_window(current, window, XREF_WINDOW_COMPLETE, tailed ? top.function_id : XREF_FUNCTION_NONE,
+                     XREF_EVENT_F_INFERRED);
         return true;
       }
       continue;
@@ -183,15 +190,44 @@ bool WindowMachine::pop_frames(const Current& current, xref_thread_window& windo
   return false;
 }
 
+std::optional<uint64_t> WindowMachine::word_at(const ProbeHit& hit, uint64_t address) const {
+  if (stack_word_) return stack_word_(hit, address);
+  if (address == hit.sp && hit.return_address != 0) return hit.return_address;
+  return std::nullopt;
+}
+
+// pop_stale (stale_step): the innermost frames that can end unseen and are
+// over, because the word at their entry sp (at or above `lowest`, the hit's
+// sp) is no longer their return address. A word that cannot be known keeps
+// the frame. True when the window closed.
+bool WindowMachine::pop_stale(const Current& current, xref_thread_window& window, uint64_t lowest) {
+  for (int i = 0; i < XREF_TRACE_MAX_DEPTH; ++i) {
+    const uint32_t depth = window.depth;
+    if (depth == 0 || depth > XREF_TRACE_MAX_DEPTH) return false;
+    const xref_frame top = window.frames[depth - 1];
+    if (!(top.flags & XREF_FRAME_F_ENDS_UNSEEN) || top.return_address == 0 || top.entry_sp < lowest) return false;
+    const std::optional<uint64_t> word = word_at(current.hit, top.entry_sp);
+    if (!word || *word == top.return_address) return false;
+    if (pop_frames(current, window, top.entry_sp, kPopInclusive)) return true;
+  }
+  return false;
+}
+
 // emit_entry
 void WindowMachine::emit_entry(const Current& current, xref_thread_window& window, const Probe& probe,
                                const Fetched& values, uint8_t flags, uint64_t sp, uint32_t frame_flags) {
   const uint32_t depth = window.depth;
+  uint64_t return_address = 0;
+  if (probe.kind == XREF_PROBE_ENTRY || probe.kind == XREF_PROBE_TAIL_SITE) {
+    return_address = word_at(current.hit, sp).value_or(0);
+  }
+  if (probe.flags & XREF_PROBE_F_UNSEEN_EXIT) frame_flags |= XREF_FRAME_F_UNSEEN_EXIT;
   auto event = reserve_event(current, window, XREF_EVENT_ENTRY);
   if (depth < XREF_TRACE_MAX_DEPTH) {
     window.frames[depth].entry_sp = sp;
     window.frames[depth].function_id = probe.function_id;
     window.frames[depth].flags = frame_flags;
+    window.frames[depth].return_address = return_address;
     window.depth = depth + 1;
     if ((probe.flags & XREF_PROBE_F_STOP_RETURN) && window.stop_sp == 0) window.stop_sp = sp;
   } else {
@@ -203,7 +239,7 @@ void WindowMachine::emit_entry(const Current& current, xref_thread_window& windo
   event->function_id = probe.function_id;
   event->sp = sp;
   event->flags = flags;
-  if (probe.kind == XREF_PROBE_ENTRY) event->return_address = current.hit.return_address;
+  if (probe.kind == XREF_PROBE_ENTRY) event->return_address = return_address;
   copy_fetched(*event, values.values, values.errors, values.failed, values.count);
   current.emit(*event);
 }
@@ -228,13 +264,15 @@ void WindowMachine::emit_tail_entry(const Current& current, xref_thread_window& 
 void WindowMachine::open_window(const Current& current, const Probe& probe, xref_thread_window* old) {
   // A start at or above an open window's start frame: that frame is over.
   if (old != nullptr) {
-    const xref_frame& start = old->frames[0];
-    if (old->depth > 0 && (start.flags & XREF_FRAME_F_TAILED)) {
-      if (start.flags & XREF_FRAME_F_NAMED) {
+    const xref_frame start = old->frames[0];
+    if (old->depth > 0 && (start.flags & XREF_FRAME_F_ENDS_UNSEEN)) {
+      const bool tailed = (start.flags & XREF_FRAME_F_TAILED) != 0;
+      if (!tailed || (start.flags & XREF_FRAME_F_NAMED)) {
         emit_event(current, *old, XREF_EVENT_RETURN, 0, false, start.function_id, start.entry_sp,
                    XREF_EVENT_F_INFERRED, nullptr);
       }
-      close_window(current, *old, XREF_WINDOW_COMPLETE, start.function_id, XREF_EVENT_F_INFERRED);
+      close_window(current, *old, XREF_WINDOW_COMPLETE, tailed ? start.function_id : XREF_FUNCTION_NONE,
+                   XREF_EVENT_F_INFERRED);
     } else {
       close_window(current, *old, XREF_WINDOW_TRUNCATED);
     }
@@ -268,7 +306,7 @@ void WindowMachine::open_window(const Current& current, const Probe& probe, xref
 bool WindowMachine::handle_return(const Current& current, xref_thread_window& window, const Probe& probe,
                                   uint64_t sp) {
   if (probe.kind == XREF_PROBE_URETPROBE) sp -= 8;
-  if (pop_frames(current, window, sp, false)) return true;
+  if (pop_frames(current, window, sp, 0)) return true;
   const uint32_t depth = window.depth;
   if (depth == 0 || depth > XREF_TRACE_MAX_DEPTH) return false;
   xref_frame& top = window.frames[depth - 1];
@@ -314,7 +352,7 @@ bool WindowMachine::handle_return(const Current& current, xref_thread_window& wi
 bool WindowMachine::handle_return_site(const Current& current, xref_thread_window& window, const Probe& probe,
                                        uint32_t callee, uint64_t sp) {
   sp -= 8;
-  if (pop_frames(current, window, sp, false)) return true;
+  if (pop_frames(current, window, sp, 0)) return true;
   const uint32_t depth = window.depth;
   if (depth == 0 || depth > XREF_TRACE_MAX_DEPTH) return false;
   const xref_frame top = window.frames[depth - 1];
@@ -333,30 +371,33 @@ bool WindowMachine::handle_return_site(const Current& current, xref_thread_windo
 }
 
 // handle_entry
-void WindowMachine::handle_entry(const Current& current, xref_thread_window& window, const Probe& probe,
-                                 uint64_t sp) {
-  if (pop_frames(current, window, sp, false)) return;
+bool WindowMachine::handle_entry(const Current& current, xref_thread_window& window, const Probe& probe,
+                                 uint64_t sp, uint64_t lowest) {
+  if (pop_frames(current, window, sp, 0)) return true;
+  if (pop_stale(current, window, lowest)) return true;
   const uint32_t depth = window.depth;
   if (depth > 0 && depth <= XREF_TRACE_MAX_DEPTH && probe.kind == XREF_PROBE_ENTRY) {
     xref_frame& top = window.frames[depth - 1];
     if (top.entry_sp == sp && (top.flags & XREF_FRAME_F_TAILED)) {
       const bool named = (top.flags & XREF_FRAME_F_NAMED) != 0;
-      top.flags = XREF_FRAME_F_BY_RET;
-      if (named && top.function_id == probe.function_id) return;
+      top.flags = XREF_FRAME_F_BY_RET | ((probe.flags & XREF_PROBE_F_UNSEEN_EXIT) ? XREF_FRAME_F_UNSEEN_EXIT : 0);
+      if (named && top.function_id == probe.function_id) return false;
       emit_tail_entry(current, window, probe, fetched(current.hit, probe), top, sp);
-      return;
+      return false;
     }
   }
-  if (pop_frames(current, window, sp, true)) return;
+  if (pop_frames(current, window, sp, kPopInclusive)) return true;
   uint32_t frame_flags = probe.kind == XREF_PROBE_ENTRY ? XREF_FRAME_F_BY_RET : 0;
   if (probe.flags & XREF_PROBE_F_UNSEEN_RETURN) frame_flags = XREF_FRAME_F_TAILED | XREF_FRAME_F_NAMED;
   emit_entry(current, window, probe, fetched(current.hit, probe), 0, sp, frame_flags);
+  return false;
 }
 
 // handle_tail_site
 void WindowMachine::handle_tail_site(const Current& current, xref_thread_window& window, const Probe& probe,
                                      uint64_t sp) {
-  if (pop_frames(current, window, sp, false)) return;
+  if (pop_frames(current, window, sp, 0)) return;
+  if (pop_stale(current, window, sp)) return;
   const Fetched values = fetched(current.hit, probe);
   const uint32_t depth = window.depth;
   if (depth > 0 && depth <= XREF_TRACE_MAX_DEPTH && window.frames[depth - 1].entry_sp == sp) {
@@ -376,7 +417,11 @@ void WindowMachine::run_role(const Current& current, const Probe& probe) {
   xref_thread_window* window = found == threads_.end() ? nullptr : &found->second;
   if (probe.start) {
     // Recursion into the start function inside its own window is an
-    // ordinary entry, not a new window.
+    // ordinary entry, not a new window; unless the window's frames ended
+    // unseen (pop_stale), and this is a new call.
+    if (window != nullptr && current.hit.sp < window->start_sp && pop_stale(current, *window, current.hit.sp)) {
+      window = nullptr;
+    }
     if (window == nullptr || current.hit.sp >= window->start_sp) {
       open_window(current, probe, window);
       return;
@@ -389,10 +434,10 @@ void WindowMachine::run_role(const Current& current, const Probe& probe) {
   }
   switch (probe.kind) {
     case XREF_PROBE_ENTRY:
-      handle_entry(current, *window, probe, sp);
+      handle_entry(current, *window, probe, sp, sp);
       return;
     case XREF_PROBE_CALL_SITE:
-      handle_entry(current, *window, probe, sp - 8);
+      handle_entry(current, *window, probe, sp - 8, sp);
       return;
     case XREF_PROBE_TAIL_SITE:
       handle_tail_site(current, *window, probe, sp);
@@ -408,16 +453,16 @@ void WindowMachine::run_role(const Current& current, const Probe& probe) {
     case XREF_PROBE_UNWIND_CHECK: {
       // Frames below the handler's call are over; one at the call's own sp
       // too, unless a call-site probe just pushed it for this very call.
-      if (pop_frames(current, *window, sp, false)) return;
+      if (pop_frames(current, *window, sp, kPopUnwinding)) return;
       const uint32_t depth = window->depth;
       if (depth > 0 && depth <= XREF_TRACE_MAX_DEPTH && window->frames[depth - 1].entry_sp == sp &&
           (window->frames[depth - 1].flags & (XREF_FRAME_F_BY_RET | XREF_FRAME_F_TAILED))) {
-        pop_frames(current, *window, sp, true);
+        pop_frames(current, *window, sp, kPopInclusive | kPopUnwinding);
       }
       return;
     }
     case XREF_PROBE_STOP: {
-      if (pop_frames(current, *window, sp, false)) return;
+      if (pop_frames(current, *window, sp, 0)) return;
       const Fetched values = fetched(current.hit, probe);
       emit_event(current, *window, XREF_EVENT_STOP, window->depth, true, 0, sp, 0, &values);
       close_window(current, *window, XREF_WINDOW_COMPLETE);

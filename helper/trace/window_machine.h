@@ -29,7 +29,7 @@ struct ProbeHit {
   uint32_t probe_index = 0;      // index into TracePlan::probes: the head of the address's roles
   uint64_t timestamp_ns = 0;     // CLOCK_MONOTONIC
   uint64_t sp = 0;               // the stack pointer at the probed instruction
-  uint64_t return_address = 0;   // ENTRY probes: the word at sp (0 when unread)
+  uint64_t return_address = 0;   // ENTRY and TAIL_SITE probes: the word at sp (0 when unread)
   uint8_t fetch_count = 0;
   uint16_t fetch_failed = 0;     // bit i: fetch i could not be read
   std::array<int16_t, XREF_FETCH_MAX_ITEMS> fetch_error{};
@@ -46,8 +46,13 @@ struct WindowMachineOptions {
 class WindowMachine {
  public:
   using Emit = std::function<void(const xref_trace_event&)>;
+  // The word at an address of the thread's stack at the moment of the hit,
+  // when it can be known then (BPF reads it in the probe). Without one, only
+  // the word at the hit's own sp is known (ProbeHit::return_address).
+  using StackWord = std::function<std::optional<uint64_t>(const ProbeHit&, uint64_t address)>;
 
   WindowMachine(const TracePlan& plan, const WindowMachineOptions& options);
+  void set_stack_word(StackWord stack_word) { stack_word_ = std::move(stack_word); }
 
   // Runs one hit (trace_probe in BPF). Hits of one thread must come in the
   // thread's program order; every record produced goes to `emit`, in order.
@@ -92,7 +97,10 @@ class WindowMachine {
                   uint32_t function_id, uint64_t sp, uint8_t flags, const Fetched* values);
   void close_window(const Current& current, xref_thread_window& window, uint8_t status,
                     uint32_t function_id = XREF_FUNCTION_NONE, uint8_t flags = 0);
-  bool pop_frames(const Current& current, xref_thread_window& window, uint64_t sp, bool inclusive);
+  enum PopMode : int { kPopInclusive = 1, kPopUnwinding = 2 };  // POP_* of trace.bpf.c
+  std::optional<uint64_t> word_at(const ProbeHit& hit, uint64_t address) const;
+  bool pop_frames(const Current& current, xref_thread_window& window, uint64_t sp, int mode);
+  bool pop_stale(const Current& current, xref_thread_window& window, uint64_t lowest);
   void emit_entry(const Current& current, xref_thread_window& window, const Probe& probe, const Fetched& values,
                   uint8_t flags, uint64_t sp, uint32_t frame_flags);
   void emit_tail_entry(const Current& current, xref_thread_window& window, const Probe& probe,
@@ -101,12 +109,14 @@ class WindowMachine {
   bool handle_return(const Current& current, xref_thread_window& window, const Probe& probe, uint64_t sp);
   bool handle_return_site(const Current& current, xref_thread_window& window, const Probe& probe, uint32_t callee,
                           uint64_t sp);
-  void handle_entry(const Current& current, xref_thread_window& window, const Probe& probe, uint64_t sp);
+  bool handle_entry(const Current& current, xref_thread_window& window, const Probe& probe, uint64_t sp,
+                    uint64_t lowest);
   void handle_tail_site(const Current& current, xref_thread_window& window, const Probe& probe, uint64_t sp);
   void run_role(const Current& current, const Probe& probe);
 
   std::vector<Probe> probes_;
   std::optional<FilterProgram> start_filter_;
+  StackWord stack_word_;
   WindowMachineOptions options_;
   std::unordered_map<uint32_t, xref_thread_window> threads_;
   std::map<uint64_t, xref_window_result> results_;

@@ -58,6 +58,19 @@ Result<void> add_exit_probes(PlanState& state, const FunctionCode& code, const T
   return {};
 }
 
+// Whether `code` (with its split-off parts) may leave by a jump no probe
+// sees: through a pointer, conditionally, or to no known function. Its
+// frames can then end without an event; the BPF program infers such an end
+// ([inferred]) instead of taking it for unwinding (XREF_PROBE_F_UNSEEN_EXIT).
+bool has_unseen_exit(PlanState& state, const FunctionCode& code, const TracedFunction& function) {
+  const ElfImage& image = state.image_of(function.module_index);
+  const std::vector<FunctionCode> parts = state.split_parts.code_parts(function.module_index, image, code);
+  for (const FunctionExit& exit : function_exits(state.split_parts, function.module_index, image, parts)) {
+    if (exit.kind != FunctionExitKind::ret && exit.kind != FunctionExitKind::tail_jump) return true;
+  }
+  return false;
+}
+
 Result<void> add_probes_of(PlanState& state, const TracedFunction& function) {
   auto code = disassemble(state.image_of(function.module_index), function.symbol);
   if (!code) return with_context(code.error(), "disassembling " + function.symbol.demangled);
@@ -81,8 +94,10 @@ Result<void> add_probes_of(PlanState& state, const TracedFunction& function) {
   if (is_start) state.plan.start_fetches = entry_fetches;
   // A window that opens inside its function (--here, a breakpoint location
   // past the entry) needs no entry probe there: the frame is already known.
+  const uint8_t entry_flags = static_cast<uint8_t>(
+      flags | (!state.request.uretprobes && has_unseen_exit(state, *code, function) ? XREF_PROBE_F_UNSEEN_EXIT : 0));
   if (is_start || !state.mid_start_functions.count(key)) {
-    if (auto probe = add_role(state, *code, function, entry_probe_va(*code), XREF_PROBE_ENTRY, flags, is_start,
+    if (auto probe = add_role(state, *code, function, entry_probe_va(*code), XREF_PROBE_ENTRY, entry_flags, is_start,
                               entry_fetches);
         !probe) {
       return probe;

@@ -21,6 +21,7 @@ PlannedProbe tracefs_event_probe(const TracePlan& plan, size_t head) {
   size_t role_number = 0;
   plan.for_each_role(head, [&](size_t, const PlannedProbe& role) {
     if (role.kind == XREF_PROBE_ENTRY) event.kind = XREF_PROBE_ENTRY;
+    if (role.kind == XREF_PROBE_TAIL_SITE && event.kind != XREF_PROBE_ENTRY) event.kind = XREF_PROBE_TAIL_SITE;
     for (FetchItem item : role.fetches) {
       while (fetch_named(event, item.name)) item.name += "_r" + std::to_string(role_number);
       event.fetches.push_back(item);
@@ -33,7 +34,11 @@ PlannedProbe tracefs_event_probe(const TracePlan& plan, size_t head) {
 TracefsArgNames tracefs_arg_names(const PlannedProbe& probe) {
   TracefsArgNames names;
   names.sp = tracefs_free_arg_name(probe.fetches, "sp");
-  if (probe.kind == XREF_PROBE_ENTRY) names.ra = tracefs_free_arg_name(probe.fetches, "ra");
+  // Where the word at sp is a return address the window machine keeps
+  // (its frame's, to tell later whether the frame is still there).
+  if (probe.kind == XREF_PROBE_ENTRY || probe.kind == XREF_PROBE_TAIL_SITE) {
+    names.ra = tracefs_free_arg_name(probe.fetches, "ra");
+  }
   return names;
 }
 

@@ -20,7 +20,8 @@ namespace xref {
 
 // The names of xref's own arguments in a probe's event: "sp" and "ra",
 // unless one of the probe's fetches is already called that. `ra` is empty
-// for probes that do not record the return address (all but entries).
+// for probes that do not record the return address (all but entries and
+// tail-call sites).
 struct TracefsArgNames {
   std::string sp;
   std::string ra;
@@ -30,7 +31,7 @@ TracefsArgNames tracefs_arg_names(const PlannedProbe& probe);
 // The one event of an address with several roles (TracePlan::for_each_role):
 // the head, fetching every role's values in chain order (a later role's
 // name gets a "_r<N>" suffix if an earlier role uses it), and recording the
-// return address when any role is an entry.
+// return address when any role is an entry or a tail-call site.
 PlannedProbe tracefs_event_probe(const TracePlan& plan, size_t head);
 
 // The event p<index> of `probe` in `path`.

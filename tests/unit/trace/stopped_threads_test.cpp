@@ -24,7 +24,7 @@ xref_thread_window window_with(std::initializer_list<xref_frame> frames) {
 }
 
 TEST(SettleFrames, NothingBelowTheStoppedThreadsSpMeansNothingChanges) {
-  xref_thread_window window = window_with({{0x1000, 0, XREF_FRAME_F_BY_RET}, {0x0f00, 1, XREF_FRAME_F_BY_RET}});
+  xref_thread_window window = window_with({{0x1000, 0, XREF_FRAME_F_BY_RET, 0}, {0x0f00, 1, XREF_FRAME_F_BY_RET, 0}});
   const SettledFrames settled = settle_frames(window, 42, 0x0e00, 99);
   EXPECT_TRUE(settled.records.empty());
   EXPECT_FALSE(settled.closed);
@@ -34,7 +34,7 @@ TEST(SettleFrames, NothingBelowTheStoppedThreadsSpMeansNothingChanges) {
 
 // longjmp back past the window's frames: unwound, then the window ends.
 TEST(SettleFrames, FramesBelowAreUnwoundAndTheStartFrameEndsTheWindow) {
-  xref_thread_window window = window_with({{0x1000, 0, XREF_FRAME_F_BY_RET}, {0x0f00, 1, 0}});
+  xref_thread_window window = window_with({{0x1000, 0, XREF_FRAME_F_BY_RET, 0}, {0x0f00, 1, 0, 0}});
   const SettledFrames settled = settle_frames(window, 42, 0x1010, 99);
   ASSERT_EQ(settled.records.size(), 3u);
   EXPECT_EQ(settled.records[0].type, XREF_EVENT_UNWOUND);
@@ -55,7 +55,7 @@ TEST(SettleFrames, FramesBelowAreUnwoundAndTheStartFrameEndsTheWindow) {
 // shown function's return is inferred): complete, not unwound.
 TEST(SettleFrames, ATailedStartFrameEndsCompleteWithItsReturnInferred) {
   xref_thread_window window =
-      window_with({{0x1000, 3, XREF_FRAME_F_TAILED | XREF_FRAME_F_NAMED}, {0x0f00, 4, XREF_FRAME_F_BY_RET}});
+      window_with({{0x1000, 3, XREF_FRAME_F_TAILED | XREF_FRAME_F_NAMED, 0}, {0x0f00, 4, XREF_FRAME_F_BY_RET, 0}});
   const SettledFrames settled = settle_frames(window, 42, 0x1008, 99);
   ASSERT_EQ(settled.records.size(), 3u);
   EXPECT_EQ(settled.records[0].type, XREF_EVENT_UNWOUND);
@@ -68,7 +68,7 @@ TEST(SettleFrames, ATailedStartFrameEndsCompleteWithItsReturnInferred) {
 }
 
 TEST(SettleFrames, OnlyFramesBelowTheSpEnd) {
-  xref_thread_window window = window_with({{0x1000, 0, XREF_FRAME_F_BY_RET}, {0x0f00, 1, XREF_FRAME_F_BY_RET}});
+  xref_thread_window window = window_with({{0x1000, 0, XREF_FRAME_F_BY_RET, 0}, {0x0f00, 1, XREF_FRAME_F_BY_RET, 0}});
   const SettledFrames settled = settle_frames(window, 42, 0x0f80, 99);
   ASSERT_EQ(settled.records.size(), 1u);
   EXPECT_FALSE(settled.closed);

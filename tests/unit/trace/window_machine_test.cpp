@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,9 +60,30 @@ TracePlan test_plan() {
   return plan;
 }
 
+// Where the machine learns the words on the stack: from each hit's own sp
+// only (tracefs records the word there), or anywhere at the moment of the
+// hit (the BPF program reads it).
+enum class Stack { at_sp, readable };
+
 class Machine {
  public:
-  explicit Machine(const TracePlan& plan, WindowMachineOptions options = {}) : machine_(plan, options) {}
+  explicit Machine(const TracePlan& plan, WindowMachineOptions options = {}, Stack stack = Stack::at_sp)
+      : machine_(plan, options) {
+    if (stack == Stack::readable) {
+      machine_.set_stack_word([this](const ProbeHit&, uint64_t address) -> std::optional<uint64_t> {
+        auto found = stack_.find(address);
+        if (found == stack_.end()) return std::nullopt;
+        return found->second;
+      });
+    }
+  }
+
+  // The thread's stack holds `word` at `address` from now on (a call wrote
+  // its return address there).
+  Machine& write(uint64_t address, uint64_t word) {
+    stack_[address] = word;
+    return *this;
+  }
 
   // One hit; the records as "window seq kind depth function [flags]".
   Machine& hit(uint32_t probe_index, uint64_t sp, uint32_t tid = 7, uint64_t value = 0) {
@@ -70,6 +92,7 @@ class Machine {
     hit.probe_index = probe_index;
     hit.timestamp_ns = ++clock_;
     hit.sp = sp;
+    if (auto found = stack_.find(sp); found != stack_.end()) hit.return_address = found->second;
     hit.fetch_count = 1;
     hit.values[0] = value;
     machine_.hit(hit, [&](const xref_trace_event& record) { records_.push_back(text(record)); });
@@ -97,6 +120,7 @@ class Machine {
   }
   WindowMachine machine_;
   std::vector<std::string> records_;
+  std::map<uint64_t, uint64_t> stack_;
   uint64_t clock_ = 0;
 };
 
@@ -405,6 +429,136 @@ TEST(WindowMachineTail, TheHandlersOwnCallIsNotUnwound) {
   Machine m(roles.plan);
   m.hit(start, 0x1000).hit(call_catch, 0x0f08).hit(catch_check, 0x0f00).hit(catch_returns, 0x0f08);
   EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f1", "1 2 return 1 f1"}));
+}
+
+// Frames that end where no probe sees them (issue 23): sqlite3_mutex_leave
+// ends in `jmp *0x90(%rax)`, ngx_palloc in `jmp ngx_palloc_large`.
+class UnseenEnds {
+ public:
+  UnseenEnds() {
+    start = roles.add(0, XREF_PROBE_ENTRY, true);
+    start_ret = roles.add(0, XREF_PROBE_RET);
+    leave = roles.add(1, XREF_PROBE_ENTRY, false, XREF_PROBE_F_UNSEEN_EXIT);  // only a pointer jump leaves it
+    other = roles.add(2, XREF_PROBE_ENTRY);
+    other_ret = roles.add(2, XREF_PROBE_RET);
+    palloc = roles.add(3, XREF_PROBE_ENTRY);
+    palloc_ret = roles.add(3, XREF_PROBE_RET);
+    palloc_jump = roles.add(3, XREF_PROBE_TAIL_EXIT);  // to its untraced large-allocation helper
+    catch_check = roles.add(XREF_FUNCTION_NONE, XREF_PROBE_UNWIND_CHECK);
+  }
+  RolePlan roles;
+  uint32_t start, start_ret, leave, other, other_ret, palloc, palloc_ret, palloc_jump, catch_check;
+};
+
+// The caller calls leave twice from one sp: the second call's entry reuses
+// the first's frame, which returned unseen.
+TEST(WindowMachineUnseen, AnEntryReusingTheSlotOfAFrameLeftByAPointerEndsItInferred) {
+  for (Stack stack : {Stack::at_sp, Stack::readable}) {
+    UnseenEnds plan;
+    Machine m(plan.roles.plan, {}, stack);
+    m.write(0x1000, 0xa0).hit(plan.start, 0x1000);
+    m.write(0x0f00, 0xb1).hit(plan.leave, 0x0f00);
+    m.write(0x0f00, 0xb2).hit(plan.leave, 0x0f00);
+    m.write(0x0f00, 0xb3).hit(plan.other, 0x0f00).hit(plan.other_ret, 0x0f00).hit(plan.start_ret, 0x1000);
+    EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f1", "1 2 return 1 f1 inferred",
+                                  "1 3 entry 1 f1", "1 4 return 1 f1 inferred", "1 5 entry 1 f2", "1 6 return 1 f2",
+                                  "1 7 return 0 f0", "1 8 end 0 status=1"}));
+  }
+}
+
+// The caller calls leave, then an untraced function from the same sp, which
+// calls a traced one deeper down: leave's slot now holds another return
+// address, so leave is over, and the depth stays true. Only where the word
+// can be read at the hit (BPF); tracefs records the word at the hit's own sp
+// only, and the deeper entry nests under the frame it cannot prove over.
+TEST(WindowMachineUnseen, ADeeperEntryEndsAFrameWhoseSlotHoldsAnotherReturnAddress) {
+  for (Stack stack : {Stack::at_sp, Stack::readable}) {
+    UnseenEnds plan;
+    Machine m(plan.roles.plan, {}, stack);
+    m.write(0x1000, 0xa0).hit(plan.start, 0x1000);
+    m.write(0x0f00, 0xb1).hit(plan.leave, 0x0f00);
+    m.write(0x0f00, 0xb9);  // the untraced call
+    m.write(0x0e00, 0xc1).hit(plan.other, 0x0e00).hit(plan.other_ret, 0x0e00).hit(plan.start_ret, 0x1000);
+    if (stack == Stack::readable) {
+      EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f1", "1 2 return 1 f1 inferred",
+                                    "1 3 entry 1 f2", "1 4 return 1 f2", "1 5 return 0 f0", "1 6 end 0 status=1"}));
+    } else {
+      EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f1", "1 2 entry 2 f2", "1 3 return 2 f2",
+                                    "1 4 return 1 f1 inferred", "1 5 return 0 f0", "1 6 end 0 status=1"}));
+    }
+  }
+}
+
+// While its slot still holds its return address the frame may be running
+// the pointer's target, which calls: a deeper entry nests.
+TEST(WindowMachineUnseen, AFrameWhoseSlotIsUnchangedLivesOn) {
+  UnseenEnds plan;
+  Machine m(plan.roles.plan, {}, Stack::readable);
+  m.write(0x1000, 0xa0).hit(plan.start, 0x1000);
+  m.write(0x0f00, 0xb1).hit(plan.leave, 0x0f00);
+  m.write(0x0e00, 0xc1).hit(plan.other, 0x0e00).hit(plan.other_ret, 0x0e00).hit(plan.start_ret, 0x1000);
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f1", "1 2 entry 2 f2", "1 3 return 2 f2",
+                                "1 4 return 1 f1 inferred", "1 5 return 0 f0", "1 6 end 0 status=1"}));
+}
+
+// palloc jumps to its untraced helper, which returns; a later call reaches
+// palloc at the same sp through another caller's jump: the word at sp is
+// not the return address of the frame that jumped, so this is a new call,
+// not the tail jump's continuation.
+TEST(WindowMachineUnseen, AnEntryAtATailedFramesSpWithAnotherReturnAddressIsANewCall) {
+  for (Stack stack : {Stack::at_sp, Stack::readable}) {
+    UnseenEnds plan;
+    Machine m(plan.roles.plan, {}, stack);
+    m.write(0x1000, 0xa0).hit(plan.start, 0x1000);
+    m.write(0x0f00, 0xb1).hit(plan.palloc, 0x0f00).hit(plan.palloc_jump, 0x0f00);
+    m.write(0x0f00, 0xb2).hit(plan.palloc, 0x0f00).hit(plan.palloc_ret, 0x0f00).hit(plan.start_ret, 0x1000);
+    EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f3", "1 2 tail_exit 1 f3", "1 3 entry 1 f3",
+                                  "1 4 return 1 f3", "1 5 return 0 f0", "1 6 end 0 status=1"}));
+  }
+}
+
+// The same return address at the same sp: the jump's target jumped on into
+// palloc (mutual tail recursion), the frame continues.
+TEST(WindowMachineUnseen, AnEntryAtATailedFramesSpWithItsReturnAddressContinuesIt) {
+  UnseenEnds plan;
+  Machine m(plan.roles.plan);
+  m.write(0x1000, 0xa0).hit(plan.start, 0x1000);
+  m.write(0x0f00, 0xb1).hit(plan.palloc, 0x0f00).hit(plan.palloc_jump, 0x0f00).hit(plan.palloc, 0x0f00);
+  m.hit(plan.palloc_ret, 0x0f00).hit(plan.start_ret, 0x1000);
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f3", "1 2 tail_exit 1 f3", "1 3 entry 1 f3 tail",
+                                "1 4 return 1 f3", "1 5 return 0 f0", "1 6 end 0 status=1"}));
+}
+
+// A start function that leaves through a pointer: the next start ends its
+// window complete, the end inferred (not truncated).
+TEST(WindowMachineUnseen, AStartLeftThroughAPointerEndsInferredAtTheNextStart) {
+  RolePlan roles;
+  const uint32_t start = roles.add(0, XREF_PROBE_ENTRY, true, XREF_PROBE_F_UNSEEN_EXIT);
+  Machine m(roles.plan);
+  m.write(0x1000, 0xa0).hit(start, 0x1000).write(0x1000, 0xa1).hit(start, 0x1000);
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 return 0 f0 inferred", "1 2 end 0 status=1 inferred",
+                                "2 0 entry 0 f0 begin"}));
+}
+
+// A start left through a pointer, then called again deeper from untraced
+// code: not recursion, a new window (where the word can be read).
+TEST(WindowMachineUnseen, AStartCalledAgainBelowItsOverFrameOpensANewWindow) {
+  RolePlan roles;
+  const uint32_t start = roles.add(0, XREF_PROBE_ENTRY, true, XREF_PROBE_F_UNSEEN_EXIT);
+  Machine m(roles.plan, {}, Stack::readable);
+  m.write(0x1000, 0xa0).hit(start, 0x1000).write(0x1000, 0xa1).write(0x0f00, 0xb1).hit(start, 0x0f00);
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 return 0 f0 inferred", "1 2 end 0 status=1 inferred",
+                                "2 0 entry 0 f0 begin"}));
+}
+
+// An exception handler's probe finds such a frame over: unwound, as any.
+TEST(WindowMachineUnseen, ACatchUnwindsAFrameThatCouldLeaveThroughAPointer) {
+  UnseenEnds plan;
+  Machine m(plan.roles.plan);
+  m.write(0x1000, 0xa0).hit(plan.start, 0x1000);
+  m.write(0x0f00, 0xb1).hit(plan.leave, 0x0f00).hit(plan.catch_check, 0x0f80).hit(plan.start_ret, 0x1000);
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f1", "1 2 unwound 1 f1", "1 3 return 0 f0",
+                                "1 4 end 0 status=1"}));
 }
 
 }  // namespace
