@@ -7,6 +7,7 @@
 #include "filter_expr.h"
 #include "hex.h"
 #include "number_parse.h"
+#include "process/ifunc_binding.h"
 #include "sites/breakpoints.h"
 #include "sites/function_names.h"
 #include "sites/function_sites.h"
@@ -61,6 +62,7 @@ Result<ProbeAddress> resolve_address(ProbeModules& modules, const std::string& g
   address.module_index = function->module_index;
   address.static_va = function->start;
   address.function = *function;
+  address.implementation = function->implementation;
   address.at_entry = true;
   return address;
 }
@@ -197,7 +199,7 @@ Result<ProbePlan> plan_probe(const Target& target, const ProbeRequest& request) 
     if (!code) return with_context(code.error(), "probe " + given + ": disassembling " + address->function.demangled);
     if (!code->complete()) {
       return make_error(ErrorCode::not_an_instruction,
-                        "probe " + given + ": " + address->function.demangled +
+                        "probe " + given + ": " + bound_code_name(address->function.demangled, address->implementation) +
                             " did not disassemble cleanly (undecodable bytes or branches into instructions)",
                         "xref will not guess instruction boundaries; probe another address");
     }
