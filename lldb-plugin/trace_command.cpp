@@ -144,6 +144,16 @@ bool TraceCommand::execute(lldb::SBDebugger debugger, char** command, lldb::SBCo
     std::string error;
     const std::string what = ids.empty() ? "" : "--start bp:" + std::to_string(ids.front());
     if (!hold_breakpoints(scope, ids, what, preparation.held, error)) return scope.fail("xref: " + error);
+    if (here) {
+      // The breakpoint stopped at, in case the trace probes its location.
+      const size_t before = preparation.held.disabled.size();
+      if (!hold_breakpoints(scope, breakpoints_at(target, here->pc), "--here", preparation.held, error)) {
+        preparation.undo();
+        return scope.fail("xref: " + error);
+      }
+      preparation.held.quiet.assign(preparation.held.disabled.begin() + static_cast<std::ptrdiff_t>(before),
+                                    preparation.held.disabled.end());
+    }
   }
   if (here && has_word(words, "--stop-at-end")) {
     std::string error;
