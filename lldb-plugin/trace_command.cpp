@@ -138,7 +138,7 @@ bool TraceCommand::execute(lldb::SBDebugger debugger, char** command, lldb::SBCo
   if (helper == nullptr) return false;
 
   // Breakpoint N of --start bp:N goes off before the probes go in.
-  Preparation preparation{{target, {}}, {}, {}};
+  Preparation preparation{{target, {}, {}}, {}, {}};
   if (!wants_help(words)) {
     const auto ids = breakpoint_references(start_values(words));
     std::string error;
