@@ -29,6 +29,12 @@ endfunction()
 xref_require_pkg(LIBBPF libbpf libbpf-dev)
 xref_require_pkg(LIBELF libelf libelf-dev)
 xref_require_pkg(CAPSTONE capstone libcapstone-dev)
+# Zydis has no pkg-config file, only a CMake package (which finds Zycore).
+find_package(zydis 4.0 CONFIG QUIET)
+if(NOT zydis_FOUND)
+  message(FATAL_ERROR "xref: Zydis 4 not found: install the Debian package libzydis-dev "
+                      "(or run scripts/install-deps.sh as root)")
+endif()
 xref_require_pkg(LIBCRYPTO libcrypto libssl-dev)
 xref_require_pkg(RE2 re2 libre2-dev)
 xref_require_header(CLI11_INCLUDE_DIR CLI/CLI.hpp libcli11-dev)

@@ -69,7 +69,7 @@ bool ProbeCommand::execute(lldb::SBDebugger debugger, char** command, lldb::SBCo
   HelperClient* helper = scope.helper();
   if (helper == nullptr) return false;
 
-  HeldBreakpoints held{target, {}};
+  HeldBreakpoints held{target, {}, {}};
   if (!wants_help(words) && stops_when(words)) {
     std::string error;
     if (!catch_stop_signal(target, error)) return scope.fail("xref: " + error);

@@ -31,6 +31,22 @@ std::vector<lldb::break_id_t> breakpoint_references(const std::vector<std::strin
   return ids;
 }
 
+std::vector<lldb::break_id_t> breakpoints_at(lldb::SBTarget target, uint64_t address) {
+  std::vector<lldb::break_id_t> ids;
+  for (uint32_t index = 0; index < target.GetNumBreakpoints(); ++index) {
+    lldb::SBBreakpoint breakpoint = target.GetBreakpointAtIndex(index);
+    if (!breakpoint.IsValid() || !breakpoint.IsEnabled()) continue;
+    for (size_t at = 0; at < breakpoint.GetNumLocations(); ++at) {
+      lldb::SBBreakpointLocation location = breakpoint.GetLocationAtIndex(static_cast<uint32_t>(at));
+      if (location.IsValid() && location.IsEnabled() && location.GetLoadAddress() == address) {
+        ids.push_back(breakpoint.GetID());
+        break;
+      }
+    }
+  }
+  return ids;
+}
+
 bool hold_breakpoints(CommandScope& scope, const std::vector<lldb::break_id_t>& ids, const std::string& what,
                       HeldBreakpoints& held, std::string& error) {
   held.target = scope.target();
@@ -73,6 +89,7 @@ void keep_breakpoints_off(CommandScope& scope, SessionRecord& session, const Hel
       scope.print("xref: breakpoint " + std::to_string(id) + disabled_reason(command));
     } else {
       scope.target().FindBreakpointByID(id).SetEnabled(true);
+      if (std::find(held.quiet.begin(), held.quiet.end(), id) != held.quiet.end()) continue;
       scope.print("xref: warning: the helper did not put probes on breakpoint " + std::to_string(id) +
                   "'s locations; it stays enabled");
     }

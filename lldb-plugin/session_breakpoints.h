@@ -22,12 +22,19 @@ namespace xref::lldb_plugin {
 struct HeldBreakpoints {
   lldb::SBTarget target;
   std::vector<lldb::break_id_t> disabled;
+  // Held for --here (the breakpoint stopped at, in case the helper probes
+  // its location): back on without a word when the helper does not name it.
+  std::vector<lldb::break_id_t> quiet;
 
   void undo();
 };
 
 // N of each `bp:N` among `values`.
 std::vector<lldb::break_id_t> breakpoint_references(const std::vector<std::string>& values);
+
+// The enabled breakpoints with an enabled location at load address
+// `address` (at --here's pc: the one the thread stopped at).
+std::vector<lldb::break_id_t> breakpoints_at(lldb::SBTarget target, uint64_t address);
 
 // Disables the enabled ones of `ids` into `held`. LLDB takes its int3 out of
 // the process only while it is stopped: a running process is an error

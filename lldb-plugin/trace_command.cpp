@@ -138,12 +138,22 @@ bool TraceCommand::execute(lldb::SBDebugger debugger, char** command, lldb::SBCo
   if (helper == nullptr) return false;
 
   // Breakpoint N of --start bp:N goes off before the probes go in.
-  Preparation preparation{{target, {}}, {}, {}};
+  Preparation preparation{{target, {}, {}}, {}, {}};
   if (!wants_help(words)) {
     const auto ids = breakpoint_references(start_values(words));
     std::string error;
     const std::string what = ids.empty() ? "" : "--start bp:" + std::to_string(ids.front());
     if (!hold_breakpoints(scope, ids, what, preparation.held, error)) return scope.fail("xref: " + error);
+    if (here) {
+      // The breakpoint stopped at, in case the trace probes its location.
+      const size_t before = preparation.held.disabled.size();
+      if (!hold_breakpoints(scope, breakpoints_at(target, here->pc), "--here", preparation.held, error)) {
+        preparation.undo();
+        return scope.fail("xref: " + error);
+      }
+      preparation.held.quiet.assign(preparation.held.disabled.begin() + static_cast<std::ptrdiff_t>(before),
+                                    preparation.held.disabled.end());
+    }
   }
   if (here && has_word(words, "--stop-at-end")) {
     std::string error;

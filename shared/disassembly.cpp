@@ -1,7 +1,5 @@
 #include "disassembly.h"
 
-#include <capstone/capstone.h>
-
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -9,30 +7,6 @@
 #include "hex.h"
 
 namespace xref {
-
-const char* instruction_kind_name(InstructionKind kind) {
-  switch (kind) {
-    case InstructionKind::other: return "other";
-    case InstructionKind::call: return "call";
-    case InstructionKind::jump: return "jump";
-    case InstructionKind::conditional_jump: return "conditional_jump";
-    case InstructionKind::ret: return "ret";
-    case InstructionKind::trap: return "trap";
-    case InstructionKind::endbr64: return "endbr64";
-    case InstructionKind::nop: return "nop";
-  }
-  return "unknown";
-}
-
-const char* operand_kind_name(OperandKind kind) {
-  switch (kind) {
-    case OperandKind::direct: return "direct";
-    case OperandKind::register_: return "register";
-    case OperandKind::memory: return "memory";
-    case OperandKind::rip_memory: return "rip_memory";
-  }
-  return "unknown";
-}
 
 const char* exit_kind_name(ExitKind kind) {
   switch (kind) {
@@ -68,91 +42,9 @@ bool looks_like_jump_table(const std::vector<Instruction>& before, const Instruc
 constexpr std::array<uint8_t, 4> kEndbr64 = {0xf3, 0x0f, 0x1e, 0xfa};
 constexpr std::array<uint8_t, 5> kNop5 = {0x0f, 0x1f, 0x44, 0x00, 0x00};
 
-// One Capstone handle and one reusable instruction buffer, closed on scope exit.
-class Disassembler {
- public:
-  Disassembler() {
-    if (cs_open(CS_ARCH_X86, CS_MODE_64, &handle_) != CS_ERR_OK) return;
-    opened_ = true;
-    if (cs_option(handle_, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK) return;
-    insn_ = cs_malloc(handle_);
-  }
-  ~Disassembler() {
-    if (insn_ != nullptr) cs_free(insn_, 1);
-    if (opened_) cs_close(&handle_);
-  }
-  Disassembler(const Disassembler&) = delete;
-  Disassembler& operator=(const Disassembler&) = delete;
-
-  bool ready() const { return insn_ != nullptr; }
-  csh handle() const { return handle_; }
-  cs_insn* insn() const { return insn_; }
-
- private:
-  csh handle_ = 0;
-  bool opened_ = false;
-  cs_insn* insn_ = nullptr;
-};
-
 bool has_bytes(std::span<const uint8_t> bytes, uint64_t offset, std::span<const uint8_t> pattern) {
   return offset <= bytes.size() && bytes.size() - offset >= pattern.size() &&
          std::memcmp(bytes.data() + offset, pattern.data(), pattern.size()) == 0;
-}
-
-InstructionKind classify(const Disassembler& disassembler, const cs_insn& insn) {
-  switch (insn.id) {
-    case X86_INS_CALL:
-    case X86_INS_LCALL: return InstructionKind::call;
-    case X86_INS_JMP:
-    case X86_INS_LJMP: return InstructionKind::jump;
-    case X86_INS_RET:
-    case X86_INS_RETF:
-    case X86_INS_RETFQ: return InstructionKind::ret;
-    case X86_INS_UD0:
-    case X86_INS_UD2:
-    case X86_INS_UD2B:
-    case X86_INS_HLT:
-    case X86_INS_INT3: return InstructionKind::trap;
-    case X86_INS_ENDBR64: return InstructionKind::endbr64;
-    case X86_INS_NOP: return InstructionKind::nop;
-    default: break;
-  }
-  // jcc, jrcxz and loop* are in the jump group; jmp was handled above.
-  if (cs_insn_group(disassembler.handle(), &insn, X86_GRP_JUMP)) return InstructionKind::conditional_jump;
-  return InstructionKind::other;
-}
-
-BranchTarget branch_target(const cs_insn& insn) {
-  BranchTarget target;
-  target.operand = insn.op_str;
-  const cs_x86& x86 = insn.detail->x86;
-  if (x86.op_count == 0) {
-    target.kind = OperandKind::memory;  // no operand to read: treat as unknown
-    return target;
-  }
-  const cs_x86_op& operand = x86.operands[0];
-  switch (operand.type) {
-    case X86_OP_IMM:
-      target.kind = OperandKind::direct;
-      target.va = static_cast<uint64_t>(operand.imm);
-      break;
-    case X86_OP_REG:
-      target.kind = OperandKind::register_;
-      break;
-    case X86_OP_MEM:
-      if (operand.mem.base == X86_REG_RIP && operand.mem.index == X86_REG_INVALID) {
-        // rip-relative operands count from the end of the instruction.
-        target.kind = OperandKind::rip_memory;
-        target.va = insn.address + insn.size + static_cast<uint64_t>(operand.mem.disp);
-      } else {
-        target.kind = OperandKind::memory;
-      }
-      break;
-    default:
-      target.kind = OperandKind::memory;
-      break;
-  }
-  return target;
 }
 
 void add_gap_byte(std::vector<ByteRange>& gaps, uint64_t va) {
@@ -193,36 +85,36 @@ Result<FunctionCode> disassemble_function(std::span<const uint8_t> bytes, uint64
   if (bytes.size() > UINT64_MAX - start_va) {
     return make_error(ErrorCode::invalid_argument, "the range at " + to_hex(start_va) + " wraps around");
   }
-  Disassembler disassembler;
-  if (!disassembler.ready()) {
-    return make_error(ErrorCode::internal,
-                      std::string("cannot start Capstone: ") + cs_strerror(cs_errno(disassembler.handle())));
-  }
+  // Capstone first: its text is what call_target_fetch and the jump-table
+  // check read. Zydis where Capstone 4 cannot decode (AVX-512, mask registers).
+  const CapstoneDecoder capstone;
+  if (!capstone.failure().empty()) return make_error(ErrorCode::internal, capstone.failure());
+  const ZydisX86Decoder zydis;
+  if (!zydis.failure().empty()) return make_error(ErrorCode::internal, zydis.failure());
 
   FunctionCode code;
   code.start = start_va;
   code.end = start_va + bytes.size();
   std::vector<uint64_t> inner_targets;  // direct branch targets inside the range, checked after the sweep
 
-  const uint8_t* cursor = bytes.data();
-  size_t remaining = bytes.size();
-  uint64_t address = start_va;
-  cs_insn* insn = disassembler.insn();
-  while (remaining > 0) {
-    if (!cs_disasm_iter(disassembler.handle(), &cursor, &remaining, &address, insn)) {
+  size_t offset = 0;
+  while (offset < bytes.size()) {
+    const uint64_t address = start_va + offset;
+    const auto rest = bytes.subspan(offset);
+    std::optional<DecodedInstruction> decoded = capstone.decode(rest, address);
+    if (!decoded) decoded = zydis.decode(rest, address);
+    if (!decoded) {
       // Not an instruction start: record the byte and resynchronise on the next.
       add_gap_byte(code.decode_gaps, address);
-      ++cursor;
-      --remaining;
-      ++address;
+      ++offset;
       continue;
     }
+    offset += decoded->size;
     Instruction instruction;
-    instruction.address = insn->address;
-    instruction.size = static_cast<uint8_t>(insn->size);
-    instruction.kind = classify(disassembler, *insn);
-    instruction.text = insn->mnemonic;
-    if (insn->op_str[0] != '\0') instruction.text += std::string(" ") + insn->op_str;
+    instruction.address = address;
+    instruction.size = decoded->size;
+    instruction.kind = decoded->kind;
+    instruction.text = std::move(decoded->text);
 
     switch (instruction.kind) {
       case InstructionKind::call: {
@@ -230,7 +122,7 @@ Result<FunctionCode> disassemble_function(std::span<const uint8_t> bytes, uint64
         call.va = instruction.address;
         call.size = instruction.size;
         call.return_va = instruction.end();
-        call.target = branch_target(*insn);
+        call.target = std::move(decoded->target);
         if (!call.target.indirect() && call.target.va >= code.start && call.target.va < code.end) {
           inner_targets.push_back(call.target.va);
         }
@@ -239,7 +131,7 @@ Result<FunctionCode> disassemble_function(std::span<const uint8_t> bytes, uint64
       }
       case InstructionKind::jump:
       case InstructionKind::conditional_jump: {
-        BranchTarget target = branch_target(*insn);
+        BranchTarget target = std::move(decoded->target);
         const bool inside = !target.indirect() && target.va >= code.start && target.va < code.end;
         if (inside) {
           inner_targets.push_back(target.va);

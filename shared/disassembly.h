@@ -4,6 +4,8 @@
 // that leave the function. The tracer observes returns by probing rets and
 // return sites rather than with uretprobes, so these lists must be complete;
 // anything the linear sweep could not decode is reported, never guessed.
+// Each instruction is Capstone's (x86_decoder.h), or Zydis's where Capstone
+// 4 cannot decode it (AVX-512).
 #pragma once
 
 #include <cstdint>
@@ -14,49 +16,17 @@
 
 #include "elf_image.h"
 #include "result.h"
+#include "x86_decoder.h"
 
 namespace xref {
-
-enum class InstructionKind : uint8_t {
-  other,
-  call,              // call, direct or indirect
-  jump,              // unconditional jmp
-  conditional_jump,  // jcc, jrcxz, loop*
-  ret,               // ret, ret imm16, retf, repz/bnd ret
-  trap,              // ud2, hlt, int3: execution does not fall through normally
-  endbr64,
-  nop,
-};
-
-const char* instruction_kind_name(InstructionKind kind);
 
 struct Instruction {
   uint64_t address = 0;
   uint8_t size = 0;
   InstructionKind kind = InstructionKind::other;
-  std::string text;  // Intel syntax as Capstone prints it: "call 0x1400"
+  std::string text;  // Intel syntax as Capstone prints it: "call 0x1400" (Zydis's where Capstone cannot)
 
   uint64_t end() const { return address + size; }
-};
-
-enum class OperandKind : uint8_t {
-  direct,      // a relative branch: the target is known
-  register_,   // call/jmp through a register
-  memory,      // through memory addressed by registers
-  rip_memory,  // through a rip-relative memory slot whose VA is known
-};
-
-const char* operand_kind_name(OperandKind kind);
-
-// Where a call or a jump goes.
-struct BranchTarget {
-  OperandKind kind = OperandKind::direct;
-  // direct: the target VA; rip_memory: the VA of the pointer slot; else 0.
-  uint64_t va = 0;
-  std::string operand;  // the operand as disassembled: "0x1400", "rax", "qword ptr [rip + 0x2d86]"
-  std::string name;     // the function starting at a direct target, when an ElfImage knows one
-
-  bool indirect() const { return kind != OperandKind::direct; }
 };
 
 struct CallSite {
@@ -110,9 +80,9 @@ struct FunctionCode {
   std::vector<uint64_t> rets;   // VAs of ret instructions
   std::vector<ExitJump> exits;
   std::vector<uint64_t> traps;  // VAs of ud2, hlt, int3
-  // Bytes Capstone could not decode. None of them is an instruction start;
-  // the sweep resumes at the next byte that decodes, so boundaries right
-  // after a gap are Capstone's best guess.
+  // Bytes neither Capstone nor Zydis could decode. None of them is an
+  // instruction start; the sweep resumes at the next byte that decodes, so
+  // boundaries right after a gap are the decoders' best guess.
   std::vector<ByteRange> decode_gaps;
   // Direct branches whose target lies inside the function but not on an
   // instruction start: a sign that the sweep decoded data or overlapping code.

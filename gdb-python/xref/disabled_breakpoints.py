@@ -9,6 +9,14 @@ session ends (state.py)."""
 import gdb
 
 
+def breakpoints_at(address):
+    """The enabled breakpoints with an enabled location at `address` (at
+    --here's pc: the one the thread stopped at)."""
+    return [breakpoint.number for breakpoint in gdb.breakpoints()
+            if breakpoint.enabled and any(location.enabled and location.address == address
+                                          for location in getattr(breakpoint, "locations", None) or [])]
+
+
 def find_breakpoint(number):
     return next((breakpoint for breakpoint in gdb.breakpoints() if breakpoint.number == number), None)
 
@@ -18,6 +26,14 @@ class DisabledForStart:
 
     def __init__(self):
         self.numbers = []
+        self.quiet = []  # held for --here: back on silently unless the helper names them
+
+    def disable_quietly(self, numbers):
+        """Turns off `numbers` in case the helper probes their location (the
+        --here pc); those it does not name come back without a word."""
+        before = list(self.numbers)
+        self.disable(numbers)
+        self.quiet += [number for number in self.numbers if number not in before]
 
     def disable(self, numbers):
         """Turns off those of `numbers` that are on (the others are not ours to turn back on)."""
@@ -59,6 +75,8 @@ class DisabledForStart:
             breakpoint = find_breakpoint(number)
             if breakpoint is not None:
                 breakpoint.enabled = True
-            lines.append("xref: warning: the helper did not put %s on breakpoint %d's locations; it stays enabled"
-                         % (probes, number))
+            if number not in self.quiet:
+                lines.append("xref: warning: the helper did not put %s on breakpoint %d's locations; it stays "
+                             "enabled" % (probes, number))
         self.numbers = []
+        self.quiet = []

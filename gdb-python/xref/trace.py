@@ -6,7 +6,7 @@ import gdb
 
 from . import debugger_context, gdb_symbols
 from .commands import Subcommand, run_guarded, wants_help
-from .disabled_breakpoints import DisabledForStart
+from .disabled_breakpoints import DisabledForStart, breakpoints_at
 from .session_start import check_process, help_text, new_session, reply_failure, warning_lines
 from .state import SESSION_TIMEOUT, XrefError
 
@@ -91,6 +91,9 @@ def start(words, state, lines):
     number = start_breakpoint(words)
     if number is not None and not wants_help(words):
         preparation.disabled.disable([number])
+    if here is not None:
+        # The breakpoint stopped at, in case the trace probes its location.
+        preparation.disabled.disable_quietly(breakpoints_at(here.pc))
     if here is not None and "--stop-at-end" in words:
         try:
             preparation.stop_at_end, preparation.stop_at_end_description = set_stop_at_end(here)

@@ -166,8 +166,13 @@ nlohmann::json ProbeRenderer::address_json(size_t index, const ProbeRun& run) {
   }
   const xref_probe_counts& counts = run.counts.sites[own];
   const double seconds = static_cast<double>(run.elapsed_ms) / 1000.0;
-  const SymbolizedAddress named = symbolizer_.static_address(*plan_.modules[address.module_index].module,
-                                                             address.static_va);
+  SymbolizedAddress named = symbolizer_.static_address(*plan_.modules[address.module_index].module,
+                                                       address.static_va);
+  // The function as the user spelled it: malloc, not __libc_malloc, its
+  // alias at the same address that the symbolizer would pick.
+  if (!named.function.empty() && named.static_va - named.offset == address.function.start) {
+    named.function = address.function.demangled;
+  }
   nlohmann::json json = {
       {"address", address.given},
       {"also_given", also_given(address)},

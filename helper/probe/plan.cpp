@@ -8,6 +8,7 @@
 #include "filter_expr.h"
 #include "hex.h"
 #include "number_parse.h"
+#include "process/ifunc_binding.h"
 #include "sites/breakpoints.h"
 #include "sites/function_names.h"
 #include "sites/function_sites.h"
@@ -62,8 +63,22 @@ Result<ProbeAddress> resolve_address(ProbeModules& modules, const std::string& g
   address.module_index = function->module_index;
   address.static_va = function->start;
   address.function = *function;
+  address.implementation = function->implementation;
   address.at_entry = true;
   return address;
+}
+
+// The instruction after the refused first one of a function, when the
+// refused one is no branch and does not name rsp: there the stack is as at
+// the entry. nullopt otherwise.
+std::optional<uint64_t> entry_past_refused(const ElfImage& image, const FunctionCode& code, uint64_t va) {
+  const Instruction* first = instruction_at(code, va);
+  if (first == nullptr || first->kind != InstructionKind::other || first->text.find("sp") != std::string::npos) {
+    return std::nullopt;
+  }
+  const Instruction* next = instruction_at(code, first->end());
+  if (next == nullptr || kernel_refuses_uprobe(image, next->address)) return std::nullopt;
+  return next->address;
 }
 
 // bp:N: one address per location of debugger breakpoint N, named "bp:N"
@@ -234,16 +249,26 @@ Result<ProbePlan> plan_probe(const Target& target, const ProbeRequest& request) 
     if (!code) return with_context(code.error(), "probe " + given + ": disassembling " + address->function.demangled);
     if (!code->complete()) {
       return make_error(ErrorCode::not_an_instruction,
-                        "probe " + given + ": " + address->function.demangled +
+                        "probe " + given + ": " + bound_code_name(address->function.demangled, address->implementation) +
                             " did not disassemble cleanly (undecodable bytes or branches into instructions)",
                         "xref will not guess instruction boundaries; probe another address");
     }
     const std::string what = "probe " + given + " (" + to_hex(address->static_va) + ")";
     if (auto site_ok = check_probe_site(image, *code, address->static_va, what); !site_ok) return site_ok.error();
+    // An entry whose first instruction takes no uprobe but leaves rsp and
+    // the flow alone is counted at the next one: [rsp] is still the caller's.
+    std::optional<uint64_t> moved_entry;
     if (kernel_refuses_uprobe(image, address->static_va)) {
-      return make_error(ErrorCode::unsupported,
-                        what + ": the kernel refuses uprobes on an instruction with a lock or segment prefix",
-                        "probe the instruction before or after it");
+      moved_entry = address->at_entry ? entry_past_refused(image, *code, address->static_va) : std::nullopt;
+      if (!moved_entry) {
+        return make_error(ErrorCode::unsupported,
+                          what + ": no uprobe may go on an instruction with a lock or segment prefix, nor on an "
+                                 "EVEX (AVX-512) one, which the kernel runs wrongly out of line",
+                          "probe the instruction before or after it");
+      }
+      plan.warnings.push_back(what + ": its first instruction (" + instruction_at(*code, address->static_va)->text +
+                              ") takes no uprobe; counted at the next one, " + to_hex(*moved_entry) +
+                              ", where the stack is the same");
     }
 
     ProbeSite site;
@@ -253,7 +278,9 @@ Result<ProbePlan> plan_probe(const Target& target, const ProbeRequest& request) 
     // there is one: the same stack pointer, a far cheaper uprobe. Not with
     // --stop-when: the kernel runs such a probe through a trampoline of its
     // own, and the stopped thread would be there, outside the function.
-    site.static_va = address->at_entry && request.stop_when.empty() ? entry_probe_va(*code) : address->static_va;
+    site.static_va = moved_entry                                           ? *moved_entry
+                     : address->at_entry && request.stop_when.empty() ? entry_probe_va(*code)
+                                                                      : address->static_va;
     // Another spelling of a site already planned: one uprobe, one count.
     const auto [same, fresh] = address_at.try_emplace({site.module_index, site.static_va}, site.address);
     if (!fresh) {

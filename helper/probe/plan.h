@@ -30,6 +30,7 @@ struct ProbeAddress {
   uint32_t module_index = 0;    // into ProbePlan::modules
   uint64_t static_va = 0;       // the address itself
   FunctionSymbol function;      // the function holding it
+  std::string implementation;   // a GNU IFUNC: the implementation bound (`function` keeps the name given)
   bool at_entry = false;        // the function's first instruction
   std::string caller_method;    // --callers: "exact" ([rsp] at entry), "inferred" (CFA rule), "" none
   std::string caller_note;      // why callers are not read, when they are not

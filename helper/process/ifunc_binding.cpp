@@ -129,4 +129,9 @@ Result<IfuncBinding> bound_ifunc(const AddressSpace& space, pid_t pid, const Mod
                         ", or trace once the process has called " + base);
 }
 
+std::string bound_code_name(const std::string& name, const std::string& implementation) {
+  if (implementation.empty()) return name;
+  return name + " is bound to " + implementation + " here, and " + implementation;
+}
+
 }  // namespace xref

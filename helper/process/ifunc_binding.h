@@ -29,4 +29,9 @@ struct IfuncBinding {
 Result<IfuncBinding> bound_ifunc(const AddressSpace& space, pid_t pid, const Module& provider,
                                  const ElfImage& provider_image, const FunctionSymbol& ifunc, const std::string& what);
 
+// How a refusal names the code of `name`: itself, or for a GNU IFUNC the
+// implementation the process bound, "strlen is bound to __strlen_evex
+// here, and __strlen_evex" (a sentence goes on "did not disassemble ...").
+std::string bound_code_name(const std::string& name, const std::string& implementation);
+
 }  // namespace xref

@@ -4,6 +4,7 @@
 
 #include "sites/breakpoints.h"
 #include "sites/probe_site_check.h"
+#include "trace/planning/here_cfa.h"
 #include "trace/planning/roles.h"
 #include "trace/planning/stages.h"
 #include "trace/planning/state.h"
@@ -81,10 +82,15 @@ Result<void> plan_probes(PlanState& state) {
   add_unwind_checks(state);
   name_tail_targets(state);
   if (plan.here) plan.here->function_id = state.function_at(function_key(*start))->id;
-  if (request.debugger.present && !request.allow_breakpoint_collision) {
-    if (auto clear = check_breakpoint_collisions(probe_addresses(state), request.debugger, plan.breakpoints_to_disable);
-        !clear) {
-      return clear;
+  if (request.debugger.present) {
+    const std::vector<LiveProbe> probed = probe_addresses(state);
+    std::vector<uint64_t> probed_vas;
+    for (const LiveProbe& probe : probed) probed_vas.push_back(probe.live_va);
+    hand_over_here_breakpoint(state, probed_vas);
+    if (!request.allow_breakpoint_collision) {
+      if (auto clear = check_breakpoint_collisions(probed, request.debugger, plan.breakpoints_to_disable); !clear) {
+        return clear;
+      }
     }
   }
   for (const PlannedProbe& probe : plan.probes) {

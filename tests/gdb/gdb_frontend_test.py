@@ -5,6 +5,7 @@ windows and counts are compared with what the targets record themselves
 `python3 gdb_frontend_test.py NAME` (ctest runs each; tests/gdb/CMakeLists.txt)."""
 
 import json
+import os
 import re
 import sys
 
@@ -442,10 +443,50 @@ def probe_refusals():
               "the process did not exit normally", run)
 
 
+# (b'') Stopped at a breakpoint on a function whose first instruction is a
+# tail jump (tail_first's get_command is `jmp generic_lookup`, as redis's
+# getCommand is): --here works there. The breakpoint is off while the
+# session runs (the probe on that jump sees the thread leave), the window
+# equals the record, the breakpoint stops the next request again, and the
+# process exits normally (no int3 left behind).
+def here_at_tail_jump(compiler):
+    require_bpf()
+    binary = os.environ["XREF_TAIL_FIRST_" + compiler.upper()]
+    first = function_instructions(binary, "get_command")
+    check(first and first[0][1].startswith("jmp"), "get_command does not start with a jump: %s" % first[:1])
+    with TempRecord("tail-first-" + compiler) as record:
+        run = run_gdb(["break get_command", "run", "xref trace --here --stop-at-end", "continue", "continue",
+                       "delete", "continue"], [binary, record, "3"])
+        check(run.exit_status == 0, "gdb failed", run)
+        check(re.search(r"xref: session 1 tracing PID \d+: \d+ probes \(", run.output) is not None, "no session", run)
+        check(run.has("xref: breakpoint 1 disabled while the trace is armed"), "breakpoint 1 not kept off", run)
+        stop = run.between("(gdb) continue", "(gdb) continue\n")
+        windows = shown_windows(stop)
+        check(len(windows) == 1, "expected one window at the stop, got %d" % len(windows), run)
+        check("  complete  " in windows[0].header, "the window is not complete", run)
+        seen = [event.name for event in windows[0].events if event.mark == ">"]
+        with open(record) as lines:
+            expected = [line.split()[1] for line in lines if line.split()[0] == "0"]
+        check(seen == expected, "window %s != record of request 0 %s" % (seen, expected), run)
+        again = run.between("(gdb) continue\n", "(gdb) delete")[len(stop):]
+        check(re.search(r"Breakpoint 1, (0x[0-9a-f]+ in )?get_command", again) is not None,
+              "breakpoint 1 did not stop the next request", run)
+        check(re.search(r"\[Inferior 1 \(process \d+\) exited normally\]", run.output) is not None,
+              "the process did not exit normally", run)
+
+
+def here_at_tail_jump_gcc():
+    here_at_tail_jump("gcc")
+
+
+def here_at_tail_jump_clang():
+    here_at_tail_jump("clang")
+
+
 TESTS = {function.__name__: function for function in (
     load_and_help, missing_helper, here_window, here_stop_at_end, start_at_breakpoint, collision_refused,
     break_at_event, killed_helper, python_api, non_stop_here, exit_mid_trace, probe_counts_at_stops,
-    probe_breakpoint, probe_refusals, probe_stop_when)}
+    probe_breakpoint, probe_refusals, probe_stop_when, here_at_tail_jump_gcc, here_at_tail_jump_clang)}
 
 if __name__ == "__main__":
     sys.exit(main(TESTS))

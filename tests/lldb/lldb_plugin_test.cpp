@@ -150,6 +150,44 @@ TEST_F(LldbPlugin, HereStopAtEndStopsWhenTheWindowCloses) {
   EXPECT_EQ(seen, expected) << run.output;
 }
 
+// (b'') Stopped at a breakpoint on a function whose first instruction is a
+// tail jump (tail_first's get_command is `jmp generic_lookup`, as redis's
+// getCommand is), built by gcc and by clang: --here works there. The
+// breakpoint is off while the session runs, the window equals the record,
+// the breakpoint stops the next request again, and the process exits 0.
+void expect_here_at_tail_jump(const std::string& binary) {
+  TempFile record("tail-first");
+  const LldbRun run = run_lldb({"b get_command", "run", "xref trace --here --stop-at-end", "continue", "continue",
+                                "breakpoint delete --force", "continue"},
+                               {binary, record.path, "3"});
+  ASSERT_EQ(run.exit_status, 0) << run.output;
+  EXPECT_TRUE(run.has("xref: breakpoint 1 disabled while the trace is armed")) << run.output;
+  const std::string after = run.after("(lldb) continue");
+  const std::string stop = after.substr(0, after.find("(lldb) continue", 1));
+  EXPECT_NE(stop.find("stop reason = one-shot breakpoint 2"), std::string::npos) << run.output;
+  const auto windows = shown_windows(stop);
+  ASSERT_EQ(windows.size(), 1u) << run.output;
+  EXPECT_NE(windows[0].header.find("  complete  "), std::string::npos) << run.output;
+  std::vector<std::string> seen;
+  for (const auto& event : windows[0].events) {
+    if (event.mark == '>') seen.push_back(event.name);
+  }
+  std::vector<std::string> expected;
+  std::ifstream lines(record.path);
+  for (std::string request, function; lines >> request >> function;) {
+    if (request == "0") expected.push_back(function);
+  }
+  EXPECT_EQ(seen, expected) << run.output;
+  const std::string again = after.substr(stop.size());
+  EXPECT_NE(again.substr(0, again.find("(lldb) breakpoint delete")).find("stop reason = breakpoint 1."),
+            std::string::npos)
+      << run.output;
+  EXPECT_TRUE(run.has("exited with status = 0")) << run.output;
+}
+
+TEST_F(LldbPlugin, HereAtATailJumpBreakpointGcc) { expect_here_at_tail_jump(XREF_TAIL_FIRST_GCC); }
+TEST_F(LldbPlugin, HereAtATailJumpBreakpointClang) { expect_here_at_tail_jump(XREF_TAIL_FIRST_CLANG); }
+
 // (c) --start bp:1 with a start filter: breakpoint 1 is disabled while the
 // trace is armed and re-enabled when it ends; the window is request 3's.
 TEST_F(LldbPlugin, StartAtABreakpointWithAFilter) {

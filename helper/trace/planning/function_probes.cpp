@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "hex.h"
+#include "process/ifunc_binding.h"
 #include "trace/planning/roles.h"
 #include "trace/planning/stages.h"
 
@@ -76,7 +77,8 @@ Result<void> add_probes_of(PlanState& state, const TracedFunction& function) {
   if (!code) return with_context(code.error(), "disassembling " + function.symbol.demangled);
   if (!code->complete()) {
     return make_error(ErrorCode::not_an_instruction,
-                      function.symbol.demangled + " did not disassemble cleanly (undecodable bytes or branches "
+                      bound_code_name(function.symbol.demangled, function.implementation) +
+                          " did not disassemble cleanly (undecodable bytes or branches "
                                                   "into instructions)",
                       "xref will not guess instruction boundaries for return probes; trace another function");
   }

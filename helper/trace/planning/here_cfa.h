@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "sites/code_site.h"
 #include "sites/debugger_context.h"
@@ -13,6 +14,13 @@
 #include "result.h"
 
 namespace xref {
+
+struct PlanState;
+
+// --here stopped at a breakpoint whose location the plan probes (a
+// function whose first instruction is a tail jump, stopped on that jump):
+// that breakpoint goes into breakpoints_to_disable (planning/starts.cpp).
+void hand_over_here_breakpoint(PlanState& state, const std::vector<uint64_t>& probed_live_vas);
 
 // The CFA a --here window opens on. A debugger's unwinder can be wrong (at
 // the first instruction of a function with a .cold part, LLDB once gave a

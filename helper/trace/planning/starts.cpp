@@ -70,6 +70,41 @@ Result<ModuleFunction> resolve_start(PlanState& state) {
   return start;
 }
 
+namespace {
+
+// The breakpoints with a location at `live_va`, enabled or not: the front
+// end has already turned off the one the thread stopped at when it sends
+// the context (it cannot know yet whether the plan probes there).
+std::vector<uint32_t> breakpoints_at(const DebuggerContext& debugger, uint64_t live_va) {
+  std::vector<uint32_t> ids;
+  for (const DebuggerBreakpoint& breakpoint : debugger.breakpoints) {
+    if (std::any_of(breakpoint.locations.begin(), breakpoint.locations.end(),
+                    [&](const DebuggerBreakpointLocation& location) { return location.address == live_va; })) {
+      ids.push_back(breakpoint.id);
+    }
+  }
+  return ids;
+}
+
+}  // namespace
+
+// The front end turns the breakpoint off before the probes go in (a uprobe
+// beside it would swallow it, and the debugger's int3 written back over the
+// uprobe's would hide the probe) and on again when the session ends, as
+// --start bp:N's. The stopped thread, resumed, is no longer on a breakpoint:
+// it runs into the probe, so the window sees the instruction it stopped at.
+void hand_over_here_breakpoint(PlanState& state, const std::vector<uint64_t>& probed_live_vas) {
+  const std::optional<HereFrame>& here = state.request.debugger.here;
+  if (!state.plan.here || !here ||
+      std::find(probed_live_vas.begin(), probed_live_vas.end(), here->pc) == probed_live_vas.end()) {
+    return;
+  }
+  for (uint32_t id : breakpoints_at(state.request.debugger, here->pc)) {
+    std::vector<uint32_t>& off = state.plan.breakpoints_to_disable;
+    if (std::find(off.begin(), off.end(), id) == off.end()) off.push_back(id);
+  }
+}
+
 bool start_site_at(const PlanState& state, uint64_t key, uint64_t va) {
   return std::any_of(state.start_sites.begin(), state.start_sites.end(), [&](const StartSite& site) {
     return function_key(site.function) == key && site.static_va == va;

@@ -81,6 +81,31 @@ TEST(DisassembleBytes, UndecodableBytesAreGapsNotInstructions) {
   EXPECT_NE(check.error().message.find("undecodable"), std::string::npos) << check.error().message;
 }
 
+TEST(DisassembleBytes, AvxFiveTwelveDecodesWhereCapstoneCannot) {
+  // The start of glibc 2.36's __strlen_evex: mov %edi,%eax; vpxorq
+  // %xmm16,%xmm16,%xmm16; vpcmpeqb (%rdi),%ymm16,%k0; kmovd %k0,%eax; ret.
+  const std::vector<uint8_t> bytes = {0x89, 0xf8, 0x62, 0xa1, 0xfd, 0x00, 0xef, 0xc0, 0x62, 0xf3, 0x7d,
+                                      0x20, 0x3f, 0x07, 0x00, 0xc5, 0xfb, 0x93, 0xc0, 0xc3};
+  const CapstoneDecoder capstone;
+  EXPECT_FALSE(capstone.decode(std::span(bytes).subspan(8), 0x1008).has_value());  // why Zydis is needed
+  EXPECT_FALSE(capstone.decode(std::span(bytes).subspan(15), 0x100f).has_value());
+  const auto code = sweep(bytes);
+  EXPECT_TRUE(code.complete());
+  EXPECT_EQ(starts(code), (std::vector<uint64_t>{0x1000, 0x1002, 0x1008, 0x100f, 0x1013}));
+  EXPECT_EQ(code.rets, (std::vector<uint64_t>{0x1013}));
+  EXPECT_EQ(instruction_at(code, 0x1008)->text.rfind("vpcmpb k0, ymm16", 0), 0u) << instruction_at(code, 0x1008)->text;
+  EXPECT_EQ(instruction_at(code, 0x100f)->text, "kmovd eax, k0");
+}
+
+TEST(DisassembleBytes, LoopIsAConditionalJump) {
+  // Capstone 4 leaves loop out of its jump group: a loop out of the range is an exit.
+  const auto code = sweep({0x90, 0xe2, 0x10, 0xc3});
+  ASSERT_EQ(code.exits.size(), 1u);
+  EXPECT_EQ(code.exits[0].va, 0x1001u);
+  EXPECT_TRUE(code.exits[0].conditional);
+  EXPECT_EQ(code.exits[0].target.va, 0x1013u);
+}
+
 TEST(DisassembleBytes, TruncatedCallIsNeverACallSite) {
   // push %rbp; then a call cut off after two of its five bytes
   const auto code = sweep({0x55, 0xe8, 0x10});
