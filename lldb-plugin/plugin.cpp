@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "breakpoint_guard.h"
 #include "commands.h"
 #include "plugin_state.h"
 
@@ -42,6 +43,7 @@ bool lldb::PluginInitialize(lldb::SBDebugger debugger) {
   add(xref, new OneShotCommand("resolve"));
   add(xref, new BreakCommand());
   add(xref, new HelperSubcommand());
+  install_breakpoint_guard(debugger);
   debugger.AddDestroyCallback(on_debugger_destroyed, nullptr);
   return true;
 }

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -58,6 +59,9 @@ struct SessionRecord {
   nlohmann::json probe_addresses;
   nlohmann::json document;
   nlohmann::json changes;
+  // Every live address where it has a uprobe (the start answer's
+  // probe_sites): a breakpoint there is released (breakpoint_guard.h).
+  std::set<uint64_t> probe_sites;
 };
 
 // What a session's end undoes in LLDB: breakpoints it disabled come back,

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "breakpoint_guard.h"
 #include "commands.h"
 #include "debugger_context.h"
 #include "probe_abi.h"
@@ -101,6 +102,7 @@ bool ProbeCommand::execute(lldb::SBDebugger debugger, char** command, lldb::SBCo
   session.backend = reply.result.value("backend", std::string("?"));
   session.probes = reply.result.value("sites", uint64_t{0});
   session.probe_addresses = reply.result.value("addresses", nlohmann::json::array());
+  record_probe_sites(session, reply.result);
   const size_t addresses = session.probe_addresses.size();
   scope.print("xref: session " + std::to_string(id) + " probing PID " + std::to_string(session.pid) + ": " +
               std::to_string(addresses) + " address" + (addresses == 1 ? "" : "es") + " (" + session.backend +

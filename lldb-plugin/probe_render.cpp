@@ -222,6 +222,10 @@ std::vector<std::string> render_probe_document(const nlohmann::json& document, c
             "  threads " + std::to_string(address.value("threads", nlohmann::json::array()).size()) + "  rate " + rate +
             "/s";
     lines.push_back(line);
+    if (address.contains("released") && address["released"].is_object()) {
+      lines.push_back("    not observed since " + std::to_string(count(address["released"], "at_ms")) + " ms (" +
+                      text(address["released"], "reason") + "): counted up to then");
+    }
     if (address.contains("callers") && address["callers"].contains("sites")) {
       lines.push_back("    callers (" + text(address["callers"], "method") + "):");
       for (const auto& caller : address["callers"]["sites"]) {
@@ -271,6 +275,39 @@ std::string probe_end_line(uint64_t session, const std::string& stop_reason, con
   }
   if (error.is_object() && error.contains("message")) line += "; " + text(error, "message");
   return line;
+}
+
+std::vector<std::string> render_release(uint64_t session, const nlohmann::json& result,
+                                        const std::vector<uint64_t>& addresses) {
+  std::string reason = text(result, "reason");
+  if (reason.empty()) reason = "a breakpoint";
+  const std::string prefix = "xref: session " + std::to_string(session);
+  if (result.is_object() && result.value("ended", false)) {
+    std::string where;
+    for (uint64_t address : addresses) where += (where.empty() ? "" : ", ") + to_hex(address);
+    return {prefix + " ended (released): " + reason + " is at its probe site " + where +
+            "; what it recorded is kept"};
+  }
+  std::vector<std::string> lines;
+  const nlohmann::json released = result.is_object() ? result.value("released", nlohmann::json::array())
+                                                     : nlohmann::json::array();
+  for (const auto& site : released) {
+    if (!site.is_object()) continue;
+    std::string what = text(site, "address");
+    if (what.empty()) what = "?";
+    if (site.value("ret_site", false)) what += "'s ret site";
+    std::string live = text(site, "probe_live");
+    if (live.empty()) live = "?";
+    lines.push_back(prefix + " no longer observes " + what + " at " + live + " since " +
+                    std::to_string(count(site, "at_ms")) + " ms (" + reason + " there): " +
+                    std::to_string(count(site, "hits")) + " hits counted up to then");
+  }
+  if (!lines.empty() && result.value("hits_may_be_lost", false)) {
+    lines.push_back("xref: warning: session " + std::to_string(session) + "'s other sites were out for " +
+                    std::to_string(count(result, "gap_us")) +
+                    " us while the process ran: hits then were not counted");
+  }
+  return lines;
 }
 
 }  // namespace xref::lldb_plugin

@@ -30,4 +30,10 @@ std::vector<std::string> render_probe_document(const nlohmann::json& document, c
 std::string probe_end_line(uint64_t session, const std::string& stop_reason, const nlohmann::json& summary,
                            const nlohmann::json& error);
 
+// After session.release of `addresses` (live): which site the session no
+// longer observes, since when, why, with its counts; or that it ended.
+// gdb-python/xref/release_text.py prints the same lines.
+std::vector<std::string> render_release(uint64_t session, const nlohmann::json& result,
+                                        const std::vector<uint64_t>& addresses);
+
 }  // namespace xref::lldb_plugin

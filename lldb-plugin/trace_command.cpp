@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "breakpoint_guard.h"
 #include "commands.h"
 #include "debugger_context.h"
 #include "hex.h"
@@ -190,6 +191,7 @@ bool TraceCommand::execute(lldb::SBDebugger debugger, char** command, lldb::SBCo
   session.pid = process_id(target).value_or(0);
   session.backend = reply.result.value("backend", std::string("?"));
   session.probes = reply.result.value("probes", uint64_t{0});
+  record_probe_sites(session, reply.result);
   if (here && reply.result.contains("here_window") && reply.result["here_window"].is_number_unsigned()) {
     session.here_window = reply.result["here_window"].get<uint64_t>();
     session.here_tid = here->tid;

@@ -79,7 +79,7 @@ def install():
     if _installed:
         return
     _installed = True
-    from . import break_command, commands, helper_command, one_shot, sessions, show, stop, stop_events
+    from . import break_command, breakpoint_guard, commands, helper_command, one_shot, sessions, show, stop, stop_events
     from .probe import ProbeCommand
     from .trace import TraceCommand
     commands.XrefCommand()
@@ -88,3 +88,4 @@ def install():
                     break_command.BreakCommand, helper_command.HelperCommand):
         command()
     stop_events.connect()
+    breakpoint_guard.connect()

@@ -188,6 +188,10 @@ def show_lines(session_id, document, state, started, describe):
             listed.get("address", "?"), address_place(started, index, listed, describe),
             _count(listed.get("hits")), _count(listed.get("passed")), len(_list(listed.get("threads"))),
             rate if isinstance(rate, (int, float)) and not isinstance(rate, bool) else 0.0))
+        released = _dict(listed.get("released"))
+        if released:
+            lines.append("    not observed since %d ms (%s): counted up to then" % (
+                _count(released.get("at_ms")), released.get("reason") or "?"))
         callers = _dict(listed.get("callers"))
         if "sites" in callers:
             lines.append("    callers (%s):" % callers.get("method", "?"))

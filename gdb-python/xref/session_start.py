@@ -47,4 +47,9 @@ def new_session(state, reply, command, words):
     session.pid = debugger_context.process_id() or 0
     session.inferior = gdb.selected_inferior().num
     session.backend = reply.result.get("backend") or "?"
+    for live in reply.result.get("probe_sites") or []:
+        try:
+            session.probe_sites.add(int(str(live), 16))
+        except ValueError:
+            pass
     return session

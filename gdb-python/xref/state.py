@@ -67,6 +67,9 @@ class SessionRecord:
         self.document = None
         self.document_shown = False
         self.probe_updates = []
+        # Every live address where it has a uprobe (the start answer's
+        # probe_sites): a breakpoint there is released (breakpoint_guard.py).
+        self.probe_sites = set()
 
 
 def plural(count, word):

@@ -152,10 +152,13 @@ Result<std::unique_ptr<ProbeBpf>> ProbeBpf::start(const ProbePlan& plan, const P
       return link.error();
     }
     probe->link_ = std::move(*link);
+    probe->program_fd_ = bpf_program__fd(hit_program(probe->skeleton_, plan));
     return {};
   });
   if (!backend) return backend.error();
   probe->backend_ = *backend;
+  probe->sets_ = std::move(sets);
+  probe->pid_ = options.pid;
   return probe;
 }
 
@@ -171,6 +174,23 @@ void ProbeBpf::arm() { __atomic_store_n(&skeleton_->bss->armed, 1, __ATOMIC_SEQ_
 void ProbeBpf::detach() {
   if (skeleton_ != nullptr) __atomic_store_n(&skeleton_->bss->detaching, 1, __ATOMIC_SEQ_CST);
   link_.close();
+}
+
+Result<void> ProbeBpf::release(const std::vector<uint32_t>& sites) {
+  for (UprobeSet& set : sets_) {
+    for (size_t at = set.cookies.size(); at-- > 0;) {
+      if (std::find(sites.begin(), sites.end(), set.cookies[at]) == sites.end()) continue;
+      set.cookies.erase(set.cookies.begin() + static_cast<ptrdiff_t>(at));
+      set.offsets.erase(set.offsets.begin() + static_cast<ptrdiff_t>(at));
+    }
+  }
+  // Out first: the kernel restores a site's original byte only when it finds
+  // its int3 there, and no hit may count twice.
+  link_.close();
+  auto link = attach_uprobe_sets(backend_ == "uprobe_multi", program_fd_, pid_, sets_);
+  if (!link) return link.error();
+  link_ = std::move(*link);
+  return {};
 }
 
 uint64_t ProbeBpf::samples_over_limit() const {

@@ -59,6 +59,11 @@ class ProbeBpf {
   // Stops counting first, then closes the links: probes fire while they are
   // removed, and those hits would not cover every site.
   void detach();
+  // Takes the uprobes of `sites` (cookies) out for good, the others staying:
+  // a uprobe_multi link cannot lose one address, so the link is closed and
+  // one for the sites left is attached (perf uprobes the same way). Their
+  // counts so far stay in the maps. Between the two, no site is observed.
+  Result<void> release(const std::vector<uint32_t>& sites);
   bool until_hits_reached() const;
   // --stop-when: the hit that stopped its thread, once it did.
   std::optional<xref_probe_stop> stop() const;
@@ -73,6 +78,10 @@ class ProbeBpf {
   probe_bpf* skeleton_ = nullptr;
   UprobeLink link_;
   std::string backend_;
+  // What release() attaches again: every file's sites, the program, the process.
+  std::vector<UprobeSet> sets_;
+  int program_fd_ = -1;
+  pid_t pid_ = 0;
 };
 
 }  // namespace xref

@@ -49,6 +49,7 @@ class BpfProbeEngine : public ProbeEngine {
     bpf_->detach();
     ring_->unbound();  // nothing new comes in: the rest in one go
   }
+  Result<void> release(const std::vector<uint32_t>& sites) override { return bpf_->release(sites); }
   ProbeCounts counts() const override { return bpf_->counts(plan_.sites.size()); }
   std::vector<xref_probe_counts> site_counts() const override { return bpf_->site_counts(plan_.sites.size()); }
   uint64_t samples_not_kept() const override { return bpf_->samples_over_limit(); }

@@ -73,6 +73,14 @@ class ProbeEngine {
   // Stops counting, then takes the probes out: probes fire while they are
   // removed, and those hits would not cover every site.
   virtual void detach() = 0;
+  // Takes the uprobes of `sites` (indexes into ProbePlan::sites) out of the
+  // target for good while the others stay (a debugger's breakpoint goes
+  // where they were); their counts so far stay. An engine that cannot (the
+  // tracefs engine) says unsupported: the run then ends.
+  virtual Result<void> release(const std::vector<uint32_t>& sites) {
+    (void)sites;
+    return make_error(ErrorCode::unsupported, "this backend cannot take single sites out");
+  }
   virtual ProbeCounts counts() const = 0;
   // Only the per-site counts: cheap enough for heartbeats.
   virtual std::vector<xref_probe_counts> site_counts() const = 0;

@@ -151,6 +151,23 @@ nlohmann::json ProbeRenderer::stacks_json(uint32_t site, const ProbeRun& run) {
           {"stacks", stacks}};
 }
 
+// A debugger's breakpoint took over one of the address's sites: it is not
+// observed since then (its counts stop there); null while it is.
+nlohmann::json ProbeRenderer::released_json(size_t address, const ProbeRun& run) const {
+  for (const ReleasedSite& released : run.released) {
+    if (released.site >= plan_.sites.size() || plan_.sites[released.site].address != address) continue;
+    const ProbeSite& site = plan_.sites[released.site];
+    const auto live = target_.space.live_from_static(*plan_.modules[site.module_index].module, site.static_va);
+    return {{"at_ms", released.at_ms},
+            {"reason", released.reason},
+            {"probe_va", to_hex(site.static_va)},
+            {"probe_live", live ? nlohmann::json(to_hex(*live)) : nlohmann::json(nullptr)},
+            {"hits", released.counts.hits},
+            {"passed", released.counts.passed}};
+  }
+  return nullptr;
+}
+
 nlohmann::json ProbeRenderer::address_json(size_t index, const ProbeRun& run) {
   const ProbeAddress& address = plan_.addresses[index];
   // The address's own site, and its ret sites (--group-by ret).
@@ -261,6 +278,7 @@ nlohmann::json ProbeRenderer::address_json(size_t index, const ProbeRun& run) {
   }
   if (plan_.stacks != 0) json["stacks"] = stacks_json(own, run);
   json["samples"] = samples;
+  json["released"] = released_json(index, run);
   json["records"] = counts.records;
   // tracefs loses records per CPU, not per address: its loss is only in
   // the summary (lost_events) and the warnings.
@@ -372,6 +390,8 @@ nlohmann::json ProbeRenderer::document(const ProbeRun& run) {
       // record was lost and every aggregation map had room.
       {"complete", lost == 0 && not_counted == 0},
       {"duration_ms", run.elapsed_ms},
+      // Sites a debugger's breakpoint took over: counted up to then (each address's `released`).
+      {"sites_released", run.released.size()},
       // Empty while the probe runs (a drain's document at a debugger stop).
       {"stop_reason", run.stop_reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(run.stop_reason)},
       {"evidence", {{"hits", "observed"}, {"rate_per_s", "inferred: passed hits over the observation interval"}}},
@@ -445,6 +465,10 @@ void ProbeRenderer::print_text(std::ostream& out, const ProbeRun& run) {
     out << address["location"].get<std::string>() << " (" << address["static_va"].get<std::string>() << ")  hits "
         << address["hits"] << "  passed " << address["passed"] << "  threads " << address["threads"].size() << "  rate "
         << std::fixed << std::setprecision(1) << address["rate_per_s"].get<double>() << "/s\n";
+    if (address["released"].is_object()) {
+      out << "  not observed since " << address["released"]["at_ms"] << " ms ("
+          << address["released"]["reason"].get<std::string>() << "): counted up to then\n";
+    }
     if (address.contains("callers") && address["callers"].contains("sites")) {
       const auto& callers = address["callers"];
       out << "  callers (" << callers["method"].get<std::string>() << "):\n";

@@ -34,6 +34,7 @@ class ProbeRenderer {
  private:
   nlohmann::json address_json(size_t address, const ProbeRun& run);
   nlohmann::json record_json(const ProbeRecord& record);
+  nlohmann::json released_json(size_t address, const ProbeRun& run) const;
   nlohmann::json stop_json(const ProbeRun& run);
   nlohmann::json stacks_json(uint32_t site, const ProbeRun& run);
   nlohmann::json frame_json(uint64_t live, bool pc);

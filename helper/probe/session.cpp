@@ -5,6 +5,7 @@
 #include "attach/run_loop.h"
 #include "attach/stop_signals.h"
 #include "monotonic_clock.h"
+#include "process/thread_states.h"
 
 namespace xref {
 namespace {
@@ -58,8 +59,37 @@ Result<ProbeRun> run_probe(const Target& target, ProbePlan& plan, const ProbeReq
   stops.output_closed = callbacks.output_closed;
   stops.drain_fd = callbacks.drain_fd;
   RunLoopHooks hooks;
+  // A release the engine cannot do ends the run: every site's counts kept.
+  bool release_ends = false;
+  auto release = [&](const ProbeReleaseAsk& ask) {
+    ProbeReleaseDone done;
+    const uint64_t at_ms = elapsed_ms();
+    const bool stopped_before = every_thread_stopped(target.process.pid());
+    const uint64_t out_ns = monotonic_ns();
+    if (ask.sites.empty()) {
+      // Nothing of this run is there (or it is out already).
+    } else if (auto out = (*engine)->release(ask.sites); !out) {
+      done.error = out.error();
+      release_ends = true;
+    }
+    done.gap_us = (monotonic_ns() - out_ns) / 1000;
+    done.process_stopped = stopped_before && every_thread_stopped(target.process.pid());
+    // Read after: a released site counts nothing more.
+    const std::vector<xref_probe_counts> counts = (*engine)->site_counts();
+    for (uint32_t site : ask.sites) {
+      ReleasedSite released{site, at_ms, ask.reason, site < counts.size() ? counts[site] : xref_probe_counts{}};
+      done.sites.push_back(released);
+      if (!done.error) run.released.push_back(std::move(released));
+    }
+    run.elapsed_ms = at_ms;
+    run.counts = (*engine)->counts();
+    if (callbacks.released) callbacks.released(run, done);
+  };
   hooks.drain_requested = [&]() -> Result<void> {
-    if (callbacks.drained) {
+    if (callbacks.take_releases) {
+      for (const ProbeReleaseAsk& ask : callbacks.take_releases()) release(ask);
+    }
+    if (callbacks.drained && (!callbacks.drain_waiting || callbacks.drain_waiting())) {
       if (auto settled = (*engine)->settle(); !settled) return settled;
       run.elapsed_ms = elapsed_ms();
       run.counts = (*engine)->counts();
@@ -73,6 +103,7 @@ Result<ProbeRun> run_probe(const Target& target, ProbePlan& plan, const ProbeReq
   hooks.drain = [&]() -> Result<bool> { return (*engine)->drain(); };
   hooks.bound = [&]() -> std::optional<std::string> {
     if ((*engine)->until_hits_reached()) return std::string("until_hits");
+    if (release_ends) return std::string("released");
     return std::nullopt;
   };
   uint64_t next_heartbeat = callbacks.heartbeat_ms;

@@ -19,6 +19,30 @@
 
 namespace xref {
 
+// A site a debugger's breakpoint took over (xref serve's session.release):
+// not observed since `at_ms`; its counts stop there.
+struct ReleasedSite {
+  uint32_t site = 0;            // into ProbePlan::sites
+  uint64_t at_ms = 0;           // since arming, as ProbeRun::elapsed_ms
+  std::string reason;           // "breakpoint 2"
+  xref_probe_counts counts{};   // when it was taken out
+};
+
+// A front end asks for sites to be taken out.
+struct ProbeReleaseAsk {
+  std::vector<uint32_t> sites;  // into ProbePlan::sites
+  std::string reason;
+};
+
+// What one release did. `error` when the engine cannot take single sites
+// out: the run then ends ("released") with every site's counts.
+struct ProbeReleaseDone {
+  std::vector<ReleasedSite> sites;
+  uint64_t gap_us = 0;          // the sites left were not observed for this long
+  bool process_stopped = false; // every thread of the target was stopped meanwhile: no hit was missed
+  std::optional<Error> error;
+};
+
 struct ProbeRun {
   std::string backend;
   std::string stop_reason;      // until_hits, duration, interrupted, target_exited, target_changed, output_closed
@@ -29,6 +53,7 @@ struct ProbeRun {
   std::vector<ProbeRecord> records;
   uint64_t samples_not_kept = 0;  // sampled hits past --max-events
   std::optional<ProbeStop> stop;  // --stop-when, once it fired
+  std::vector<ReleasedSite> released;  // sites a debugger's breakpoint took over, in order
 };
 
 struct ProbeCallbacks {
@@ -43,6 +68,12 @@ struct ProbeCallbacks {
   // next look, without another hit counted).
   int drain_fd = -1;
   std::function<void(const ProbeRun& so_far, bool ending)> drained;
+  // At the same eventfd: the releases asked for (take_releases), each
+  // answered by `released` once its uprobes are out of the target; and
+  // whether a drain waits too (unset: yes).
+  std::function<std::vector<ProbeReleaseAsk>()> take_releases;
+  std::function<void(const ProbeRun& so_far, const ProbeReleaseDone& done)> released;
+  std::function<bool()> drain_waiting;
   // Every heartbeat_ms (0: never): the per-site counts so far. Times are
   // since the probes were armed, as ProbeRun::elapsed_ms.
   uint64_t heartbeat_ms = 0;

@@ -149,4 +149,26 @@ std::variant<uint64_t, ProtocolError> parse_session_id(const nlohmann::json& par
   return positive_integer(*session, "params.session", std::numeric_limits<int64_t>::max());
 }
 
+std::variant<ReleaseRequest, ProtocolError> parse_release(const nlohmann::json& params) {
+  ReleaseRequest release;
+  auto session = parse_session_id(params);
+  if (auto* error = std::get_if<ProtocolError>(&session)) return *error;
+  release.session = std::get<uint64_t>(session);
+  const auto addresses = params.find("addresses");
+  if (addresses == params.end() || !addresses->is_array() || addresses->empty()) {
+    return invalid("params.addresses must be a non-empty array of live addresses");
+  }
+  for (size_t at = 0; at < addresses->size(); ++at) {
+    const nlohmann::json holder = {{"address", (*addresses)[at]}};
+    auto value = address_field(holder, "address", "params.addresses[" + std::to_string(at) + "]");
+    if (auto* error = std::get_if<ProtocolError>(&value)) return *error;
+    release.addresses.push_back(std::get<uint64_t>(value));
+  }
+  const auto reason = params.find("reason");
+  if (reason != params.end() && !reason->is_string()) return invalid("params.reason must be a string");
+  release.reason = reason == params.end() ? "a debugger breakpoint" : reason->get<std::string>();
+  if (release.reason.size() > 200) release.reason.resize(200);
+  return release;
+}
+
 }  // namespace xref::serve

@@ -31,4 +31,12 @@ std::variant<RequestContext, ProtocolError> parse_context(const nlohmann::json& 
 // params.session: a session id.
 std::variant<uint64_t, ProtocolError> parse_session_id(const nlohmann::json& params);
 
+// session.release's params: {session, addresses: [live VAs], reason}.
+struct ReleaseRequest {
+  uint64_t session = 0;
+  std::vector<uint64_t> addresses;
+  std::string reason;  // what takes the sites over: "breakpoint 2"
+};
+std::variant<ReleaseRequest, ProtocolError> parse_release(const nlohmann::json& params);
+
 }  // namespace xref::serve

@@ -11,6 +11,7 @@
 #include "probe/plan.h"
 #include "probe/session.h"
 #include "process/target.h"
+#include "serve/release.h"
 #include "serve/session.h"
 #include "serve/sessions.h"
 
@@ -31,6 +32,8 @@ void SessionManager::run_probe_session(std::shared_ptr<Session> session, nlohman
     renderer.set_marks(marks->get());
 
     ProbeCallbacks callbacks;
+    const std::vector<uint64_t> site_lives = probe_site_lives(*target, *plan);
+    hook_probe_releases(*session, *plan, site_lives, callbacks);
     callbacks.cancel_fd = session->cancel_fd;
     callbacks.drain_fd = session->drain_fd;
     callbacks.attached = [&](const std::string& backend, size_t sites) {
@@ -63,6 +66,8 @@ void SessionManager::run_probe_session(std::shared_ptr<Session> session, nlohman
                                                  {"backend", backend},
                                                  {"sites", sites},
                                                  {"addresses", addresses},
+                                                 // every uprobe, ret sites included: for session.release
+                                                 {"probe_sites", probe_sites_json(site_lives)},
                                                  {"warnings", warnings},
                                                  {"breakpoints_to_disable", plan->breakpoints_to_disable},
                                                  // --stop-when: the signal the debugger must stop on, not pass

@@ -61,8 +61,8 @@ nlohmann::json error_object(const ProtocolError& error) {
 }
 
 bool is_known_method(std::string_view method) {
-  static constexpr std::array<std::string_view, 7> kMethods = {"hello",    "command",  "session.start", "session.stop",
-                                                               "sessions", "drain",    "shutdown"};
+  static constexpr std::array<std::string_view, 8> kMethods = {
+      "hello", "command", "session.start", "session.stop", "session.release", "sessions", "drain", "shutdown"};
   for (std::string_view known : kMethods) {
     if (method == known) return true;
   }
@@ -115,7 +115,7 @@ ParsedLine parse_request(const LineSplitter::Line& line) {
   if (!is_known_method(request.method)) {
     return RejectedLine{error_response(
         reply_id, protocol_error("unknown_method", "no method named \"" + request.method + "\"",
-                                 "methods: hello, command, session.start, session.stop, sessions, shutdown"))};
+                                 "methods: hello, command, session.start, session.stop, session.release, sessions, drain, shutdown"))};
   }
   return request;
 }

@@ -33,6 +33,12 @@ nlohmann::json Server::dispatch(const Request& request) {
   if (request.method == "command") return command(request);
   if (request.method == "session.start") return session_start(request);
   if (request.method == "session.stop") return session_stop(request);
+  if (request.method == "session.release") {
+    auto release = parse_release(request.params);
+    if (auto* error = std::get_if<ProtocolError>(&release)) return error_response(request.id, *error);
+    // A session with a probe site there answers once its uprobes are out.
+    return sessions_.release(std::get<ReleaseRequest>(release), request.id).value_or(nullptr);
+  }
   if (request.method == "sessions") return result_response(request.id, sessions_.list());
   if (request.method == "drain") return sessions_.drain(request.id).value_or(nullptr);
   // shutdown: every session ends (each sends its session_ended) before the answer.

@@ -19,6 +19,13 @@
 
 namespace xref::serve {
 
+// A session.release waiting for the session's thread (release.cpp).
+struct PendingRelease {
+  nlohmann::json request_id;
+  std::vector<uint64_t> addresses;  // live
+  std::string reason;
+};
+
 struct Session {
   uint64_t id = 0;
   std::string command;
@@ -39,6 +46,14 @@ struct Session {
   std::vector<nlohmann::json> stop_requests;  // answered after session_ended
   StopAnswer stop_answer;
   std::vector<std::shared_ptr<PendingDrain>> drains;  // waiting for this session's next drain
+  // session.release (release.cpp): the live address of every probe site
+  // once attached; releases for the session's thread; those answered after
+  // session_ended (a trace session, or a backend that cannot release one
+  // site, ends instead); what ended a trace session.
+  std::vector<uint64_t> probe_sites;
+  std::vector<PendingRelease> releases;
+  std::vector<PendingRelease> releases_at_end;
+  std::string release_reason;
 
   ~Session() {
     if (cancel_fd >= 0) close(cancel_fd);

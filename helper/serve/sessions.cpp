@@ -13,6 +13,7 @@
 #include "mark/follower.h"
 #include "output/json_envelope.h"
 #include "process/target.h"
+#include "serve/release.h"
 #include "serve/session.h"
 #include "trace/options.h"
 #include "trace/output.h"
@@ -138,7 +139,14 @@ void SessionManager::run(std::shared_ptr<Session> session, nlohmann::json reques
         session->backend = info.backend;
         if (session->state == "attaching") session->state = "running";
       }
-      writer_.write(result_response(request_id, started_json(session->id, *target, *plan, request, info)));
+      const std::vector<uint64_t> lives = trace_probe_lives(*target, *plan);
+      {
+        std::lock_guard lock(session->mutex);
+        session->probe_sites = lives;
+      }
+      nlohmann::json started = started_json(session->id, *target, *plan, request, info);
+      started["probe_sites"] = probe_sites_json(lives);
+      writer_.write(result_response(request_id, started));
       attached = true;
     };
     uint64_t windows_not_sent = 0;
@@ -165,6 +173,8 @@ void SessionManager::run(std::shared_ptr<Session> session, nlohmann::json reques
     {
       std::lock_guard lock(session->mutex);
       if (session->helper_exiting && run->stop_reason == "stopped") run->stop_reason = "helper_exiting";
+      // session.release of one of its probe sites (release.cpp).
+      if (!session->release_reason.empty() && run->stop_reason == "stopped") run->stop_reason = "released";
     }
     if (windows_not_sent > 0) run->windows_not_shown["output_stalled"] = windows_not_sent;
     nlohmann::json open_windows = nlohmann::json::array();
@@ -233,6 +243,7 @@ void SessionManager::finish(Session& session, const std::optional<nlohmann::json
     if (const auto* result = std::get_if<nlohmann::json>(&answer)) writer_.write(result_response(id, *result));
     else writer_.write(error_response(id, std::get<ProtocolError>(answer)));
   }
+  answer_releases_at_end(session, answer);
   // An ended session has nothing more to drain: its windows are all out.
   answer_drains(session, false);
   session.thread_done = true;

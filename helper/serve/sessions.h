@@ -15,9 +15,15 @@
 #include <variant>
 
 #include "serve/ended_sessions.h"
+#include "serve/context.h"
 #include "serve/protocol.h"
 #include "serve/session_request.h"
 #include "serve/writer.h"
+
+namespace xref {
+struct ProbeCallbacks;
+struct ProbePlan;
+}  // namespace xref
 
 namespace xref::serve {
 
@@ -57,6 +63,12 @@ class SessionManager {
   // session_ended event; the response to send now when it already ended.
   std::optional<nlohmann::json> stop(uint64_t session, const nlohmann::json& request_id);
 
+  // session.release (release.cpp): the session stops observing its probe
+  // sites at those live addresses, for a debugger's breakpoint to go there;
+  // answered once their uprobes are out of the target. The response to send
+  // now when none of its sites is there or it already ended.
+  std::optional<nlohmann::json> release(const ReleaseRequest& release, const nlohmann::json& request_id);
+
   // {"sessions": [...]} for every session not yet ended.
   nlohmann::json list();
 
@@ -92,6 +104,11 @@ class SessionManager {
   // too_many_sessions when max_sessions_ have not ended yet (mutex_ held;
   // session_limits.cpp).
   std::optional<ProtocolError> refuse_over_cap();
+  // release.cpp: a probe session's release hooks (`site_lives`: each plan
+  // site's live address); the releases answered after session_ended.
+  void hook_probe_releases(Session& session, const ProbePlan& plan, std::vector<uint64_t> site_lives,
+                           ProbeCallbacks& callbacks);
+  void answer_releases_at_end(Session& session, const StopAnswer& answer);
   // A running session other than `except` that uses tracefs (mutex_ held).
   std::optional<uint64_t> tracefs_session(const Session* except);
   // --backend auto falling back to tracefs: whether `session` may, which

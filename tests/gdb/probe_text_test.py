@@ -162,6 +162,30 @@ def main():
                  "during the probe")
     expect_equal(probe_render.end_line(5, "error", None, {"message": "the probe failed"}),
                  "xref: session 5 ended (error); the probe failed")
+
+    # After session.release (the LLDB plugin's render_release prints the same).
+    release_text = importlib.import_module("xref_without_gdb.release_text")
+    released = {"session": 1, "reason": "breakpoint 2", "ended": False, "gap_us": 830, "process_stopped": True,
+                "hits_may_be_lost": False,
+                "released": [{"address": "tally", "function": "tally", "probe_live": "0x555555555250",
+                              "ret_site": False, "at_ms": 41, "hits": 3, "passed": 3}]}
+    expect_equal(release_text.release_lines(1, released, [0x555555555250]), [
+        "xref: session 1 no longer observes tally at 0x555555555250 since 41 ms (breakpoint 2 there): 3 hits "
+        "counted up to then"])
+    released["hits_may_be_lost"] = True
+    expect_equal(release_text.release_lines(1, released, [0x555555555250])[1],
+                 "xref: warning: session 1's other sites were out for 830 us while the process ran: hits then "
+                 "were not counted")
+    expect_equal(release_text.release_lines(2, {"reason": "breakpoint 4", "ended": True, "released": []},
+                                            [0x555555555250]),
+                 ["xref: session 2 ended (released): breakpoint 4 is at its probe site 0x555555555250; what it "
+                  "recorded is kept"])
+    expect_equal(release_text.release_lines(2, {"reason": "breakpoint 4", "ended": False, "released": []}, [1]), [])
+    document = {"summary": {"duration_ms": 118}, "backend": "uprobe_multi",
+                "addresses": [{"address": "tally", "hits": 3, "passed": 3, "threads": [], "rate_per_s": 25.4,
+                               "released": {"at_ms": 41, "reason": "breakpoint 2", "hits": 3, "passed": 3}}]}
+    expect_equal(probe_render.show_lines(1, document, "running", [], describe)[2],
+                 "    not observed since 41 ms (breakpoint 2): counted up to then")
     print("passed")
     return 0
 

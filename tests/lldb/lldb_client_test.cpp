@@ -255,6 +255,29 @@ TEST(ProbeRender, EndLineSaysHitsSamplesAndLoss) {
             "probe");
 }
 
+// After session.release: the lines gdb-python/xref/release_text.py prints
+// (tests/gdb/probe_text_test.py checks the same strings).
+TEST(ProbeRender, ReleaseSaysWhichSiteSinceWhenAndWhy) {
+  auto released = nlohmann::json::parse(R"({"session": 1, "reason": "breakpoint 2", "ended": false, "gap_us": 830,
+      "process_stopped": true, "hits_may_be_lost": false,
+      "released": [{"address": "tally", "function": "tally", "probe_live": "0x555555555250", "ret_site": false,
+                    "at_ms": 41, "hits": 3, "passed": 3}]})");
+  EXPECT_EQ(render_release(1, released, {0x555555555250}),
+            std::vector<std::string>{"xref: session 1 no longer observes tally at 0x555555555250 since 41 ms "
+                                     "(breakpoint 2 there): 3 hits counted up to then"});
+  released["hits_may_be_lost"] = true;
+  EXPECT_EQ(render_release(1, released, {0x555555555250}).at(1),
+            "xref: warning: session 1's other sites were out for 830 us while the process ran: hits then were not "
+            "counted");
+  EXPECT_EQ(render_release(2, {{"reason", "breakpoint 4"}, {"ended", true}, {"released", nlohmann::json::array()}},
+                           {0x555555555250}),
+            std::vector<std::string>{"xref: session 2 ended (released): breakpoint 4 is at its probe site "
+                                     "0x555555555250; what it recorded is kept"});
+  EXPECT_TRUE(render_release(2, {{"reason", "breakpoint 4"}, {"ended", false}, {"released", nlohmann::json::array()}},
+                             {1})
+                  .empty());
+}
+
 // The protocol client against the scripted helper.
 HelperCommand fake_helper() { return {{XREF_FAKE_HELPER}}; }
 

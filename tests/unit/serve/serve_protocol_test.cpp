@@ -263,6 +263,25 @@ TEST(ServeContext, SessionIdIsAPositiveInteger) {
   }
 }
 
+TEST(ServeContext, ReleaseNamesASessionLiveAddressesAndAReason) {
+  auto release = parse_release(
+      nlohmann::json{{"session", 2}, {"addresses", {"0x55d0c9e01a40", 4096}}, {"reason", "breakpoint 3"}});
+  ASSERT_TRUE(std::holds_alternative<ReleaseRequest>(release));
+  const auto& parsed = std::get<ReleaseRequest>(release);
+  EXPECT_EQ(parsed.session, 2u);
+  EXPECT_EQ(parsed.addresses, (std::vector<uint64_t>{0x55d0c9e01a40, 4096}));
+  EXPECT_EQ(parsed.reason, "breakpoint 3");
+  for (const nlohmann::json& params :
+       {nlohmann::json{{"addresses", {"0x10"}}}, nlohmann::json{{"session", 1}},
+        nlohmann::json{{"session", 1}, {"addresses", nlohmann::json::array()}},
+        nlohmann::json{{"session", 1}, {"addresses", {"zz"}}}, nlohmann::json{{"session", 1}, {"addresses", {-1}}},
+        nlohmann::json{{"session", 1}, {"addresses", {"0x10"}}, {"reason", 7}}}) {
+    auto refused = parse_release(params);
+    ASSERT_TRUE(std::holds_alternative<ProtocolError>(refused)) << params.dump();
+    EXPECT_EQ(std::get<ProtocolError>(refused).code, "invalid_request");
+  }
+}
+
 TEST(ServeTargetOwner, SudoUid) {
   EXPECT_FALSE(*requesting_uid_from_sudo(nullptr));
   EXPECT_FALSE(*requesting_uid_from_sudo(""));
