@@ -63,13 +63,13 @@ def own_signals(compiler, end_by_stop):
         commands += ["continue", "info signals SIG63", "info breakpoints"]
     run = run_gdb(commands, [signal_target(compiler), "--signals", "30"])
     check(run.exit_status == 0, "gdb failed", run)
+    check(run.has("\n" + ALL_RECEIVED.format(count=30) + "\n"), "the program did not receive its 30 signals", run)
+    check(re.search(r"\[Inferior 1 \(process \d+\) exited normally\]", run.output) is not None,
+          "the program did not exit 0", run)
     check(run.has("xref: the first hit where --stop-when holds stops its thread with SIG63: catchpoint 2 stops there "
                   "and keeps it from the process; the program's own SIG63 go as `handle SIG63` says"),
           "no line about the catchpoint", run)
     expect_probe_stop(run, stop, 1)
-    check(run.has("\n" + ALL_RECEIVED.format(count=30) + "\n"), "the program did not receive its 30 signals", run)
-    check(re.search(r"\[Inferior 1 \(process \d+\) exited normally\]", run.output) is not None,
-          "the program did not exit 0", run)
     # Its own, as `handle` says: printed, passed, no stop.
     during = run.count(" received signal SIG63 (the program's own: ")
     check(during == (stop if end_by_stop else 30), "%d of the program's signals printed while the session ran" % during,
@@ -102,13 +102,13 @@ def own_signals_stopping():
                    "continue", "continue", "print $rdi", "continue", "xref stop 1", "info signals SIG63", "continue",
                    "continue"], [signal_target("gcc"), "--signals", "4"])
     check(run.exit_status == 0, "gdb failed", run)
+    check(run.has("\n" + ALL_RECEIVED.format(count=4) + "\n"), "the program did not receive its 4 signals", run)
     expect_probe_stop(run, 2, 4)
     own = re.findall(r"\nxref: this SIG63 is the program's own \((SI_QUEUE|SI_USER|SI_TKILL) from pid \d+\), not "
                      r"xref's: `continue` passes it\n", run.output)
     check(own == ["SI_QUEUE", "SI_USER", "SI_TKILL"], "the program's stops were not told apart: %s" % own, run)
     check(run.count("\nProgram received signal SIG63, Real-time event 63.\n") == 1,
           "gdb did not stop at the program's signal after the session", run)
-    check(run.has("\n" + ALL_RECEIVED.format(count=4) + "\n"), "the program did not receive its 4 signals", run)
     check(re.search(r"\[Inferior 1 \(process \d+\) exited normally\]", run.output) is not None,
           "the program did not exit 0", run)
     check(handling(run, "(gdb) info signals SIG63") == ("Yes", "Yes", "Yes"), "gdb's default changed before", run)
