@@ -4,7 +4,7 @@ once; what changed prints at each stop (state.py, probe_render.py)."""
 
 import gdb
 
-from . import debugger_context, probe_render
+from . import debugger_context, probe_render, stop_signal
 from .commands import Subcommand, run_guarded, wants_help
 from .disabled_breakpoints import DisabledForStart
 from .session_start import check_process, help_text, new_session, reply_failure, warning_lines
@@ -12,8 +12,6 @@ from .state import SESSION_TIMEOUT, XrefError, process_running
 
 DISABLED_REASON = (" disabled while the probe is armed: a uprobe at the same address would swallow it; "
                    "re-enabled when the probe ends")
-# --stop-when stops its thread with this signal (shared/probe_abi.h: XREF_PROBE_STOP_SIGNAL, SIGRTMAX-1).
-STOP_SIGNAL = "SIG63"
 
 
 def stops_when(words):
@@ -21,13 +19,12 @@ def stops_when(words):
 
 
 def catch_stop_signal():
-    """gdb stops on --stop-when's signal and keeps it from the process, whose
-    default action for it is to exit. Set before the probes go in, and left
-    so (the signal comes once)."""
+    """A catchpoint tells --stop-when's SIG63 from the program's own (stop_signal.py)."""
     try:
-        gdb.execute("handle %s stop print nopass" % STOP_SIGNAL, to_string=True)
+        return stop_signal.arm()
     except gdb.error as error:
-        raise XrefError("xref: --stop-when: gdb would not stop on %s: %s" % (STOP_SIGNAL, error))
+        raise XrefError("xref: --stop-when: gdb would not catch %s: %s" % (stop_signal.SIGNAL, error))
+
 
 # The options of `xref probe` that take a value: a word after one is not an address.
 VALUE_OPTIONS = ("--pid", "-p", "--bin", "-b", "--backend", "--fetch", "--filter", "--every", "--first",
@@ -59,8 +56,7 @@ def start(words, state, lines):
             raise XrefError("xref: bp:%d: stop the process first: gdb turns a breakpoint off only while it is stopped"
                             % numbers[0])
     helper = state.helper(lines)
-    if not wants_help(words) and stops_when(words):
-        catch_stop_signal()
+    catchpoint = catch_stop_signal() if not wants_help(words) and stops_when(words) else 0
     # Off before the probes go in (disabled_breakpoints.py says why).
     disabled = DisabledForStart()
     disabled.disable(numbers)
@@ -68,6 +64,8 @@ def start(words, state, lines):
                                              "context": debugger_context.request_context()}, SESSION_TIMEOUT)
     if not reply.ok or "help" in reply.result:
         disabled.undo()
+        if catchpoint:
+            stop_signal.start_failed(lines)
     if not reply.ok:
         for number in disabled.numbers:
             lines.append("xref: breakpoint %d re-enabled: the probe did not start" % number)
@@ -82,9 +80,11 @@ def start(words, state, lines):
                  % (session.id, session.pid, probe_render.plural(len(session.addresses), "address"), session.backend))
     warning_lines(reply, lines)
     disabled.hand_over(session, reply.result.get("breakpoints_to_disable") or [], lines, DISABLED_REASON, "probes")
-    if isinstance(reply.result.get("stop_signal"), int):
-        lines.append("xref: the first hit where --stop-when holds stops its thread with %s (gdb stops on it and "
-                     "keeps it from the process)" % STOP_SIGNAL)
+    if catchpoint:
+        stop_signal.started(session.id)
+        lines.append("xref: the first hit where --stop-when holds stops its thread with %s: catchpoint %d stops "
+                     "there and keeps it from the process; the program's own %s go as `handle %s` says"
+                     % (stop_signal.SIGNAL, catchpoint, stop_signal.SIGNAL, stop_signal.SIGNAL))
     return session.id
 
 

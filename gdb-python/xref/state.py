@@ -9,7 +9,7 @@ import time
 
 import gdb
 
-from . import gdb_symbols, probe_render
+from . import gdb_symbols, probe_render, stop_signal
 from .helper_client import HelperClient, HelperStartError, display
 from .window_render import render_window
 
@@ -279,6 +279,7 @@ class State:
             return
         session.ended = True
         session.stop_reason = reason
+        stop_signal.ended(session.id)
         if session.disabled_breakpoints or session.stop_at_end_breakpoint:
             self.pending_restores.append((session.id, session.disabled_breakpoints, session.stop_at_end_breakpoint))
         session.disabled_breakpoints = []
@@ -288,6 +289,7 @@ class State:
         """Breakpoints the ended sessions disabled come back; --stop-at-end's goes.
         In all-stop mode gdb inserts breakpoints only while the process is
         stopped: while it runs they wait for the next stop."""
+        stop_signal.release(lines, process_running())
         if not self.pending_restores or process_running():
             return
         restores, self.pending_restores = self.pending_restores, []

@@ -384,10 +384,10 @@ def probe_stop_when():
                        "--skip 2 --duration-ms 0", "continue", "info frame", "print id", "print amount", "continue",
                        "xref show"], trace_target(record, 20))
         check(run.exit_status == 0, "gdb failed", run)
-        check(run.has("xref: the first hit where --stop-when holds stops its thread with SIG63 (gdb stops on it and "
-                      "keeps it from the process)"), "no line about the stop signal", run)
+        check(run.has("xref: the first hit where --stop-when holds stops its thread with SIG63: catchpoint 2 stops "
+                      "there and keeps it from the process"), "no line about the stop signal", run)
         stop = run.between("(gdb) continue", "(gdb) info frame")
-        check(re.search(r'received signal SIG63', stop) is not None, "gdb did not stop on SIG63", run)
+        check(re.search(r' hit Catchpoint 2 \(signal SIG63\), ', stop) is not None, "gdb did not stop on SIG63", run)
         # amount > 300 from request 6 on; --skip 2: the third such hit, request 8.
         check(re.search(r"\nxref: probe session 1 stopped thread \d+: hit 9 of svc::validate, the 3rd where "
                         r"--stop-when 'amount > 300' held: id=0x8 amount=0x18c\n", stop) is not None,
