@@ -125,8 +125,9 @@ Result<void> place_refused_role(PlanState& state, const FunctionCode& code, cons
   }
   if (start) {
     return make_error(ErrorCode::unsupported,
-                      what + " (" + text + "): the kernel does not place uprobes on LOCK- or segment-prefixed "
-                             "instructions, and windows open there",
+                      what + " (" + text + "): no uprobe may go on a LOCK- or segment-prefixed instruction (the "
+                             "kernel refuses it) nor on an EVEX (AVX-512) one (the kernel runs it wrongly out of "
+                             "line), and windows open there",
                       "start the window at another function");
   }
   if (kind == XREF_PROBE_RETURN_SITE && state.last_role < state.plan.probes.size() &&
@@ -134,7 +135,7 @@ Result<void> place_refused_role(PlanState& state, const FunctionCode& code, cons
     state.plan.probes[state.last_role].flags |= XREF_PROBE_F_UNSEEN_RETURN;
   }
   state.plan.warnings.push_back(what + " (" + text + ") cannot be probed: the kernel refuses uprobes on LOCK- and "
-                                "segment-prefixed instructions; " +
+                                "segment-prefixed instructions and runs EVEX (AVX-512) ones wrongly out of line; " +
                                 (kind == XREF_PROBE_RETURN_SITE ? "that call's return is not shown"
                                                                 : "that event is not seen"));
   return {};
