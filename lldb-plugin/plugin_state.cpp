@@ -16,6 +16,7 @@
 #include "hex.h"
 #include "lldb_symbols.h"
 #include "probe_render.h"
+#include "stop_signal.h"
 #include "window_render.h"
 
 namespace xref::lldb_plugin {
@@ -235,6 +236,7 @@ void PluginState::end_session(SessionRecord& session, const std::string& reason)
   if (session.ended) return;
   session.ended = true;
   session.stop_reason = reason;
+  stop_signal_session_ended(session.id);
   BreakpointRestore restore{session.target, session.id, std::move(session.disabled_breakpoints),
                             session.stop_at_end_breakpoint};
   session.disabled_breakpoints.clear();
@@ -264,6 +266,7 @@ void apply_restores(std::vector<BreakpointRestore> restores, Lines& lines) {
 }
 
 void PluginState::apply_pending_restores(Lines& lines) {
+  restore_stop_signals(lines);
   std::vector<BreakpointRestore> restores = std::move(pending_restores_);
   pending_restores_.clear();
   apply_restores(std::move(restores), lines);

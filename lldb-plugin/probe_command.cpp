@@ -9,6 +9,7 @@
 #include "debugger_context.h"
 #include "probe_abi.h"
 #include "session_breakpoints.h"
+#include "stop_signal.h"
 
 namespace xref::lldb_plugin {
 namespace {
@@ -18,25 +19,6 @@ bool stops_when(const std::vector<std::string>& words) {
     if (word == "--stop-when" || word.rfind("--stop-when=", 0) == 0) return true;
   }
   return false;
-}
-
-// --stop-when stops its thread with XREF_PROBE_STOP_SIGNAL (SIGRTMAX-1),
-// which LLDB by default neither stops on nor keeps from the process, whose
-// default action for it is to exit: LLDB must stop on it and not pass it.
-// Set before the probes go in, and left so (the signal comes once).
-bool catch_stop_signal(lldb::SBTarget target, std::string& error) {
-  lldb::SBUnixSignals signals = target.GetProcess().GetUnixSignals();
-  if (!signals.IsValid()) {
-    error = "--stop-when: LLDB has no signal table for this process";
-    return false;
-  }
-  const int32_t signal = XREF_PROBE_STOP_SIGNAL;
-  if (!signals.SetShouldStop(signal, true) || !signals.SetShouldSuppress(signal, true) ||
-      !signals.SetShouldNotify(signal, true)) {
-    error = std::string("--stop-when: LLDB would not stop on signal ") + signals.GetSignalAsCString(signal);
-    return false;
-  }
-  return true;
 }
 
 }  // namespace
@@ -71,22 +53,33 @@ bool ProbeCommand::execute(lldb::SBDebugger debugger, char** command, lldb::SBCo
   if (helper == nullptr) return false;
 
   HeldBreakpoints held{target, {}, {}};
-  if (!wants_help(words) && stops_when(words)) {
+  // --stop-when's signal: LLDB stops on each, the stop hook sorts them (stop_signal.h).
+  const bool takes_signal = !wants_help(words) && stops_when(words);
+  if (takes_signal) {
     std::string error;
-    if (!catch_stop_signal(target, error)) return scope.fail("xref: " + error);
+    if (!take_stop_signal(target, error)) {
+      stop_signal_start_failed(target, scope.lines());
+      return scope.fail("xref: " + error);
+    }
   }
   if (!wants_help(words)) {
     const auto ids = breakpoint_references(words);
     std::string error;
     const std::string what = ids.empty() ? "" : "probe bp:" + std::to_string(ids.front());
-    if (!hold_breakpoints(scope, ids, what, held, error)) return scope.fail("xref: " + error);
+    if (!hold_breakpoints(scope, ids, what, held, error)) {
+      if (takes_signal) stop_signal_start_failed(target, scope.lines());
+      return scope.fail("xref: " + error);
+    }
   }
   nlohmann::json argv = nlohmann::json::array({"probe"});
   for (const auto& word : words) argv.push_back(word);
   HelperReply reply =
       helper->request("session.start", {{"argv", argv}, {"context", request_context(target, std::nullopt)}},
                       kSessionTimeout);
-  if (!reply.ok || reply.result.contains("help")) held.undo();
+  if (!reply.ok || reply.result.contains("help")) {
+    held.undo();
+    if (takes_signal) stop_signal_start_failed(target, scope.lines());
+  }
   if (!reply.ok) return scope.fail(reply);
   if (reply.result.contains("help")) {
     scope.print(reply.result.value("help", std::string()));
@@ -112,11 +105,12 @@ bool ProbeCommand::execute(lldb::SBDebugger debugger, char** command, lldb::SBCo
   }
   keep_breakpoints_off(scope, session, held, reply.result.value("breakpoints_to_disable", nlohmann::json::array()),
                        "probe");
-  if (reply.result.contains("stop_signal") && reply.result["stop_signal"].is_number_integer()) {
-    lldb::SBUnixSignals signals = target.GetProcess().GetUnixSignals();
-    const int32_t signal = reply.result["stop_signal"].get<int32_t>();
-    scope.print(std::string("xref: the first hit where --stop-when holds stops its thread with ") +
-                signals.GetSignalAsCString(signal) + " (LLDB stops on it and keeps it from the process)");
+  if (takes_signal) {
+    stop_signal_started(target, id);
+    const char* signal = target.GetProcess().GetUnixSignals().GetSignalAsCString(XREF_PROBE_STOP_SIGNAL);
+    scope.print(std::string("xref: the first hit where --stop-when holds stops its thread with ") + signal +
+                " (LLDB stops on it and keeps it from the process); the program's own " + signal +
+                " go on as `process handle` said");
   }
   scope.state().ensure_stop_hook(target);
   scope.state().watch_process(session.pid);

@@ -3,6 +3,7 @@
 #include "commands.h"
 #include "lldb_symbols.h"
 #include "number_parse.h"
+#include "stop_signal.h"
 #include "window_render.h"
 
 namespace xref::lldb_plugin {
@@ -91,8 +92,10 @@ const char* ShowCommand::syntax() const {
 }
 
 bool ShowCommand::execute(lldb::SBDebugger debugger, char** command, lldb::SBCommandReturnObject& result) {
-  CommandScope scope(debugger, result);
   const std::vector<std::string> words = words_of(command);
+  // The stop hook: a stop by the program's own --stop-when signal goes on (stop_signal.h).
+  if (has_word(words, "--new") && pass_program_signal(debugger, result)) return true;
+  CommandScope scope(debugger, result);
   if (wants_help(words)) return print_help(scope);
   ShowOptions options;
   std::string error;

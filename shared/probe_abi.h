@@ -47,9 +47,11 @@
 
 #define XREF_NO_SLOT 0xff
 
-/* --stop-when's signal: SIGRTMAX-1 with glibc (gdb calls it SIG63). The
- * debugger front ends set it to stop and not be passed on before they start
- * such a probe; outside a debugger it would end the process. */
+/* --stop-when's signal: SIGRTMAX-1 with glibc (gdb calls it SIG63). Sent
+ * from BPF it arrives with si_code SI_KERNEL and no sender, which is how the
+ * debugger front ends tell it from the program's own: they stop at it and
+ * keep it from the process, and pass the program's own on. Outside a
+ * debugger it would end the process. */
 #define XREF_PROBE_STOP_SIGNAL 63
 
 
