@@ -115,7 +115,20 @@ def own_signals_stopping():
     check(handling(run, "(gdb) xref stop 1") == ("Yes", "Yes", "Yes"), "handle SIG63 is not gdb's default after", run)
 
 
-TESTS = {function.__name__: function for function in (own_signals_gcc, own_signals_clang, own_signals_stopping)}
+# A --stop-when session that does not start leaves nothing behind.
+def own_signals_start_failed():
+    require_bpf()
+    run = run_gdb(["break main", "run", "delete 1", "xref probe no_such_function --fetch i=%di:u64 --stop-when 'i == 1'",
+                   "info breakpoints", "info signals SIG63", "continue"], [signal_target("gcc"), "--signals", "4"])
+    check(run.exit_status == 0, "gdb failed", run)
+    check(run.has("xref: catchpoint 2 (SIG63) deleted: no --stop-when session left"), "the catchpoint stayed", run)
+    check(run.has("(gdb) info breakpoints\nNo breakpoints or watchpoints."), "a breakpoint was left", run)
+    check(handling(run, "(gdb) info signals SIG63") == ("Yes", "Yes", "Yes"), "handle SIG63 changed", run)
+    check(run.count("\nProgram received signal SIG63, Real-time event 63.\n") == 1, "gdb's own stop changed", run)
+
+
+TESTS = {function.__name__: function for function in (own_signals_gcc, own_signals_clang, own_signals_stopping,
+                                                      own_signals_start_failed)}
 
 if __name__ == "__main__":
     sys.exit(main(TESTS))

@@ -114,5 +114,21 @@ TEST_F(LldbSignalsUser, TheUsersHandlingHoldsForTheProgramsOwn) {
   EXPECT_TRUE(run.has("exited with status = 3")) << run.output;
 }
 
+// A --stop-when session that does not start leaves the handling as it was.
+TEST_F(LldbSignalsUser, AStartThatFailsLeavesTheHandlingAsItWas) {
+  // Through `script`, as batch mode ends its commands at the first that fails.
+  const LldbRun run = run_lldb({"b main", "run", "process handle SIGRTMAX-1 -s false -n true -p true",
+                                "script lldb.debugger.HandleCommand(\"xref probe no_such_function --fetch "
+                                "i=%di:u64 --stop-when 'i == 1'\")",
+                                "process handle SIGRTMAX-1", "process kill"},
+                               signal_target("gcc", 4));
+  ASSERT_EQ(run.exit_status, 0) << run.output;
+  EXPECT_TRUE(run.has("xref: SIGRTMAX-1 handled as before again (pass true, stop false, notify true): no "
+                      "--stop-when session left"))
+      << run.output;
+  EXPECT_TRUE(run.has("error: xref: probe: no function named 'no_such_function'")) << run.output;
+  EXPECT_EQ(handling(run, "no function named"), "true false true") << run.output;
+}
+
 }  // namespace
 }  // namespace xref::test
