@@ -725,6 +725,9 @@ __noinline int run_role(struct pt_regs *ctx, __u32 tid, __u32 index) {
       }
       return next;
     }
+    case XREF_PROBE_RESUME:
+      pop_frames(tid, sp, 0);
+      return next;
     case XREF_PROBE_STOP: {
       if (pop_frames(tid, sp, 0)) return next;
       run_fetches(ctx, index);

@@ -33,6 +33,12 @@
  * _Unwind_Resume): its stack pointer tells which traced frames an exception
  * has left, at the moment the handler runs. Emits nothing of its own. */
 #define XREF_PROBE_UNWIND_CHECK 9
+/* The instruction after a call to a traced function that can leave through
+ * a jump no probe sees (XREF_PROBE_F_UNSEEN_EXIT): the caller runs again
+ * there, so every frame below its stack pointer is over, [inferred]. The
+ * word in such a frame's return-address slot is no proof it lives on: the
+ * code that runs later may never overwrite it. Emits nothing of its own. */
+#define XREF_PROBE_RESUME 10
 
 /* One instruction can play several roles (a thunk's first instruction is
  * its entry and its tail jump; a root's first instruction can be a call).

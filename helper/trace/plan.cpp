@@ -80,6 +80,7 @@ Result<void> plan_probes(PlanState& state) {
   }
   if (auto continued = add_continuations(state); !continued) return continued;
   add_unwind_checks(state);
+  add_resume_sites(state);
   name_tail_targets(state);
   if (plan.here) plan.here->function_id = state.function_at(function_key(*start))->id;
   if (request.debugger.present) {

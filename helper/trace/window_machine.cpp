@@ -461,6 +461,9 @@ void WindowMachine::run_role(const Current& current, const Probe& probe) {
       }
       return;
     }
+    case XREF_PROBE_RESUME:
+      pop_frames(current, *window, sp, 0);
+      return;
     case XREF_PROBE_STOP: {
       if (pop_frames(current, *window, sp, 0)) return;
       const Fetched values = fetched(current.hit, probe);

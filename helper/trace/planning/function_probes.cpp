@@ -96,8 +96,9 @@ Result<void> add_probes_of(PlanState& state, const TracedFunction& function) {
   if (is_start) state.plan.start_fetches = entry_fetches;
   // A window that opens inside its function (--here, a breakpoint location
   // past the entry) needs no entry probe there: the frame is already known.
-  const uint8_t entry_flags = static_cast<uint8_t>(
-      flags | (!state.request.uretprobes && has_unseen_exit(state, *code, function) ? XREF_PROBE_F_UNSEEN_EXIT : 0));
+  const bool unseen_exit = !state.request.uretprobes && has_unseen_exit(state, *code, function);
+  if (unseen_exit) state.unseen_exit.insert(key);
+  const uint8_t entry_flags = static_cast<uint8_t>(flags | (unseen_exit ? XREF_PROBE_F_UNSEEN_EXIT : 0));
   if (is_start || !state.mid_start_functions.count(key)) {
     if (auto probe = add_role(state, *code, function, entry_probe_va(*code), XREF_PROBE_ENTRY, entry_flags, is_start,
                               entry_fetches);

@@ -11,7 +11,8 @@ namespace {
 // then what the instruction itself does (call, jump, ret).
 int role_rank(uint8_t kind) {
   switch (kind) {
-    case XREF_PROBE_RETURN_SITE: return 0;
+    case XREF_PROBE_RETURN_SITE:
+    case XREF_PROBE_RESUME: return 0;
     case XREF_PROBE_STOP: return 1;
     case XREF_PROBE_ENTRY:
     case XREF_PROBE_UNWIND_CHECK: return 2;
@@ -202,6 +203,7 @@ const char* role_label(uint8_t kind) {
     case XREF_PROBE_RETURN_SITE: return "return site of";
     case XREF_PROBE_TAIL_SITE: return "tail-call site of";
     case XREF_PROBE_UNWIND_CHECK: return "unwind check";
+    case XREF_PROBE_RESUME: return "resume after";
   }
   return "probe";
 }

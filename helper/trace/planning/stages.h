@@ -53,6 +53,9 @@ Result<void> add_continuations(PlanState& state);
 // ends.cpp: where the runtime catches or passes on a C++ exception.
 void add_unwind_checks(PlanState& state);
 
+// ends.cpp: where the callers of a function that can leave through a
+// pointer run again after its call (XREF_PROBE_RESUME).
+void add_resume_sites(PlanState& state);
 // continuations.cpp: each tail exit names the function its frame
 // continues in, when the plan has it.
 void name_tail_targets(PlanState& state);

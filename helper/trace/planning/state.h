@@ -64,6 +64,7 @@ struct PlanState {
   std::vector<StartSite> start_sites;                 // --start bp:N locations
   std::map<uint64_t, CallSiteFetches> call_site_fetches;  // call-site mode: by the callee's function key
   std::set<uint64_t> ret_traced;                      // function keys whose rets are probed
+  std::set<uint64_t> unseen_exit;                     // function keys that may leave through a jump no probe sees
   size_t last_role = 0;                               // the role the last add_role added or merged into
 
   const ElfImage& image_of(uint32_t module_index) const { return modules.image(module_index); }

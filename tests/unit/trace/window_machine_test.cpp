@@ -445,9 +445,10 @@ class UnseenEnds {
     palloc_ret = roles.add(3, XREF_PROBE_RET);
     palloc_jump = roles.add(3, XREF_PROBE_TAIL_EXIT);  // to its untraced large-allocation helper
     catch_check = roles.add(XREF_FUNCTION_NONE, XREF_PROBE_UNWIND_CHECK);
+    resume = roles.add(XREF_FUNCTION_NONE, XREF_PROBE_RESUME);  // the instruction after the caller's call to leave
   }
   RolePlan roles;
-  uint32_t start, start_ret, leave, other, other_ret, palloc, palloc_ret, palloc_jump, catch_check;
+  uint32_t start, start_ret, leave, other, other_ret, palloc, palloc_ret, palloc_jump, catch_check, resume;
 };
 
 // The caller calls leave twice from one sp: the second call's entry reuses
@@ -496,6 +497,34 @@ TEST(WindowMachineUnseen, AFrameWhoseSlotIsUnchangedLivesOn) {
   Machine m(plan.roles.plan, {}, Stack::readable);
   m.write(0x1000, 0xa0).hit(plan.start, 0x1000);
   m.write(0x0f00, 0xb1).hit(plan.leave, 0x0f00);
+  m.write(0x0e00, 0xc1).hit(plan.other, 0x0e00).hit(plan.other_ret, 0x0e00).hit(plan.start_ret, 0x1000);
+  EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f1", "1 2 entry 2 f2", "1 3 return 2 f2",
+                                "1 4 return 1 f1 inferred", "1 5 return 0 f0", "1 6 end 0 status=1"}));
+}
+
+// The caller runs again after its call to leave (the return site's probe):
+// leave is over, though its slot still holds its return address (code that
+// ran later below it never wrote that word, as sqlite3Malloc's after
+// sqlite3_mutex_leave), and a deeper entry does not nest under it.
+TEST(WindowMachineUnseen, TheCallersReturnSiteEndsAFrameLeftThroughAPointerWhoseSlotIsUnchanged) {
+  for (Stack stack : {Stack::at_sp, Stack::readable}) {
+    UnseenEnds plan;
+    Machine m(plan.roles.plan, {}, stack);
+    m.write(0x1000, 0xa0).hit(plan.start, 0x1000);
+    m.write(0x0f00, 0xb1).hit(plan.leave, 0x0f00).hit(plan.resume, 0x0f08);
+    m.write(0x0e00, 0xc1).hit(plan.other, 0x0e00).hit(plan.other_ret, 0x0e00).hit(plan.start_ret, 0x1000);
+    EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f1", "1 2 return 1 f1 inferred",
+                                  "1 3 entry 1 f2", "1 4 return 1 f2", "1 5 return 0 f0", "1 6 end 0 status=1"}));
+  }
+}
+
+// A return site's probe of another call, from deeper down (the pointer's
+// target calling leave's caller's code again) leaves leave's frame alone.
+TEST(WindowMachineUnseen, AReturnSiteBelowAFrameLeftThroughAPointerLeavesItOpen) {
+  UnseenEnds plan;
+  Machine m(plan.roles.plan, {}, Stack::readable);
+  m.write(0x1000, 0xa0).hit(plan.start, 0x1000);
+  m.write(0x0f00, 0xb1).hit(plan.leave, 0x0f00).hit(plan.resume, 0x0e08);
   m.write(0x0e00, 0xc1).hit(plan.other, 0x0e00).hit(plan.other_ret, 0x0e00).hit(plan.start_ret, 0x1000);
   EXPECT_EQ(m.records(), (Lines{"1 0 entry 0 f0 begin", "1 1 entry 1 f1", "1 2 entry 2 f2", "1 3 return 2 f2",
                                 "1 4 return 1 f1 inferred", "1 5 return 0 f0", "1 6 end 0 status=1"}));
