@@ -7,7 +7,8 @@ bpftrace on the same process (issue 23, item 3).
 sqlite3_mutex_enter and sqlite3_mutex_leave end in `jmp *0x80(%rax)` and
 `jmp *0x90(%rax)`, sqlite3_free in `jmp *%rax`: their frames end where no
 probe sees them. The sqlite3 CLI on a database in a scratch directory runs a
-known workload (CREATE, N INSERTs, SELECTs) fed through its stdin, while
+known workload (CREATE, N INSERTs, SELECTs, one of a zip archive through
+the CLI's zipfile table) fed through its stdin, while
 
   - bpftrace counts sqlite3_mutex_enter, sqlite3_mutex_leave, sqlite3_free
     and sqlite3_malloc64 per sqlite3_prepare_v2 call, each entry with its
@@ -31,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -70,12 +72,21 @@ class Sqlite:
         self.process.wait()
 
 
-def workload(statements: int) -> list[str]:
+def workload(statements: int, archive: str) -> list[str]:
+    """`archive`, a zip file: the CLI's zipfile table allocates with
+    sqlite3_malloc64 when a statement naming it is prepared (libsqlite3
+    itself uses its internal allocator)."""
     rows = [f"insert into t(b, c) values('row {i}', {i * 7 % 13})" for i in range(statements)]
     return (["create table t(a integer primary key, b text, c integer)", "create index t_c on t(c)"] + rows +
             ["select count(*) from t", "select b from t where c = 3 order by a",
              "select c, count(*) from t group by c", "update t set c = c + 1 where a % 2 = 0",
-             "delete from t where a % 5 = 0", "select sum(c) from t"])
+             "delete from t where a % 5 = 0", "select sum(c) from t",
+             f"select count(*) from zipfile('{archive}')"])
+
+
+def write_archive(path: str) -> None:
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("member.txt", "a member of the archive the workload reads\n")
 
 
 def run(xref: str, statements: int) -> int:
@@ -84,12 +95,14 @@ def run(xref: str, statements: int) -> int:
     try:
         os.makedirs(os.path.join(work, "nesting"))
         os.makedirs(os.path.join(work, "traced"))
+        archive = os.path.join(work, "archive.zip")
+        write_archive(archive)
         # The nesting, from uretprobes, in a run of its own (peer.py).
         sqlite = Sqlite(os.path.join(work, "nesting"))
         sqlite.run(["select 1"])
         library, _ = peer.mapped_path(sqlite.process.pid, "libsqlite3.so")
         nesting = peer.measured_nesting(library, sqlite.process.pid, START, COUNTED, lambda: sqlite.run(["select 1"]),
-                                        lambda: sqlite.run(workload(statements)))
+                                        lambda: sqlite.run(workload(statements, archive)))
         sqlite.close()
 
         sqlite = Sqlite(os.path.join(work, "traced"))
@@ -99,7 +112,7 @@ def run(xref: str, statements: int) -> int:
         trace_args = ["--start", f"libsqlite3.so.0:{START}",
                       "--functions", ",".join(f"libsqlite3.so.0:{name}" for name in COUNTED)]
         run = peer.traced_run(xref, library, pid, START, COUNTED, trace_args, lambda: sqlite.run(["select 1"]),
-                              lambda: sqlite.run(workload(statements)), nesting, work)
+                              lambda: sqlite.run(workload(statements, archive)), nesting, work)
         print(peer.summary(run, f"sqlite3 ({library})", START, nesting))
         problems = run.problems
         total = sum((call.counts for call in run.calls), start=Counter())

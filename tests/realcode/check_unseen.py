@@ -19,11 +19,9 @@ program recorded in that request:
                 by a direct jump, `< NAME [tail]` at the jump
 
 Every window must be complete, lose nothing, and equal the record event for
-event (kind, depth, function, tail, inferred). With `--backend tracefs` the
-idiom pointer_tail_deep is not compared (docs/trace.md, tracefs limits: an
-entry below a frame left through a pointer needs the word at that frame's
-stack slot, which only the BPF program can read at the hit); its windows
-must still be complete.
+event (kind, depth, function, tail, inferred), on either backend: a frame
+left through a pointer ends where its caller runs again (the probe on the
+return site of the call), which tracefs sees as the BPF program does.
 
 Exit status 0 equal, 1 not, 77 (skip) when BPF or xref is missing and
 XREF_REQUIRE_BPF is not 1.
@@ -42,10 +40,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from realcode.facility import missing_status  # noqa: E402
 from realcode.xref_run import run_traced  # noqa: E402
 
-TRACED = ["serve", "locked", "locked_deep", "tail_return", "lock", "unlock", "small", "palloc"]
+TRACED = ["serve", "locked", "locked_deep", "tail_return", "stale_slot", "lock", "unlock", "small", "palloc"]
 POINTER_TARGETS = {"enter_impl", "leave_impl"}
-IDIOMS = ["pointer_tail", "pointer_tail_deep", "tail_return"]
-NOT_ON_TRACEFS = {"pointer_tail_deep"}
+IDIOMS = ["pointer_tail", "pointer_tail_deep", "tail_return", "stale_slot"]
 
 Event = tuple[str, int, str, bool, bool]  # kind, depth, function, tail_call, inferred
 
@@ -77,6 +74,9 @@ def codegen_problems(binary: str) -> list[str]:
         ("locked_deep", r"^call\s+[0-9a-f]+ <helper>$", "call helper"),
         ("helper", r"^call\s+[0-9a-f]+ <small>$", "call small"),
         ("tail_return", r"^call\s+[0-9a-f]+ <chain_link>$", "call chain_link"),
+        ("release", r"^call\s+[0-9a-f]+ <unlock>$", "call unlock"),
+        ("wide", r"^call\s+[0-9a-f]+ <small>$", "call small"),
+        ("stale_slot", r"^call\s+[0-9a-f]+ <wide>$", "call wide"),
     ]
     problems = []
     for function, pattern, what in wanted:
@@ -134,7 +134,7 @@ def render(events: list[Event]) -> str:
                      f"{' [inferred]' if inferred else ''}" for kind, depth, name, tail, inferred in events)
 
 
-def compare(document: dict, requests: dict[int, tuple[str, list[Event]]], backend: str) -> list[str]:
+def compare(document: dict, requests: dict[int, tuple[str, list[Event]]]) -> list[str]:
     problems = []
     windows = {}
     for window in document.get("windows", []):
@@ -152,8 +152,6 @@ def compare(document: dict, requests: dict[int, tuple[str, list[Event]]], backen
         if window.get("status") != "complete" or window.get("possible_loss") or window.get("lost_events"):
             problems.append(f"request {request} ({idiom}): status {window.get('status')}, "
                             f"possible_loss {window.get('possible_loss')}")
-        if backend == "tracefs" and idiom in NOT_ON_TRACEFS:
-            continue
         got = window_events(window)
         if got != expected:
             problems.append(f"request {request} ({idiom}): window {window.get('window_id')}\n  xref:\n{render(got)}\n"
@@ -162,8 +160,6 @@ def compare(document: dict, requests: dict[int, tuple[str, list[Event]]], backen
     if len(windows) != len(requests):
         problems.append(f"{len(windows)} windows for {len(requests)} requests")
     for idiom in IDIOMS:
-        if backend == "tracefs" and idiom in NOT_ON_TRACEFS:
-            continue
         if compared[idiom] == 0:
             problems.append(f"no request of {idiom} was compared")
     return problems
@@ -193,7 +189,7 @@ def main() -> int:
         print("xref did not trace:", result.refused, result.stderr)
         return 1
     requests = recorded_requests(result.record)
-    problems = compare(result.document.get("data", result.document), requests, options.backend)
+    problems = compare(result.document.get("data", result.document), requests)
     for problem in problems[:10]:
         print("wrong:", problem)
     print(f"{os.path.basename(options.binary)} --backend {options.backend}: {len(requests)} requests, "

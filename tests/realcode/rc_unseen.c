@@ -1,6 +1,6 @@
 /* rc_unseen: frames that end where no probe sees them (issue 23), in the
    shapes Debian's sqlite3 and nginx have. Each request runs one idiom
-   (request id % 3); see rc_record.h for what is recorded, and
+   (request id % 4); see rc_record.h for what is recorded, and
    check_unseen.py for how the record becomes the window a correct xref
    shows.
 
@@ -16,6 +16,12 @@
                           helper, which returns; then chain_link (untraced)
                           jumps to palloc from the same stack pointer (nginx's
                           ngx_palloc, ngx_palloc_large, ngx_alloc_chain_link)
+     3 stale_slot         release() (untraced) calls unlock and returns; then
+                          wide() (untraced), whose frame covers the slot
+                          unlock was called at without writing it, calls
+                          small() deeper down: the slot still holds unlock's
+                          return address when small is entered (GCC -O2),
+                          as after sqlite3Malloc's sqlite3_mutex_leave
 
    The untraced functions record nothing: a traced function's record says
    `~ NAME TARGET` where it hands its frame to one of them. */
@@ -99,6 +105,28 @@ RC_FUNCTION int locked_deep(int x) {
   return total;
 }
 
+/* --- 3: a slot that outlives its frame --------------------------------- */
+
+RC_FUNCTION int release(int x) {
+  sink = x;
+  return unlock(&mutex_word) + 1; /* a call: the result is used */
+}
+
+RC_FUNCTION int wide(int x) {
+  volatile char room[512];
+  room[0] = (char)x;
+  return small(room[0]) + room[1];
+}
+
+RC_FUNCTION int stale_slot(int x) {
+  RC_ENTER("stale_slot");
+  int total = release(x);
+  total += wide(x);
+  sink = total;
+  RC_RETURN("stale_slot");
+  return total;
+}
+
 /* --- 2: a tail jump into code that returns, then a new call by a jump ---- */
 
 struct pool {
@@ -143,18 +171,19 @@ RC_FUNCTION int tail_return(int x) {
   return x;
 }
 
-static const char* const kIdioms[3] = {"pointer_tail", "pointer_tail_deep", "tail_return"};
+static const char* const kIdioms[4] = {"pointer_tail", "pointer_tail_deep", "tail_return", "stale_slot"};
 
-static const char* rc_idiom_of(long id) { return kIdioms[id % 3]; }
+static const char* rc_idiom_of(long id) { return kIdioms[id % 4]; }
 
 RC_FUNCTION long serve(long id) {
   RC_ENTER("serve");
   const int x = (int)(id % 1000);
   long result;
-  switch (id % 3) {
+  switch (id % 4) {
     case 0: result = locked(x); break;
     case 1: result = locked_deep(x); break;
-    default: result = tail_return(x); break;
+    case 2: result = tail_return(x); break;
+    default: result = stale_slot(x); break;
   }
   sink = (int)result;
   RC_RETURN("serve");

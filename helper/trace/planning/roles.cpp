@@ -110,17 +110,19 @@ Result<void> merge_role(PlanState& state, size_t head, PlannedProbe probe, const
 
 // A role whose instruction the kernel will not probe (a LOCK prefix, a
 // notrack jump). A return site moves to the next instruction when the
-// refused one only touches memory (it neither branches nor moves rsp):
-// the callee's frame is still the innermost there, so the return is seen
-// exactly, one instruction late. Any other role is left out with a
-// warning, and a call whose return cannot be seen pushes a frame that
-// ends silently (trace_abi.h, XREF_PROBE_F_UNSEEN_RETURN).
+// refused one only touches memory or is padding (it neither branches nor
+// moves rsp): the callee's frame is still the innermost there, so the
+// return is seen exactly, one instruction late (a resume probe, likewise).
+// Any other role is left out with a warning, and a call whose return
+// cannot be seen pushes a frame that ends silently (trace_abi.h,
+// XREF_PROBE_F_UNSEEN_RETURN).
 Result<void> place_refused_role(PlanState& state, const FunctionCode& code, const TracedFunction& function,
                                 uint64_t va, uint8_t kind, uint8_t flags, bool start,
                                 const std::vector<FetchItem>& fetches, const std::string& what) {
   const Instruction* instruction = instruction_at(code, va);
   const std::string text = instruction ? instruction->text : "?";
-  if (kind == XREF_PROBE_RETURN_SITE && instruction != nullptr && instruction->kind == InstructionKind::other &&
+  if ((kind == XREF_PROBE_RETURN_SITE || kind == XREF_PROBE_RESUME) && instruction != nullptr &&
+      (instruction->kind == InstructionKind::other || instruction->kind == InstructionKind::nop) &&
       text.find("sp") == std::string::npos && is_instruction_start(code, instruction->end())) {
     return add_role(state, code, function, instruction->end(), kind, flags, start, fetches);
   }
