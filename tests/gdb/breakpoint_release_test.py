@@ -52,7 +52,7 @@ def run_case(compiler, commands):
             "the compiler " + COMPILERS[compiler])
     with tempfile.TemporaryDirectory() as directory, TempRecord("release-" + compiler) as record:
         binary = build(compiler, directory)
-        run = run_gdb(["python exec(open(%r).read())" % os.path.join(HERE, "site_bytes.py")] + commands,
+        run = run_gdb(["python exec(open(%r).read())" % os.path.join(HERE, "..", "support", "site_bytes.py")] + commands,
                       [binary, record, str(CALLS), "2000"])
         check(run.exit_status == 0, "gdb failed", run)
         return run, recorded_calls(record)

@@ -44,7 +44,7 @@ def check(condition, message, output=None):
 
 def run_lldb(commands, target):
     argv = [LLDB, "--no-lldbinit", "-b", "-o", "plugin load " + PLUGIN,
-            "-o", "script exec(open(%r).read())" % os.path.join(HERE, "site_bytes.py")]
+            "-o", "script exec(open(%r).read())" % os.path.join(HERE, "..", "support", "site_bytes.py")]
     for command in commands:
         argv += ["-o", command]
     argv += ["--"] + target

@@ -31,7 +31,7 @@ from check_redis import RedisRun, redis_cli, verdict  # noqa: E402
 from realcode.facility import missing_status  # noqa: E402
 
 SETS_BEFORE = 5
-SITE_BYTES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gdb", "site_bytes.py")
+SITE_BYTES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support", "site_bytes.py")
 
 
 def background(port: int, *commands: list[str]) -> str:
