@@ -8,7 +8,9 @@ import shlex
 import subprocess
 import sys
 
-SKIP = 77  # ctest's SKIP_RETURN_CODE
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "support"))
+from facility import SKIP, Skip, require  # noqa: E402,F401
+
 
 GDB = os.environ.get("XREF_GDB_PROGRAM", "")
 LOADER = os.environ.get("XREF_GDB_LOADER", "")
@@ -16,19 +18,6 @@ HELPER = os.environ.get("XREF_BINARY", "")
 SAMPLE_SERVICE = os.environ.get("XREF_SAMPLE_SERVICE", "")
 TRACE_TARGET = os.environ.get("XREF_TRACE_TARGET", "")
 RECORDED_FUNCTIONS = {"handle_request", "validate", "price_order", "apply_fee", "route_even", "route_odd", "settle"}
-
-
-class Skip(Exception):
-    pass
-
-
-def require(condition, what):
-    """Fails when XREF_REQUIRE_BPF=1 (CI), skips otherwise."""
-    if condition:
-        return
-    if os.environ.get("XREF_REQUIRE_BPF") == "1":
-        raise AssertionError("required facility missing (XREF_REQUIRE_BPF=1): " + what)
-    raise Skip("facility missing, skipped (set XREF_REQUIRE_BPF=1 to fail): " + what)
 
 
 def gdb_available():

@@ -15,6 +15,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "support"))
+from facility import SKIP, Skip, require  # noqa: E402,F401
+
 HERE = os.path.dirname(os.path.realpath(__file__))
 SOURCE = os.path.join(HERE, "..", "gdb", "release_target.c")
 LLDB = os.environ.get("XREF_LLDB_PROGRAM", "")
@@ -22,19 +25,6 @@ PLUGIN = os.environ.get("XREF_LLDB_PLUGIN", "")
 HELPER = os.environ.get("XREF_BINARY", "")
 COMPILERS = {"gcc": "gcc", "clang": "clang-19"}
 CALLS = 12
-SKIP = 77
-
-
-class Skip(Exception):
-    pass
-
-
-def require(condition, what):
-    if condition:
-        return
-    if os.environ.get("XREF_REQUIRE_BPF") == "1":
-        raise AssertionError("required facility missing (XREF_REQUIRE_BPF=1): " + what)
-    raise Skip("facility missing, skipped (set XREF_REQUIRE_BPF=1 to fail): " + what)
 
 
 def check(condition, message, output=None):
