@@ -9,13 +9,12 @@ scripts:
     probe = xref.probe("svc::validate", "--callers", "--duration-ms", "0")  # like `xref probe ...`
 """
 
-from . import state as _state
-from .probe import probe
-from .state import XrefError
-from .trace import trace
-from .window_render import render_window, window_status_text
+import json
 
-__all__ = ["XrefError", "Window", "trace", "probe", "probe_document", "windows", "drain", "install"]
+from .command import run, run_guarded
+from .frontend import XrefError
+
+__all__ = ["XrefError", "Window", "run", "trace", "probe", "probe_document", "windows", "drain", "install"]
 
 
 class Window:
@@ -27,65 +26,68 @@ class Window:
         self.id = window.get("window_id")
         self.tid = window.get("tid")
         self.status = window.get("status")
-        self.complete = window_status_text(window) == "complete"
+        self.complete = self.status == "complete" and not window.get("possible_loss", False)
         self.events = window.get("events") or []
-
-    def text(self):
-        """The lines `xref show` prints for this window."""
-        from .gdb_symbols import GdbSymbols
-        return render_window(self.json, self.session, GdbSymbols(self.json))
 
     def __repr__(self):
         return "<xref.Window %d:%s session %d, %d events, %s>" % (
-            self.id or 0, self.tid, self.session, len(self.events), window_status_text(self.json))
+            self.id or 0, self.tid, self.session, len(self.events), self.status)
 
 
-def drain():
-    """Asks every running session for the windows that closed so far; returns how many are not shown yet."""
-    from .commands import run_guarded
-
-    def action(state, lines):
-        state.await_pending_windows(lines)
-        state.absorb(lines)
-        return len(state.unshown_windows())
-    return run_guarded(action)
+def _start(command, words):
+    result = run_guarded(lambda state, lines: state.run([command] + [str(word) for word in words], lines))
+    session = result.get("session") if isinstance(result, dict) else None
+    return session.get("id") if isinstance(session, dict) else None
 
 
-def probe_document(session):
-    """The latest live_probe document of probe session `session` (docs/probe.md; the
-    final one once it ended), after a drain; None before its first drain."""
-    drain()
-    record = _state.get().find_session(session)
-    return record.document if record is not None else None
+def trace(*words):
+    """Starts a session like `xref trace WORDS...`; returns its id (None for --help)."""
+    return _start("trace", words)
+
+
+def probe(*words):
+    """Starts a session like `xref probe WORDS...`; returns its id (None for --help)."""
+    return _start("probe", words)
+
+
+def _kept(session, what):
+    """The JSON lines of `xref show --all --json` (every session's, or one's), without marking them shown."""
+    words = ["show", "--all", "--json"] + (["--session", str(session)] if session is not None else [])
+    result = run_guarded(lambda state, lines: state.run(words, [], {"peek": True}))
+    found = []
+    for line in result.get("text") or []:
+        entry = json.loads(line)
+        if what in entry:
+            found.append(entry)
+    return found
 
 
 def windows(session=None):
     """Every window kept (of one session, or of all), oldest first, after a drain."""
-    drain()
-    found = []
-    for record_session in _state.get().sessions.values():
-        if session is not None and record_session.id != session:
-            continue
-        found.extend((record.arrival, Window(record_session.id, record.window)) for record in record_session.windows)
-    return [window for _, window in sorted(found, key=lambda pair: pair[0])]
+    return [Window(entry["session"], entry["window"]) for entry in _kept(session, "window")]
+
+
+def probe_document(session):
+    """The latest live_probe document of probe session `session` (docs/probe.md), after a drain; None before."""
+    documents = _kept(session, "document")
+    return documents[-1]["document"] if documents else None
+
+
+def drain():
+    """Asks every running session for what it found so far; returns how many windows are not shown yet."""
+    return len(windows())
 
 
 _installed = False
 
 
 def install():
-    """Adds the `xref` commands and connects gdb's events; done once."""
+    """Adds the `xref` command and connects gdb's events; done once."""
     global _installed
     if _installed:
         return
     _installed = True
-    from . import break_command, breakpoint_guard, commands, helper_command, one_shot, sessions, show, stop, stop_events
-    from .probe import ProbeCommand
-    from .trace import TraceCommand
-    commands.XrefCommand()
-    for command in (TraceCommand, ProbeCommand, sessions.SessionsCommand, show.ShowCommand, stop.StopCommand,
-                    one_shot.DoctorCommand, one_shot.MapsCommand, one_shot.ResolveCommand,
-                    break_command.BreakCommand, helper_command.HelperCommand):
-        command()
-    stop_events.connect()
+    from . import breakpoint_guard, command, events
+    command.XrefCommand()
+    events.connect()
     breakpoint_guard.connect()

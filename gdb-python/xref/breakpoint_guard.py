@@ -14,9 +14,8 @@ writes at once (always-inserted, non-stop, LLDB)."""
 
 import gdb
 
-from . import state as state_module
-from .release_text import release_lines
-from .state import SESSION_TIMEOUT, write_lines
+from . import frontend
+from .frontend import SESSION_TIMEOUT, write_lines
 
 # Breakpoint kinds whose locations are code addresses (watchpoints have none).
 CODE_KINDS = (gdb.BP_BREAKPOINT, gdb.BP_HARDWARE_BREAKPOINT)
@@ -37,7 +36,7 @@ def enabled_locations(breakpoint):
 
 def guard(breakpoint, lines):
     global _busy
-    state = state_module.get()
+    state = frontend.get()
     helper = state.running_helper()
     if _busy or helper is None:
         return
@@ -66,9 +65,10 @@ def guard(breakpoint, lines):
                          % (session.id, breakpoint.number, ", ".join(hex(a) for a in addresses), reply.message))
             continue
         session.probe_sites.difference_update(addresses)
-        lines.extend(release_lines(session.id, reply.result, addresses))
+        lines.extend(reply.result.get("text") or [])
         if reply.result.get("ended"):
-            state.absorb_events(lines)
+            state.end_session(session.id)
+            state.apply_restores(lines)
 
 
 def _guarded(breakpoint):

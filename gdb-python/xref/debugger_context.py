@@ -6,7 +6,7 @@ import re
 
 import gdb
 
-from .state import XrefError
+from .errors import XrefError
 
 _FRAME_AT = re.compile(r"frame at (0x[0-9a-f]+)")
 
@@ -98,7 +98,20 @@ def breakpoints_json():
     return listed
 
 
+def stopped_here():
+    """The selected thread's frame when the process is stopped (for --here), else None."""
+    thread = gdb.selected_thread()
+    if thread is None or not thread.is_valid() or not thread.is_stopped():
+        return None
+    try:
+        return here_frame()
+    except (XrefError, gdb.error):
+        return None
+
+
 def request_context(here=None):
+    if here is None:
+        here = stopped_here()
     context = {}
     pid = process_id()
     if pid is not None:

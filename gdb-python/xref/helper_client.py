@@ -1,9 +1,6 @@
-"""The protocol client (docs/protocol.md): starts `xref serve` in its own
-process group, does the handshake, sends requests by id and waits for their
-answers, and reads the helper's output on background threads that queue its
-events. No gdb here: the owner passes `on_change`, called from a reader
-thread whenever an event arrives or the helper ends (the gdb side hands that
-to gdb's thread with gdb.post_event)."""
+"""The protocol client (docs/protocol.md, protocol 2): starts `xref serve`
+in its own process group, does the handshake, sends requests by id and
+waits for their answers, read on background threads. No gdb here."""
 
 import collections
 import json
@@ -13,7 +10,7 @@ import signal
 import subprocess
 import threading
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 RECENT_STDERR_LINES = 20
 
 # gdb's own waitpid(-1) may reap the helper before we can, losing how it
@@ -70,15 +67,12 @@ def _spawn_error(argv):
 
 
 class HelperClient:
-    def __init__(self, argv, on_change=None):
+    def __init__(self, argv):
         self.argv = list(argv)
-        self._on_change = on_change or (lambda: None)
         self._changed = threading.Condition()
         self._write_lock = threading.Lock()
         self._next_id = 1
         self._answers = {}  # id -> Reply, None while waited for
-        self._events = []
-        self._new_stderr = []
         self._recent_stderr = collections.deque(maxlen=RECENT_STDERR_LINES)
         self._hello = None
         self._ended = False
@@ -96,13 +90,13 @@ class HelperClient:
         self._stdout_reader.start()
 
     @classmethod
-    def start(cls, argv, client_name, handshake_timeout, on_change=None):
+    def start(cls, argv, client_name, handshake_timeout):
         """A client that finished the handshake; raises HelperStartError with one line."""
         who = "the helper '" + display(argv) + "'"
         why = _spawn_error(argv) if argv else "empty command"
         if why is None:
             try:
-                client = cls(argv, on_change)
+                client = cls(argv)
             except OSError as error:
                 why = error.strerror or str(error)
         if why is not None:
@@ -133,7 +127,8 @@ class HelperClient:
                              ", this front end speaks protocol %d: use the xref binary built with it" % PROTOCOL_VERSION)
             if isinstance(self._hello.get("tool_version"), str):
                 self.tool_version = self._hello["tool_version"]
-        reply = self.request("hello", {"protocol": PROTOCOL_VERSION, "client": client_name}, timeout)
+        # names: the front end names addresses with gdb's symbols when the helper asks.
+        reply = self.request("hello", {"protocol": PROTOCOL_VERSION, "client": client_name, "names": True}, timeout)
         if not reply.ok:
             reply.message = who + " refused the handshake: " + reply.message
         return reply
@@ -169,6 +164,15 @@ class HelperClient:
                 return Reply(code="helper_exited", message="the helper " + self._ending + " before answering " + method)
             return Reply(code="timeout", message="the helper did not answer %s within %d s" % (method, timeout))
 
+    def notify(self, method, params):
+        """Sends a request whose answer nobody waits for."""
+        with self._changed:
+            if self._ended:
+                return
+            request_id = self._next_id
+            self._next_id += 1
+        self._write((json.dumps({"id": request_id, "method": method, "params": params}) + "\n").encode())
+
     def _write(self, data):
         with self._write_lock:
             try:
@@ -191,7 +195,6 @@ class HelperClient:
             self._ended = True
             self._ending = describe_status(self._status)
             self._changed.notify_all()
-        self._on_change()
 
     def _read_stderr(self):
         for raw in self._process.stderr:
@@ -204,7 +207,6 @@ class HelperClient:
                         pass
                     continue
                 self._recent_stderr.append(line)
-                self._new_stderr.append(line)
 
     def _handle_line(self, raw):
         if not raw.strip():
@@ -213,7 +215,6 @@ class HelperClient:
             message = json.loads(raw)
         except ValueError:
             message = None
-        notify = False
         with self._changed:
             if not isinstance(message, dict):
                 self.unparsed_lines += 1
@@ -221,8 +222,7 @@ class HelperClient:
             if message.get("type") == "hello" and self._hello is None:
                 self._hello = message
             elif message.get("type") == "event":
-                self._events.append(message)
-                notify = True
+                return  # protocol 2 sends none
             elif isinstance(message.get("id"), int) and not isinstance(message.get("id"), bool):
                 if message["id"] not in self._answers:
                     return  # answered after its timeout
@@ -238,18 +238,6 @@ class HelperClient:
                 self.unparsed_lines += 1
                 return
             self._changed.notify_all()
-        if notify:
-            self._on_change()
-
-    def take_events(self):
-        with self._changed:
-            events, self._events = self._events, []
-            return events
-
-    def wait_for(self, predicate, timeout):
-        """Waits until predicate() (called under the client's lock) holds, an event arrives or the helper ends."""
-        with self._changed:
-            return self._changed.wait_for(lambda: predicate() or self._events or self._ended, timeout)
 
     def alive(self):
         with self._changed:
@@ -258,11 +246,6 @@ class HelperClient:
     def ending(self):
         with self._changed:
             return self._ending if self._ended else ""
-
-    def take_stderr(self):
-        with self._changed:
-            lines, self._new_stderr = self._new_stderr, []
-            return lines
 
     def recent_stderr(self):
         with self._changed:

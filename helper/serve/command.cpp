@@ -7,6 +7,7 @@
 
 #include "command/option_values.h"
 #include "output/json_envelope.h"
+#include "output/report.h"
 #include "serve/commands.h"
 
 namespace xref::serve {
@@ -16,19 +17,27 @@ bool is_one_shot(const std::string& name) {
   return name == "maps" || name == "resolve" || name == "memscan" || name == "doctor";
 }
 
-// Points std::cout at a string for the lifetime of the scope.
-class CapturedCout {
+// Points a stream (std::cout, std::cerr) at a string for the lifetime of the scope.
+class Captured {
  public:
-  CapturedCout() : previous_(std::cout.rdbuf(text_.rdbuf())) {}
-  ~CapturedCout() { std::cout.rdbuf(previous_); }
-  CapturedCout(const CapturedCout&) = delete;
-  CapturedCout& operator=(const CapturedCout&) = delete;
+  explicit Captured(std::ostream& stream) : stream_(stream), previous_(stream.rdbuf(text_.rdbuf())) {}
+  ~Captured() { stream_.rdbuf(previous_); }
+  Captured(const Captured&) = delete;
+  Captured& operator=(const Captured&) = delete;
   std::string text() const { return text_.str(); }
 
  private:
+  std::ostream& stream_;
   std::ostringstream text_;
   std::streambuf* previous_;
 };
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
 
 // The last line of `text` that is a JSON document.
 std::optional<nlohmann::json> last_document(const std::string& text) {
@@ -44,7 +53,7 @@ std::optional<nlohmann::json> last_document(const std::string& text) {
 }  // namespace
 
 std::variant<nlohmann::json, ProtocolError> run_one_shot(const std::vector<std::string>& words,
-                                                         const RequestContext& context) {
+                                                         const RequestContext& context, bool as_lines) {
   const std::string& name = words.front();
   if (name == "trace") {
     return cli_error(make_error(ErrorCode::invalid_argument, "trace runs as a session, not as a one-shot command",
@@ -61,10 +70,14 @@ std::variant<nlohmann::json, ProtocolError> run_one_shot(const std::vector<std::
   int exit_status = 0;
   setup_one_shot_commands(app, exit_status);
   std::vector<std::string> args(words);
-  if (std::find(args.begin(), args.end(), "--json") == args.end()) args.push_back("--json");
+  const bool typed_json = std::find(args.begin(), args.end(), "--json") != args.end();
+  // Protocol 2 prints the command's own text, unless the words ask for JSON.
+  const bool as_text = as_lines && !typed_json;
+  if (!as_text && !typed_json) args.push_back("--json");
   std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector
 
-  CapturedCout captured;
+  Captured captured(std::cout);
+  Captured error_text(std::cerr);
   try {
     if (context.pid && is_one_shot(name) && name != "doctor") {
       // The debugger's process, unless the words name another.
@@ -85,12 +98,24 @@ std::variant<nlohmann::json, ProtocolError> run_one_shot(const std::vector<std::
     // What the CLI prints for a usage mistake under --json.
     Envelope envelope;
     envelope.operation = name == "doctor" ? name : is_one_shot(name) ? "live_" + name : "usage";
-    envelope.error = usage_error(parse_error, "see `xref --help`");
-    return nlohmann::json{{"document", envelope_json(envelope)}, {"exit_status", error_exit_status(ErrorCode::invalid_argument)}};
+    envelope.error = usage_error(parse_error, "see `xref " + name + " --help`");
+    const int status = error_exit_status(ErrorCode::invalid_argument);
+    if (as_text) return nlohmann::json{{"text", {error_line(*envelope.error)}}, {"exit_status", status}};
+    return nlohmann::json{{"document", envelope_json(envelope)}, {"exit_status", status}};
   } catch (const std::exception& failure) {
     return cli_error(make_error(ErrorCode::internal, std::string("xref ") + name + " failed: " + failure.what()));
   }
+  if (as_text) {
+    // What the shell shows: the output, then the error line.
+    std::vector<std::string> lines = lines_of(captured.text());
+    for (std::string& line : lines_of(error_text.text())) lines.push_back(std::move(line));
+    return nlohmann::json{{"text", lines}, {"exit_status", exit_status}};
+  }
   auto document = last_document(captured.text());
+  if (as_lines) {
+    if (!document) return cli_error(make_error(ErrorCode::internal, "xref " + name + " printed no JSON document"));
+    return nlohmann::json{{"document", *document}, {"text", lines_of(document->dump(2))}, {"exit_status", exit_status}};
+  }
   if (!document) {
     return cli_error(make_error(ErrorCode::internal, "xref " + name + " printed no JSON document"));
   }

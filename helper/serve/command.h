@@ -16,6 +16,6 @@ namespace xref::serve {
 
 // {"document", "exit_status"}, or {"help"} when the words ask for --help.
 std::variant<nlohmann::json, ProtocolError> run_one_shot(const std::vector<std::string>& words,
-                                                         const RequestContext& context);
+                                                         const RequestContext& context, bool text = false);
 
 }  // namespace xref::serve

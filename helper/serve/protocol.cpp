@@ -61,8 +61,9 @@ nlohmann::json error_object(const ProtocolError& error) {
 }
 
 bool is_known_method(std::string_view method) {
-  static constexpr std::array<std::string_view, 8> kMethods = {
-      "hello", "command", "session.start", "session.stop", "session.release", "sessions", "drain", "shutdown"};
+  static constexpr std::array<std::string_view, 12> kMethods = {
+      "hello",    "command", "session.start", "session.stop", "session.release", "sessions",
+      "drain",    "shutdown", "run",          "names",        "resumed",         "complete"};
   for (std::string_view known : kMethods) {
     if (method == known) return true;
   }
@@ -115,7 +116,8 @@ ParsedLine parse_request(const LineSplitter::Line& line) {
   if (!is_known_method(request.method)) {
     return RejectedLine{error_response(
         reply_id, protocol_error("unknown_method", "no method named \"" + request.method + "\"",
-                                 "methods: hello, command, session.start, session.stop, session.release, sessions, drain, shutdown"))};
+                                 "methods: hello, command, session.start, session.stop, session.release, sessions, drain, shutdown, "
+                                 "run, names, resumed, complete"))};
   }
   return request;
 }
@@ -135,7 +137,11 @@ nlohmann::json event_message(std::string_view event, uint64_t session, nlohmann:
 }
 
 nlohmann::json hello_line(pid_t pid) {
-  return {{"type", "hello"}, {"protocol", kProtocolVersion}, {"tool", "xref"}, {"tool_version", XREF_VERSION},
+  return {{"type", "hello"},
+          {"protocol", kProtocolVersion},
+          {"protocols", {kOldestProtocolVersion, kProtocolVersion}},
+          {"tool", "xref"},
+          {"tool_version", XREF_VERSION},
           {"pid", pid}};
 }
 
@@ -150,15 +156,17 @@ nlohmann::json Handshake::answer(const Request& hello) {
   if (version == hello.params.end() || !version->is_number_integer()) {
     return error_response(hello.id, protocol_error("invalid_request", "hello needs an integer params.protocol"));
   }
-  if (*version != kProtocolVersion) {
+  if (*version < kOldestProtocolVersion || *version > kProtocolVersion) {
     return error_response(
         hello.id, protocol_error("version_mismatch",
                                  "the front end speaks protocol " + version->dump() + ", this helper (xref " +
-                                     XREF_VERSION + ") speaks protocol " + std::to_string(kProtocolVersion),
+                                     XREF_VERSION + ") speaks protocols " + std::to_string(kOldestProtocolVersion) +
+                                     " to " + std::to_string(kProtocolVersion),
                                  "install a front end and helper of the same release"));
   }
   done_ = true;
-  return result_response(hello.id, {{"protocol", kProtocolVersion}, {"tool_version", XREF_VERSION}});
+  version_ = version->get<int>();
+  return result_response(hello.id, {{"protocol", version_}, {"tool_version", XREF_VERSION}});
 }
 
 }  // namespace xref::serve

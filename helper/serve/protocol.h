@@ -17,7 +17,10 @@
 
 namespace xref::serve {
 
-constexpr int kProtocolVersion = 1;
+// Protocol 2: the helper renders (docs/protocol.md, "Protocol 2"); 1 is
+// still spoken to front ends that render themselves.
+constexpr int kProtocolVersion = 2;
+constexpr int kOldestProtocolVersion = 1;
 constexpr size_t kMaxLineBytes = size_t{1} << 20;
 
 // Splits a byte stream into lines. A line longer than the limit is reported
@@ -87,6 +90,8 @@ nlohmann::json hello_line(pid_t pid);
 class Handshake {
  public:
   bool done() const { return done_; }
+  // The version the front end's hello chose (valid once done()).
+  int version() const { return version_; }
   // not_ready for a request that may not run yet.
   std::optional<nlohmann::json> gate(const Request& request) const;
   // The response to a hello request; the handshake is done once it succeeds.
@@ -94,6 +99,7 @@ class Handshake {
 
  private:
   bool done_ = false;
+  int version_ = kProtocolVersion;
 };
 
 }  // namespace xref::serve

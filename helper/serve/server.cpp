@@ -2,9 +2,54 @@
 
 #include "serve/command.h"
 #include "serve/context.h"
+#include "serve/helper_names.h"
 #include "serve/session_request.h"
+#include "serve/start_text.h"
+#include "output/json_envelope.h"
 
 namespace xref::serve {
+
+// run.cpp: the error object of a response gets the line a front end prints.
+nlohmann::json with_text(nlohmann::json response);
+
+Server::Server(ProtocolWriter& writer, size_t max_sessions)
+    : writer_(writer), sessions_(writer, max_sessions), names_(helper_names_factory()) {}
+
+nlohmann::json Server::hello(const Request& request) {
+  nlohmann::json answer = handshake_.answer(request);
+  if (handshake_.done() && handshake_.version() >= 2) {
+    // The helper renders: events stay here until a `run show` prints them.
+    writer_.set_event_sink([this](const nlohmann::json& event) { return display_.take_event(event); });
+    debugger_names_ = request.params.value("names", false);
+  }
+  return answer;
+}
+
+pid_t Server::display_pid(uint64_t session) {
+  for (const nlohmann::json& entry : sessions_.list()["sessions"]) {
+    if (entry.value("session", uint64_t{0}) == session) return entry.value("pid", 0);
+  }
+  return display_.pid_of(session);
+}
+
+nlohmann::json Server::complete(const Request& request) {
+  std::vector<std::string> words;
+  const auto argv = request.params.find("argv");
+  if (argv != request.params.end() && argv->is_array()) {
+    for (const nlohmann::json& word : *argv) {
+      if (word.is_string()) words.push_back(word);
+    }
+  }
+  const std::string partial = request.params.value("partial", std::string());
+  Completion completion = complete_words(words, partial);
+  if (completion.wants_function) {
+    auto context = parse_context(request.params);
+    if (auto* known = std::get_if<RequestContext>(&context); known && known->pid) {
+      completion.candidates = function_candidates(*known->pid, partial);
+    }
+  }
+  return result_response(request.id, {{"candidates", completion.candidates}});
+}
 
 bool Server::handle(const LineSplitter::Line& line) {
   if (!line.too_large && line.text.find_first_not_of(" \t\r") == std::string::npos) return true;  // blank line
@@ -29,13 +74,37 @@ bool Server::handle(const LineSplitter::Line& line) {
 }
 
 nlohmann::json Server::dispatch(const Request& request) {
-  if (request.method == "hello") return handshake_.answer(request);
+  if (request.method == "hello") return hello(request);
+  if (request.method == "run") return run(request);
+  if (request.method == "names") {
+    if (auto refused = names_.add(request.params)) return error_response(request.id, *refused);
+    return result_response(request.id, nlohmann::json::object());
+  }
+  if (request.method == "resumed") {
+    const auto at = request.params.find("at_ns");
+    const auto pid = request.params.find("pid");
+    display_.stops().resumed(pid != request.params.end() && pid->is_number_integer() ? pid->get<pid_t>() : 0,
+                             at != request.params.end() && at->is_number_unsigned() ? at->get<uint64_t>()
+                                                                                      : monotonic_now_ns());
+    return result_response(request.id, nlohmann::json::object());
+  }
+  if (request.method == "complete") return complete(request);
   if (request.method == "command") return command(request);
   if (request.method == "session.start") return session_start(request);
   if (request.method == "session.stop") return session_stop(request);
   if (request.method == "session.release") {
     auto release = parse_release(request.params);
     if (auto* error = std::get_if<ProtocolError>(&release)) return error_response(request.id, *error);
+    if (handshake_.version() >= 2) {
+      // Protocol 2: the answer carries the lines the front end prints.
+      const ReleaseRequest asked = std::get<ReleaseRequest>(release);
+      std::vector<std::string> addresses;
+      for (uint64_t live : asked.addresses) addresses.push_back(hex_value(live));
+      writer_.transform_response(request.id, [asked, addresses](nlohmann::json response) {
+        if (response.contains("result")) response["result"]["text"] = release_text(asked.session, response["result"], addresses);
+        return with_text(std::move(response));
+      });
+    }
     // A session with a probe site there answers once its uprobes are out.
     return sessions_.release(std::get<ReleaseRequest>(release), request.id).value_or(nullptr);
   }

@@ -83,6 +83,7 @@ bool SessionManager::claim_tracefs(Session& session) {
 }
 
 std::optional<ProtocolError> SessionManager::start(const nlohmann::json& request_id, SessionSpec spec) {
+  reap();  // a failed start's number is free once its thread is joined
   std::lock_guard lock(mutex_);
   const std::string& backend = spec.command == "probe" ? spec.probe.request.backend : spec.options.request.backend;
   if (backend == "tracefs") {
@@ -99,6 +100,7 @@ std::optional<ProtocolError> SessionManager::start(const nlohmann::json& request
   if (session->cancel_fd < 0 || session->drain_fd < 0) {
     return cli_error(make_error(ErrorCode::internal, "eventfd failed for a new session"));
   }
+  while (sessions_.count(next_id_) > 0) ++next_id_;  // a failed start whose thread still ends
   session->id = next_id_++;
   session->command = spec.command;
   session->pid = spec.process().pid;
@@ -212,6 +214,12 @@ void SessionManager::fail(Session& session, const nlohmann::json& request_id, bo
       // Gone from `sessions` and the cap before its answer is out.
       std::lock_guard lock(session.mutex);
       session.state = "ended";
+    }
+    {
+      // A start that failed gives its number back when no start came after
+      // it, so the user's sessions are numbered 1, 2, 3 without gaps.
+      std::lock_guard lock(mutex_);
+      if (session.id + 1 == next_id_) --next_id_;
     }
     writer_.write(error_response(request_id, reported));
     finish(session, std::nullopt,

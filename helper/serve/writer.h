@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -17,6 +19,16 @@ class ProtocolWriter {
  public:
   explicit ProtocolWriter(int fd) : queue_(fd) {}
 
+  // Protocol 2 (the helper renders): events go to `sink` instead of the
+  // front end; a sink that returns false lets the event out as well.
+  using EventSink = std::function<bool(const nlohmann::json& event)>;
+  void set_event_sink(EventSink sink) { sink_ = std::move(sink); }
+  // The response to request `id`, whoever writes it (a session's thread for
+  // session starts, stops and drains), passes through `transform` first; a
+  // null result writes nothing (the transform answers later itself).
+  using Transform = std::function<nlohmann::json(nlohmann::json response)>;
+  void transform_response(const nlohmann::json& id, Transform transform);
+
   // Queues `message` and a '\n'. False once the front end stopped reading
   // (EPIPE and the like); every later write is dropped.
   bool write(const nlohmann::json& message);
@@ -25,7 +37,7 @@ class ProtocolWriter {
   bool write_droppable(const nlohmann::json& message);
   // A droppable message already written as one JSON line, with its '\n'
   // (a window event: written straight into its buffer, window_format.h).
-  bool write_droppable_line(std::string line) { return queue_.push(std::move(line), true); }
+  bool write_droppable_line(std::string line);
   // A document a newer one of the same `key` makes worthless (a probe
   // session's state at a drain, key: the session): while the older one is
   // still unsent, the newer takes its place in the queue. `make(superseding)`
@@ -40,7 +52,13 @@ class ProtocolWriter {
   OutputTotals finish(int grace_ms) { return queue_.finish(-1, grace_ms); }
 
  private:
+  // The message after the sink and the transforms: null when nothing goes out.
+  nlohmann::json routed(const nlohmann::json& message);
+
   OutputQueue queue_;
+  EventSink sink_;
+  std::mutex transforms_mutex_;
+  std::map<std::string, Transform> transforms_;  // by the request id's JSON text
 };
 
 }  // namespace xref::serve

@@ -22,7 +22,8 @@ const char* const kSampleFunctions = "validate,price_order,apply_fee,route_even,
 void handshake(ServeClient& helper) {
   const auto hello = helper.read();
   ASSERT_EQ(hello["type"], "hello") << hello.dump();
-  ASSERT_EQ(hello["protocol"], 1);
+  ASSERT_EQ(hello["protocol"], 2);
+  ASSERT_EQ(hello["protocols"], nlohmann::json({1, 2}));
   ASSERT_EQ(hello["pid"], helper.pid());
   const auto answer = helper.request("hello", {{"protocol", 1}, {"client", "serve_cli_test"}});
   ASSERT_EQ(answer["result"]["protocol"], 1) << answer.dump();
@@ -108,13 +109,14 @@ TEST(ServeCli, HandshakeFirstAndProtocolErrorsKeepTheHelperUp) {
   const auto hello = helper.read();
   EXPECT_EQ(hello["type"], "hello");
   EXPECT_EQ(hello["tool"], "xref");
-  EXPECT_EQ(hello["protocol"], 1);
+  EXPECT_EQ(hello["protocol"], 2);
 
   // Nothing runs before hello; a wrong version is refused and names both.
   EXPECT_EQ(helper.request("sessions")["error"]["code"], "not_ready");
-  const auto mismatch = helper.request("hello", {{"protocol", 2}});
+  const auto mismatch = helper.request("hello", {{"protocol", 3}});
   EXPECT_EQ(mismatch["error"]["code"], "version_mismatch");
-  EXPECT_NE(mismatch["error"]["message"].get<std::string>().find("protocol 2"), std::string::npos);
+  EXPECT_NE(mismatch["error"]["message"].get<std::string>().find("protocol 3"), std::string::npos);
+  EXPECT_NE(mismatch["error"]["message"].get<std::string>().find("protocols 1 to 2"), std::string::npos);
   EXPECT_EQ(helper.request("command", {{"argv", {"doctor"}}})["error"]["code"], "not_ready");
   EXPECT_EQ(helper.request("hello", {{"protocol", 1}})["result"]["protocol"], 1);
 

@@ -168,12 +168,12 @@ TEST(ServeHandshake, NotReadyBeforeHello) {
 
 TEST(ServeHandshake, VersionMismatchNamesBothVersions) {
   Handshake handshake;
-  const auto response = handshake.answer(accept(R"({"id":1,"method":"hello","params":{"protocol":2}})"));
+  const auto response = handshake.answer(accept(R"({"id":1,"method":"hello","params":{"protocol":3}})"));
   EXPECT_EQ(response["error"]["code"], "version_mismatch");
   EXPECT_EQ(response["id"], 1);
   const std::string message = response["error"]["message"];
-  EXPECT_NE(message.find("protocol 2"), std::string::npos) << message;
-  EXPECT_NE(message.find("protocol 1"), std::string::npos) << message;
+  EXPECT_NE(message.find("protocol 3"), std::string::npos) << message;
+  EXPECT_NE(message.find("protocols 1 to 2"), std::string::npos) << message;
   EXPECT_FALSE(handshake.done());
   EXPECT_TRUE(handshake.gate(accept(R"({"id":2,"method":"sessions"})")));
 }
@@ -188,7 +188,8 @@ TEST(ServeHandshake, HelloWithoutVersionIsInvalidRequest) {
 TEST(ServeHandshake, HelloThenRequestsRun) {
   Handshake handshake;
   const auto response = handshake.answer(accept(R"({"id":1,"method":"hello","params":{"protocol":1}})"));
-  EXPECT_EQ(response["result"]["protocol"], kProtocolVersion);
+  EXPECT_EQ(response["result"]["protocol"], 1);  // the version the front end chose
+  EXPECT_EQ(handshake.version(), 1);
   EXPECT_EQ(response["id"], 1);
   EXPECT_TRUE(handshake.done());
   EXPECT_FALSE(handshake.gate(accept(R"({"id":2,"method":"sessions"})")));

@@ -1,19 +1,22 @@
-"""gdb's events: at each stop the windows that closed print (after a
-`drain`); when the process exits, its last windows; when gdb exits, the
-helper's stdin closes so it detaches everything."""
+"""gdb's events: at each stop what the sessions found prints; the helper
+hears when the process runs again (a window's time without the stops);
+when the process exits, its sessions' last results; when gdb exits, every
+session stops."""
 
 import traceback
 
 import gdb
 
-from . import state as state_module
-from .state import write_lines
+from . import frontend
+from .frontend import write_lines
 
 
 def _guarded(action):
     lines = []
     try:
-        action(state_module.get(), lines)
+        action(frontend.get(), lines)
+    except frontend.XrefError as error:
+        lines.append(str(error))
     except Exception as error:  # an event handler must not break gdb's stop
         lines.append("xref: internal error: %s" % error)
         lines.extend(traceback.format_exc().rstrip("\n").split("\n"))
@@ -21,21 +24,19 @@ def _guarded(action):
 
 
 def on_cont(event):
-    state_module.get().target_running = True
+    _guarded(lambda state, lines: state.on_resume())
 
 
 def on_stop(event):
-    state_module.get().target_running = False
     _guarded(lambda state, lines: state.on_stop(lines))
 
 
 def on_exited(event):
-    state_module.get().target_running = False
-    _guarded(lambda state, lines: state.on_exited(event.inferior.num, lines))
+    _guarded(lambda state, lines: state.on_exited(lines))
 
 
 def on_gdb_exiting(event=None):
-    state_module.get().shutdown()
+    frontend.get().shutdown()
 
 
 def connect():

@@ -1,0 +1,192 @@
+#include "serve/frontend_commands.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <map>
+
+#include "command/option_values.h"
+#include "number_parse.h"
+#include "probe/commands.h"
+#include "serve/commands.h"
+#include "trace/commands.h"
+
+namespace xref::serve {
+namespace {
+
+struct FrontendOptions {
+  uint64_t session = 0;
+  bool all = false, json = false;
+  std::string reference;
+};
+
+// One CLI11 app per debugger-only command.
+void add_frontend_command(CLI::App& app, const std::string& name, FrontendOptions& options) {
+  if (name == "show") {
+    app.description("print what sessions found since it was last shown (it also prints by itself at each stop)");
+    app.add_option("--session", options.session, "only this session");
+    app.add_flag("--all", options.all, "everything kept, shown before or not; each probe's whole result so far");
+    app.add_flag("--json", options.json,
+                 "one JSON line per window ({\"session\", \"window\"}) and per probe ({\"session\", \"document\"})");
+  } else if (name == "sessions") {
+    app.description("list the sessions started from this debugger");
+  } else if (name == "stop") {
+    app.description("stop sessions: detach their probes, give back breakpoints, print what they found last");
+    app.add_option("session", options.session, "the session (the only running one when omitted)");
+    app.add_flag("--all", options.all, "every running session");
+  } else if (name == "break") {
+    app.description("set a breakpoint where a traced event happened (W:SEQ, the first column of a window)");
+    app.add_option("event", options.reference, "W:SEQ: window W, event SEQ")->required();
+    app.add_option("--session", options.session, "the session of window W");
+  }
+}
+
+const std::vector<std::string>& frontend_names() {
+  static const std::vector<std::string> names = {"show", "sessions", "stop", "break"};
+  return names;
+}
+
+// Every command's CLI11 definition, for help and completion.
+struct AllCommands {
+  CLI::App app{"xref: what a process does next, in order, without stopping it", "xref"};
+  int exit_status = 0;
+  std::map<std::string, FrontendOptions> frontend;
+  AllCommands() {
+    setup_trace(app, exit_status);
+    setup_probe(app, exit_status);
+    for (const std::string& name : frontend_names()) {
+      add_frontend_command(*app.add_subcommand(name), name, frontend[name]);
+    }
+    setup_one_shot_commands(app, exit_status);
+  }
+};
+
+// Levenshtein distance of two short words (command names).
+size_t word_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+ProtocolError usage(const std::string& message, const std::string& hint) {
+  return cli_error(make_error(ErrorCode::invalid_argument, message, hint));
+}
+
+}  // namespace
+
+std::variant<FrontendCommand, HelpText, ProtocolError> parse_frontend_command(const std::vector<std::string>& words) {
+  const std::string& name = words.front();
+  if (std::find(frontend_names().begin(), frontend_names().end(), name) == frontend_names().end()) {
+    std::string hint = "`xref help` lists the commands";
+    AllCommands all;
+    std::string best;
+    size_t best_distance = 3;
+    for (const CLI::App* sub : all.app.get_subcommands({})) {
+      const size_t distance = word_distance(sub->get_name(), name);
+      if (distance < best_distance) best_distance = distance, best = sub->get_name();
+    }
+    if (!best.empty()) hint = "did you mean `xref " + best + "`? " + hint;
+    return usage("no command named '" + name + "'", hint);
+  }
+  FrontendOptions options;
+  CLI::App app{"", "xref " + name};
+  add_frontend_command(app, name, options);
+  std::vector<std::string> args(words.begin() + 1, words.end());
+  std::reverse(args.begin(), args.end());
+  try {
+    app.parse(args);
+  } catch (const CLI::CallForHelp&) {
+    return HelpText{app.help()};
+  } catch (const CLI::ParseError& error) {
+    return cli_error(usage_error(error, "see `xref " + name + " --help`"));
+  }
+  FrontendCommand command;
+  command.name = name;
+  if (app.get_option_no_throw("--session") && app.get_option("--session")->count() > 0) command.session = options.session;
+  if (name == "stop" && app.get_option("session")->count() > 0) command.session = options.session;
+  command.all = options.all;
+  command.json = options.json;
+  if (name == "stop" && command.all && command.session) return usage("give a session or --all, not both", "xref stop [N | --all]");
+  if (name == "break") {
+    const size_t colon = options.reference.find(':');
+    auto window = parse_u64(options.reference.substr(0, colon), "window");
+    auto seq = colon == std::string::npos ? Result<uint64_t>(make_error(ErrorCode::invalid_argument, ""))
+                                          : parse_u64(options.reference.substr(colon + 1), "event");
+    if (!window || !seq) {
+      return usage("'" + options.reference + "' is not W:SEQ",
+                   "window:event, as the first column of a window prints it (`xref show`)");
+    }
+    command.window = *window;
+    command.seq = *seq;
+  }
+  return command;
+}
+
+std::string overall_help() {
+  AllCommands all;
+  std::string text = "xref: what a process does next, in order, without stopping it\n\n";
+  for (const CLI::App* sub : all.app.get_subcommands({})) {
+    std::string name = sub->get_name();
+    name.resize(std::max<size_t>(name.size(), 10), ' ');
+    text += "  xref " + name + "  " + sub->get_description() + "\n";
+  }
+  text += "\n`xref COMMAND --help` shows a command's options.\n";
+  return text;
+}
+
+Completion complete_words(const std::vector<std::string>& words, const std::string& partial) {
+  AllCommands all;
+  Completion completion;
+  auto add = [&](const std::string& candidate) {
+    if (candidate.rfind(partial, 0) == 0) completion.candidates.push_back(candidate);
+  };
+  if (words.empty()) {
+    for (const CLI::App* sub : all.app.get_subcommands({})) add(sub->get_name());
+    add("help");
+    std::sort(completion.candidates.begin(), completion.candidates.end());
+    return completion;
+  }
+  CLI::App* sub = nullptr;
+  try {
+    sub = all.app.get_subcommand(words.front());
+  } catch (const CLI::Error&) {
+    return completion;
+  }
+  // The option before the word being completed, if it takes a value.
+  const CLI::Option* previous = nullptr;
+  if (words.size() > 1 && words.back().rfind("-", 0) == 0) {
+    previous = sub->get_option_no_throw(words.back());
+    if (previous && previous->get_expected_min() == 0) previous = nullptr;
+  }
+  static const std::vector<std::string> code_options = {"--start", "--functions", "--callees-of", "--all-calls-in",
+                                                        "--stop", "--stop-return", "--fetch-at", "--fetch-ret"};
+  if (previous) {
+    for (const std::string& name : previous->get_lnames()) {
+      if (std::find(code_options.begin(), code_options.end(), "--" + name) != code_options.end()) {
+        completion.wants_function = "--" + name;
+      }
+    }
+    return completion;
+  }
+  if (partial.rfind("-", 0) == 0) {
+    for (const CLI::Option* option : sub->get_options()) {
+      for (const std::string& name : option->get_lnames()) add("--" + name);
+    }
+    std::sort(completion.candidates.begin(), completion.candidates.end());
+    completion.candidates.erase(std::unique(completion.candidates.begin(), completion.candidates.end()),
+                                completion.candidates.end());
+    return completion;
+  }
+  if (words.front() == "probe") completion.wants_function = "";
+  return completion;
+}
+
+}  // namespace xref::serve

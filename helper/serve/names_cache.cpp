@@ -1,0 +1,91 @@
+#include "serve/names_cache.h"
+
+#include "number_parse.h"
+
+namespace xref::serve {
+namespace {
+
+std::optional<uint64_t> address_of(const nlohmann::json& value) {
+  if (value.is_number_unsigned()) return value.get<uint64_t>();
+  if (value.is_number_integer() && value.get<int64_t>() >= 0) return static_cast<uint64_t>(value.get<int64_t>());
+  if (value.is_string()) {
+    auto parsed = parse_u64(value.get<std::string>(), "address");
+    if (parsed) return *parsed;
+  }
+  return std::nullopt;
+}
+
+std::string text_of(const nlohmann::json& entry, const char* key) {
+  const auto found = entry.find(key);
+  return found != entry.end() && found->is_string() ? found->get<std::string>() : std::string();
+}
+
+class CachedNames : public render::Names {
+ public:
+  CachedNames(std::map<uint64_t, std::optional<render::Place>> places, std::unique_ptr<render::Names> fallback)
+      : places_(std::move(places)), fallback_(std::move(fallback)) {}
+
+  std::optional<render::Place> place(const render::CodeAddress& address) override {
+    if (address.live) {
+      const auto found = places_.find(*address.live);
+      if (found != places_.end() && found->second) return found->second;
+    }
+    return fallback_ ? fallback_->place(address) : std::nullopt;
+  }
+
+ private:
+  std::map<uint64_t, std::optional<render::Place>> places_;
+  std::unique_ptr<render::Names> fallback_;
+};
+
+}  // namespace
+
+std::optional<ProtocolError> NamesCache::add(const nlohmann::json& params) {
+  const auto pid = params.find("pid");
+  const auto names = params.find("names");
+  if (pid == params.end() || !pid->is_number_integer() || pid->get<int64_t>() <= 0 || names == params.end() ||
+      !names->is_array()) {
+    return protocol_error("invalid_request", "names needs params.pid (a positive integer) and params.names (an array)");
+  }
+  std::lock_guard lock(mutex_);
+  auto& places = places_[static_cast<pid_t>(pid->get<int64_t>())];
+  if (places_.size() > kKeptProcesses) places_.erase(places_.begin());
+  for (const nlohmann::json& entry : *names) {
+    if (!entry.is_object()) return protocol_error("invalid_request", "each of params.names must be an object");
+    const auto live = address_of(entry.value("address", nlohmann::json()));
+    if (!live) return protocol_error("invalid_request", "a name without an \"address\": " + entry.dump());
+    if (places.size() >= kKeptPerProcess) places.clear();
+    const std::string function = text_of(entry, "function");
+    const std::string file = text_of(entry, "file");
+    if (entry.value("unknown", false) || (function.empty() && file.empty())) {
+      places[*live] = std::nullopt;
+      continue;
+    }
+    render::Place place;
+    place.function = function;
+    place.offset = address_of(entry.value("offset", nlohmann::json(0))).value_or(0);
+    place.file = file;
+    const auto line = entry.find("line");
+    if (line != entry.end() && line->is_number_unsigned()) place.line = line->get<uint32_t>();
+    places[*live] = std::move(place);
+  }
+  return std::nullopt;
+}
+
+bool NamesCache::has(pid_t pid, uint64_t live) const {
+  std::lock_guard lock(mutex_);
+  const auto found = places_.find(pid);
+  return found != places_.end() && found->second.count(live) > 0;
+}
+
+std::unique_ptr<render::Names> NamesCache::names_for(pid_t pid, bool debugger) {
+  std::map<uint64_t, std::optional<render::Place>> places;
+  if (debugger) {
+    std::lock_guard lock(mutex_);
+    const auto found = places_.find(pid);
+    if (found != places_.end()) places = found->second;
+  }
+  return std::make_unique<CachedNames>(std::move(places), helper_names_ ? helper_names_(pid) : nullptr);
+}
+
+}  // namespace xref::serve

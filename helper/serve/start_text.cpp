@@ -1,0 +1,186 @@
+#include "serve/start_text.h"
+
+#include <algorithm>
+#include <map>
+
+#include "output/json_envelope.h"
+#include "probe_abi.h"
+#include "sites/breakpoints.h"
+
+namespace xref::serve {
+namespace {
+
+std::string plural(uint64_t count, const std::string& word) {
+  return std::to_string(count) + " " + word + (count == 1 ? "" : (word.back() == 's' ? "es" : "s"));
+}
+
+std::optional<uint64_t> live_of(const nlohmann::json& value) {
+  if (!value.is_string()) return std::nullopt;
+  try {
+    return std::stoull(value.get<std::string>(), nullptr, 0);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::string numbers(const std::vector<uint64_t>& ids) {
+  std::string text;
+  for (uint64_t id : ids) text += (text.empty() ? "" : ", ") + std::to_string(id);
+  return text;
+}
+
+// Identical warnings once, with how many times.
+void warning_lines(const nlohmann::json& warnings, std::vector<std::string>& lines) {
+  std::vector<std::pair<std::string, size_t>> counted;
+  for (const nlohmann::json& warning : warnings) {
+    if (!warning.is_string()) continue;
+    auto same = std::find_if(counted.begin(), counted.end(), [&](const auto& seen) { return seen.first == warning; });
+    if (same != counted.end()) ++same->second;
+    else counted.emplace_back(warning.get<std::string>(), 1);
+  }
+  for (const auto& [text, count] : counted) {
+    lines.push_back("xref: warning: " + text + (count > 1 ? " (" + std::to_string(count) + " times)" : ""));
+  }
+}
+
+}  // namespace
+
+nlohmann::json preparation(const SessionSpec& spec, const DebuggerContext& debugger) {
+  nlohmann::json prepare = nlohmann::json::object();
+  std::vector<uint64_t> disable;
+  if (spec.command == "trace") {
+    if (auto id = breakpoint_reference(spec.options.request.start)) disable.push_back(*id);
+    const auto& here = debugger.here;
+    if (spec.options.request.here && here) {
+      // The breakpoint the thread stopped at, in case the trace probes it.
+      std::vector<uint64_t> at_pc;
+      for (const DebuggerBreakpoint& breakpoint : debugger.breakpoints) {
+        if (!breakpoint.enabled) continue;
+        for (const DebuggerBreakpointLocation& location : breakpoint.locations) {
+          if (location.enabled && location.address == here->pc) at_pc.push_back(breakpoint.id);
+        }
+      }
+      std::sort(at_pc.begin(), at_pc.end());
+      at_pc.erase(std::unique(at_pc.begin(), at_pc.end()), at_pc.end());
+      if (!at_pc.empty()) prepare["disable_quietly"] = at_pc;
+    }
+    if (spec.options.request.stop_at_end) prepare["stop_at_end"] = true;
+  } else {
+    for (const std::string& address : spec.probe.request.addresses) {
+      if (auto id = breakpoint_reference(address)) disable.push_back(*id);
+    }
+    if (!spec.probe.request.stop_when.empty()) prepare["stop_signal"] = XREF_PROBE_STOP_SIGNAL;
+  }
+  std::sort(disable.begin(), disable.end());
+  disable.erase(std::unique(disable.begin(), disable.end()), disable.end());
+  if (!disable.empty()) prepare["disable_breakpoints"] = disable;
+  return prepare;
+}
+
+std::vector<std::string> release_text(uint64_t session, const nlohmann::json& result,
+                                      const std::vector<std::string>& addresses) {
+  const std::string who = "xref: session " + std::to_string(session);
+  const std::string reason = result.value("reason", std::string("a breakpoint"));
+  if (result.value("ended", false)) {
+    std::string where;
+    for (const std::string& address : addresses) where += (where.empty() ? "" : ", ") + address;
+    return {who + " ended (released): " + reason + " is at its probe site " + where + "; what it recorded is kept"};
+  }
+  std::vector<std::string> lines;
+  for (const nlohmann::json& site : result.value("released", nlohmann::json::array())) {
+    if (!site.is_object()) continue;
+    std::string what = site.value("address", std::string("?"));
+    if (site.value("ret_site", false)) what += "'s ret site";
+    lines.push_back(who + " no longer observes " + what + " at " + site.value("probe_live", std::string("?")) +
+                    " since " + std::to_string(site.value("at_ms", uint64_t{0})) + " ms (" + reason +
+                    " there): " + std::to_string(site.value("hits", uint64_t{0})) + " hits counted up to then");
+  }
+  if (!lines.empty() && result.value("hits_may_be_lost", false)) {
+    lines.push_back("xref: warning: session " + std::to_string(session) + "'s other sites were out for " +
+                    std::to_string(result.value("gap_us", uint64_t{0})) +
+                    " us while the process ran: hits then were not counted");
+  }
+  return lines;
+}
+
+std::string place_text(render::Names& names, uint64_t live) {
+  render::CodeAddress address;
+  address.live = live;
+  const auto place = names.place(address);
+  if (!place) return "";
+  std::string text = place->function;
+  if (!text.empty() && place->offset) text += "+" + hex_value(place->offset);
+  if (!place->file.empty()) {
+    const size_t slash = place->file.rfind('/');
+    text += (text.empty() ? "" : " at ") + place->file.substr(slash == std::string::npos ? 0 : slash + 1) + ":" +
+            std::to_string(place->line);
+  }
+  return text;
+}
+
+std::string event_function(render::Names& names, const nlohmann::json& event) {
+  render::CodeAddress address;
+  address.live = live_of(event.value("target_live", nlohmann::json()));
+  if (address.live) {
+    if (auto place = names.place(address); place && !place->function.empty()) return place->function;
+  }
+  const std::string symbol = event.value("symbol", std::string());
+  return symbol.empty() ? "?" : symbol;
+}
+
+std::vector<std::string> start_text(const std::string& command, pid_t pid, const nlohmann::json& started,
+                                    const nlohmann::json& prepared, render::Names& names) {
+  std::vector<std::string> lines;
+  const uint64_t id = started.value("session", uint64_t{0});
+  const std::string backend = started.value("backend", std::string("?"));
+  const std::string session = "xref: session " + std::to_string(id);
+  if (command == "trace") {
+    lines.push_back(session + " tracing PID " + std::to_string(pid) + ": " +
+                    plural(started.value("probes", uint64_t{0}), "probe") + " in " +
+                    plural(started.value("functions", uint64_t{0}), "function") + " (" + backend +
+                    "); windows print at the next stop (xref show)");
+    if (started.contains("here_window") && started["here_window"].is_number_unsigned()) {
+      lines.push_back("xref: window " + std::to_string(started["here_window"].get<uint64_t>()) +
+                      " is open on the selected thread until the selected frame (CFA " +
+                      started.value("here_cfa", std::string("?")) + ") returns");
+    }
+  } else {
+    const size_t addresses = started.value("addresses", nlohmann::json::array()).size();
+    lines.push_back(session + " probing PID " + std::to_string(pid) + ": " + plural(addresses, "address") + " at " +
+                    plural(started.value("sites", uint64_t{0}), "site") + " (" + backend +
+                    "); counts print at each stop (xref show)");
+  }
+  warning_lines(started.value("warnings", nlohmann::json::array()), lines);
+  std::vector<uint64_t> kept;
+  for (const nlohmann::json& number : started.value("breakpoints_to_disable", nlohmann::json::array())) {
+    if (number.is_number_unsigned()) kept.push_back(number.get<uint64_t>());
+  }
+  if (!kept.empty()) {
+    lines.push_back("xref: breakpoint" + std::string(kept.size() == 1 ? " " : "s ") + numbers(kept) + " disabled while the " +
+                    command + " is armed: a uprobe at the same address would swallow it; re-enabled when the " +
+                    command + " ends");
+  }
+  if (prepared.contains("stop_at_end") && prepared["stop_at_end"].is_object()) {
+    const nlohmann::json& stop = prepared["stop_at_end"];
+    const auto live = live_of(stop.value("address", nlohmann::json()));
+    const std::string where = live ? place_text(names, *live) : std::string();
+    lines.push_back("xref: breakpoint " + std::to_string(stop.value("breakpoint", 0)) + " (temporary, thread " +
+                    std::to_string(stop.value("thread", 0)) + ") at the return address " +
+                    stop.value("address", std::string("?")) + (where.empty() ? "" : " (" + where + ")") +
+                    " stops the process when the window closes");
+  }
+  if (started.contains("stop_signal") && started["stop_signal"].is_number_integer()) {
+    const int signal = started["stop_signal"].get<int>();
+    std::string how = "the debugger stops there";
+    if (prepared.contains("stop_signal") && prepared["stop_signal"].is_object()) {
+      const std::string by = prepared["stop_signal"].value("by", std::string());
+      if (!by.empty()) how = by + " stops there";
+    }
+    lines.push_back("xref: the first hit where --stop-when holds stops its thread with signal " + std::to_string(signal) +
+                    " (SIGRTMAX-1): " + how + " and keeps it from the process; the program's own signal " +
+                    std::to_string(signal) + " still reaches it");
+  }
+  return lines;
+}
+
+}  // namespace xref::serve

@@ -1,0 +1,37 @@
+// Protocol 2's session start as the debugger sees it: what it must do
+// before the probes go in (the preparation), and the lines that say what
+// started, in the helper's words for both debuggers.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "render/names.h"
+#include "serve/session_request.h"
+
+namespace xref::serve {
+
+// {"disable_breakpoints": [N], "disable_quietly": [N], "stop_signal": 63,
+// "stop_at_end": true}, each only when needed; empty when nothing is.
+nlohmann::json preparation(const SessionSpec& spec, const DebuggerContext& debugger);
+
+// The lines a started session prints: what it observes, where, and what
+// the debugger did for it (`prepared`, the front end's report).
+std::vector<std::string> start_text(const std::string& command, pid_t pid, const nlohmann::json& started,
+                                    const nlohmann::json& prepared, render::Names& names);
+
+// session.release's answer (`result`) as the lines that say which session
+// stopped observing which site, since when and why.
+std::vector<std::string> release_text(uint64_t session, const nlohmann::json& result,
+                                      const std::vector<std::string>& addresses);
+
+// "handle_request+0x18 at sample_service.c:172", "" when nothing names it.
+std::string place_text(render::Names& names, uint64_t live);
+// The function an event of a window happened in (its target).
+std::string event_function(render::Names& names, const nlohmann::json& event);
+
+}  // namespace xref::serve
