@@ -86,6 +86,19 @@ nlohmann::json Server::run(const Request& request) {
     return result_response(request.id, text_result(split_lines(overall_help())));
   }
   const std::string& command = words[0];
+  const bool needs_process = command == "trace" || command == "probe" || command == "maps" || command == "resolve" ||
+                             command == "memscan";
+  const bool asks_help = std::find_if(words.begin(), words.end(), [](const std::string& word) {
+                           return word == "--help" || word == "-h";
+                         }) != words.end();
+  const bool names_pid = std::find_if(words.begin(), words.end(), [](const std::string& word) {
+                           return word == "--pid" || word == "-p" || word.rfind("--pid=", 0) == 0;
+                         }) != words.end();
+  if (needs_process && !asks_help && !names_pid && !here.pid) {
+    return with_text(error_response(
+        request.id, cli_error(make_error(ErrorCode::invalid_argument, "no live process",
+                                         "`run` or `attach` first, or name one with --pid"))));
+  }
   if (command == "trace" || command == "probe" || command == "watch" || command == "profile") {
     return run_session_start(request, words, here);
   }
