@@ -209,7 +209,7 @@ TEST(TraceNamesCli, IfuncIsTracedAtTheImplementationTheProcessBound) {
   const XrefRun text = run_xref({"trace", "--pid", pid_of(target), "--start", "measure", "--functions",
                                  "libc.so.6:strlen", "--max-windows", "1", "--duration-ms", "20000"});
   ASSERT_EQ(text.exit_status, 0) << text.err;
-  EXPECT_NE(text.out.find("(strlen \u2192 __strlen_sse2)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("> strlen \u2192 __strlen_sse2  "), std::string::npos) << text.out;
 }
 
 // An IFUNC no GOT slot is bound to yet (lazy binding, never called, and no
