@@ -34,6 +34,7 @@ class HelperNames final : public Names {
   std::optional<std::pair<std::string, uint64_t>> static_of(const CodeAddress& address) const;
 
   const AddressSpace* space_ = nullptr;
+  std::string executable_name_;  // the executable's file name, when named by file alone
   std::map<std::string, std::unique_ptr<Module>> modules_;  // by name, "" the executable
   std::map<std::pair<std::string, uint64_t>, std::optional<Place>> places_;
 };

@@ -1,14 +1,20 @@
 // The helper's own names against ground truth from outside xref: `nm` for
-// the function and offset of a static VA, and the sample service's own
-// report of where its functions live in the process.
+// the function and offset of a static VA, the sample service's own report
+// of where its functions live in the process, and addr2line and
+// eu-addr2line for the file and line of every call in it, built by gcc and
+// by clang (-O2 -g, PIE), as users build.
 #include "render/helper_names.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
+#include <filesystem>
 #include <sstream>
 
 #include "command_output.h"
 #include "live_space.h"
+#include "objdump_listing.h"
+#include "render/place_text.h"
 #include "target_process.h"
 
 namespace xref::render {
@@ -70,6 +76,76 @@ TEST(HelperNames, LiveAddressesAreNamedThroughTheProcessMaps) {
     EXPECT_EQ(by_static->offset, 9u);
   }
 }
+
+// "sample_service.c:209" as a peer prints it for `va` (base name), "" for "??:0".
+std::string peer_line(const std::string& tool, const std::string& path, uint64_t va) {
+  std::ostringstream command;
+  command << tool << " -e '" << path << "' 0x" << std::hex << va;
+  std::string text = test::command_output(command.str());
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  if (const size_t discriminator = text.find(" (discriminator"); discriminator != std::string::npos) {
+    text.resize(discriminator);
+  }
+  if (text.rfind("??", 0) == 0 || text.ends_with(":0") || text.ends_with(":?")) return "";
+  // eu-addr2line may add ":COLUMN".
+  const size_t first = text.find(':');
+  const size_t second = first == std::string::npos ? std::string::npos : text.find(':', first + 1);
+  if (second != std::string::npos) text.resize(second);
+  const size_t slash = text.rfind('/', first);
+  return slash == std::string::npos ? text : text.substr(slash + 1);
+}
+
+class HelperNamesBuild : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(HelperNamesBuild, CallsInTheLiveProcessAreNamedWithTheirLineAsAddr2lineSays) {
+  const std::string compiler = GetParam();
+  ASSERT_TRUE(test::try_command_lines("command -v " + compiler)) << "no " << compiler;
+  ASSERT_TRUE(test::try_command_lines("command -v eu-addr2line")) << "install the Debian package elfutils";
+  std::string dir = ::testing::TempDir() + "xref_helper_names_XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  const std::string path = dir + "/sample_service_" + compiler;
+  test::command_output(compiler + " -O2 -g -fPIE -pie -fno-omit-frame-pointer -pthread -o '" + path + "' '" +
+                       std::string(XREF_SOURCE_DIR) + "/tests/targets/sample_service.c' 2>&1");
+  {
+    test::TargetProcess process({path, "--threads", "1", "--interval-us", "100000"});
+    auto space = test::live_address_space(process.pid());
+    ASSERT_TRUE(space) << space.error().message;
+    HelperNames names(*space);
+    const test::ObjdumpListing listing(path);
+    const auto functions = nm_functions(path);
+    size_t calls = 0, with_line = 0;
+    for (const char* function : {"handle_request", "price_order", "settle"}) {
+      const uint64_t start = functions.at(function), live_start = process.value("func", function);
+      for (const test::ObjdumpInstruction& instruction : listing.in_range(start, start + 0x1000)) {
+        if (!instruction.is_call()) continue;
+        const auto holder = names.place({"", instruction.address, std::nullopt});
+        if (!holder || holder->function != function) continue;
+        ++calls;
+        const uint64_t offset = instruction.address - start;
+        SCOPED_TRACE(::testing::Message() << function << "+0x" << std::hex << offset);
+        const auto place = names.place({"", std::nullopt, live_start + offset});
+        ASSERT_TRUE(place);
+        EXPECT_EQ(place->function, function);
+        EXPECT_EQ(place->offset, offset);
+        const std::string binutils = peer_line("addr2line", path, instruction.address);
+        const std::string elfutils = peer_line("eu-addr2line", path, instruction.address);
+        const std::string ours = line_text(place);
+        EXPECT_EQ(ours, binutils.empty() ? "" : " at " + binutils);
+        // eu-addr2line needs .debug_aranges, which clang does not emit.
+        if (!elfutils.empty()) {
+          EXPECT_EQ(ours, " at " + elfutils);
+        }
+        if (!ours.empty()) ++with_line;
+      }
+    }
+    EXPECT_GE(calls, 6u);
+    // clang gives some calls line 0 (addr2line says ??:0 there too, checked above).
+    EXPECT_GT(2 * with_line, calls) << "most calls of a -g build have a line";
+  }
+  std::filesystem::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Compilers, HelperNamesBuild, ::testing::Values("gcc", "clang"));
 
 }  // namespace
 }  // namespace xref::render
