@@ -362,7 +362,7 @@ std::vector<std::string> probe_change_lines(uint64_t session, const nlohmann::js
     line += "  threads " + std::to_string(count_or_zero(change, "threads"));
     std::string fresh;
     for (const nlohmann::json& tid : array_at(change, "new_threads")) {
-      if (tid.is_number_unsigned()) fresh += " " + std::to_string(tid.get<uint64_t>());
+      if (tid.is_number_integer() && tid.get<int64_t>() >= 0) fresh += " " + std::to_string(tid.get<int64_t>());
     }
     if (!fresh.empty()) line += ", new" + fresh;
     lines.push_back(line);
