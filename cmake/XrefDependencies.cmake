@@ -28,6 +28,9 @@ endfunction()
 
 xref_require_pkg(LIBBPF libbpf libbpf-dev)
 xref_require_pkg(LIBELF libelf libelf-dev)
+# DWARF line tables (shared/source_lines.h); zlib for the .gnu_debuglink CRC.
+xref_require_pkg(LIBDW libdw libdw-dev)
+xref_require_pkg(ZLIB zlib zlib1g-dev)
 xref_require_pkg(CAPSTONE capstone libcapstone-dev)
 # Zydis has no pkg-config file, only a CMake package (which finds Zycore).
 find_package(zydis 4.0 CONFIG QUIET)

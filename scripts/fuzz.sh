@@ -8,7 +8,7 @@
 #   scripts/fuzz.sh TARGET INPUT...      build, then run TARGET once on each INPUT file
 #
 # TARGET is a name of tests/fuzz/NAME_fuzz.cpp: fetch_spec, filter_expr,
-# serve_protocol, saved_trace, proc_maps, elf_image, eh_frame, mark_regex.
+# serve_protocol, saved_trace, proc_maps, elf_image, source_lines, eh_frame, mark_regex.
 # The build goes to XREF_FUZZ_BUILD_DIR (default build/fuzz); inputs that
 # find new coverage collect in its corpus/TARGET, a crash's input in its
 # artifacts/TARGET/. Exits non-zero when the target crashes, hangs

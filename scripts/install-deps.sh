@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config git
-  libbpf-dev bpftool clang-19 llvm-19 libelf-dev zlib1g-dev
+  libbpf-dev bpftool clang-19 llvm-19 libelf-dev libdw-dev elfutils zlib1g-dev
   libcapstone-dev libzydis-dev libcli11-dev nlohmann-json3-dev libgtest-dev libssl-dev libre2-dev
   liblldb-19-dev lldb-19 python3-lldb-19 gdb
   bpftrace binutils libiberty-dev rustc

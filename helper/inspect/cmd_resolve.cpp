@@ -6,6 +6,7 @@
 #include "hex.h"
 #include "inspect/commands.h"
 #include "number_parse.h"
+#include "process/module_lines.h"
 #include "process/resolve.h"
 
 namespace xref {
@@ -67,8 +68,10 @@ void setup_resolve(CLI::App& app, int& exit_status) {
     exit_status = run_process_command(*options, envelope, [&](Target& target, Envelope& result) -> TextPrinter {
       nlohmann::json addresses = nlohmann::json::array();
       std::string unresolved;
+      ModuleLines lines;
       for (uint64_t va : vas) {
         resolved->push_back(resolve_address(target.space, va));
+        add_source_lines(resolved->back(), lines);
         addresses.push_back(resolved_json(resolved->back()));
         if (!resolved->back().resolved()) unresolved += (unresolved.empty() ? "" : ", ") + to_hex(va);
       }

@@ -8,13 +8,13 @@
 #include "hex.h"
 #include "monotonic_clock.h"
 #include "output/json_envelope.h"
+#include "render/helper_names.h"
+#include "render/probe_text.h"
 
 namespace xref {
 namespace {
 
 constexpr size_t kTopGroups = 32;   // group keys shown per address (all are counted)
-constexpr size_t kTextSamples = 8;  // samples printed per address in text
-constexpr size_t kHistBar = 40;     // the widest histogram bar, in characters
 
 // Counts of a key map, the largest first (ties by key).
 std::vector<std::pair<uint64_t, uint64_t>> by_count(const std::map<uint64_t, uint64_t>& counts) {
@@ -457,90 +457,9 @@ std::string ProbeRenderer::heartbeat_text(const nlohmann::json& heartbeat) const
 }
 
 void ProbeRenderer::print_text(std::ostream& out, const ProbeRun& run) {
-  const nlohmann::json document = this->document(run);
-  out << "pid " << target_.process.pid() << "  backend " << run.backend << "  " << run.elapsed_ms << " ms  stop "
-      << run.stop_reason << "\n";
-  for (const auto& warning : document["warnings"]) out << "warning: " << warning.get<std::string>() << "\n";
-  for (const auto& address : document["addresses"]) {
-    out << address["location"].get<std::string>() << " (" << address["static_va"].get<std::string>() << ")  hits "
-        << address["hits"] << "  passed " << address["passed"] << "  threads " << address["threads"].size() << "  rate "
-        << std::fixed << std::setprecision(1) << address["rate_per_s"].get<double>() << "/s\n";
-    if (address["released"].is_object()) {
-      out << "  not observed since " << address["released"]["at_ms"] << " ms ("
-          << address["released"]["reason"].get<std::string>() << "): counted up to then\n";
-    }
-    if (address.contains("callers") && address["callers"].contains("sites")) {
-      const auto& callers = address["callers"];
-      out << "  callers (" << callers["method"].get<std::string>() << "):\n";
-      for (const auto& caller : callers["sites"]) {
-        out << "    " << std::setw(8) << caller["hits"].get<uint64_t>() << "  "
-            << (caller.contains("caller") ? caller["caller"].get<std::string>() : std::string("?"));
-        if (caller.contains("caller_offset")) out << "+" << caller["caller_offset"].get<std::string>();
-        out << "  call " << (caller["call_site_va"].is_null() ? std::string("?") : caller["call_site_va"].get<std::string>())
-            << (caller["call_site_verified"].get<bool>() ? "" : " (return site, no call before it)") << "\n";
-      }
-    }
-    if (address.contains("groups")) {
-      const auto& groups = address["groups"];
-      out << "  by " << groups["by"].get<std::string>() << " (" << groups["keys"] << " keys";
-      if (groups["not_counted"].get<uint64_t>() != 0) {
-        out << "; " << groups["not_counted"] << " hits not counted: the group map of " << XREF_PROBE_MAX_GROUPS
-            << " keys was full";
-      }
-      if (groups["unread"].get<uint64_t>() != 0) out << "; " << groups["unread"] << " hits whose key was unread";
-      out << "):\n";
-      const bool decimal = groups["by"] == "tid";
-      for (const auto& value : groups["values"]) {
-        const std::string key = value["key"].get<std::string>();
-        out << "    " << std::setw(8) << value["hits"].get<uint64_t>() << "  "
-            << (decimal ? std::to_string(std::stoull(key, nullptr, 16)) : key) << "\n";
-      }
-    }
-    if (address.contains("hist")) {
-      // As bpftrace draws hist(): one row per power of two, a bar of @.
-      out << "  " << address["hist"]["name"].get<std::string>() << ":\n";
-      uint64_t most = 1;
-      for (const auto& bucket : address["hist"]["buckets"]) most = std::max(most, bucket["hits"].get<uint64_t>());
-      for (const auto& bucket : address["hist"]["buckets"]) {
-        const uint64_t hits = bucket["hits"].get<uint64_t>();
-        std::ostringstream range;
-        range << "[" << bucket["from"].get<uint64_t>() << ", " << bucket["to"].get<uint64_t>() << "]";
-        out << "    " << std::left << std::setw(26) << range.str() << std::right << std::setw(10) << hits << " |"
-            << std::string(static_cast<size_t>(hits * kHistBar / most), '@')
-            << std::string(kHistBar - static_cast<size_t>(hits * kHistBar / most), ' ') << "|\n";
-      }
-    }
-    if (address.contains("stacks")) {
-      const auto& stacks = address["stacks"];
-      out << "  stacks (frame pointers, " << stacks["keys"] << " distinct" << ", " << stacks["unread"]
-          << " unread):\n";
-      for (const auto& stack : stacks["stacks"]) {
-        out << "    " << std::setw(8) << stack["hits"].get<uint64_t>() << "\n";
-        for (const auto& frame : stack["frames"]) {
-          out << "              " << (frame.contains("function") ? frame["function"].get<std::string>()
-                                                               : frame["live"].get<std::string>())
-              << "\n";
-        }
-      }
-    }
-    size_t shown = 0;
-    for (const auto& sample : address["samples"]) {
-      // A sample without values says no more than the counts above.
-      if (sample["fetches"].empty() && !sample.contains("regs") && !sample.contains("mark")) break;
-      if (shown++ == kTextSamples) break;
-      out << "  #" << sample["hit"] << " tid " << sample["tid"];
-      for (const auto& fetch : sample["fetches"]) {
-        out << "  " << fetch["name"].get<std::string>() << "="
-            << (fetch["value"].is_null() ? fetch["error"].get<std::string>() : fetch["value"].get<std::string>());
-      }
-      if (sample.contains("mark_match") && !sample["mark_match"].is_null()) out << "  mark " << json_text(sample["mark_match"]);
-      out << "\n";
-    }
-  }
-  const auto& summary = document["summary"];
-  out << "summary: " << summary["hits"] << " hits, " << summary["passed"] << " passed, " << summary["records"]
-      << " records, " << summary["lost_events"] << " lost, " << (summary["complete"].get<bool>() ? "complete" : "incomplete")
-      << "\n";
+  // The document's text, as serve shows it in a debugger (render/probe_text.h).
+  render::HelperNames names(target_.space);
+  for (const std::string& line : render::probe_lines(document(run), names, {})) out << line << "\n";
 }
 
 }  // namespace xref

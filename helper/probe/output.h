@@ -1,7 +1,8 @@
 // A probe's result as the live_probe JSON document (docs/json.md, schema
-// version 1, the envelope of live_trace) and as text: per address its hits,
-// threads, rate, callers, groups, histogram and first samples. Each figure
-// says whether it was observed or inferred.
+// version 1, the envelope of live_trace): per address its hits, threads,
+// rate, callers, groups, histogram and samples. Each figure says whether it
+// was observed or inferred. Its text is rendered from the document
+// (render/probe_text.h).
 #pragma once
 
 #include <nlohmann/json.hpp>

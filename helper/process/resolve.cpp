@@ -3,6 +3,7 @@
 #include "disassembly.h"
 #include "hex.h"
 #include "output/json_envelope.h"
+#include "process/module_lines.h"
 
 namespace xref {
 
@@ -56,6 +57,12 @@ ResolvedAddress resolve_address(const AddressSpace& space, uint64_t live_va) {
   return address;
 }
 
+void add_source_lines(ResolvedAddress& address, ModuleLines& lines) {
+  for (ResolvedCandidate& resolved : address.candidates) {
+    resolved.source = lines.at(*resolved.candidate.module, resolved.candidate.static_va);
+  }
+}
+
 nlohmann::json resolved_json(const ResolvedAddress& address) {
   nlohmann::json json = {
       {"live_va", hex_value(address.live.live_va)},
@@ -84,6 +91,7 @@ nlohmann::json resolved_json(const ResolvedAddress& address) {
         {"permissions_agree", candidate.permissions_agree},
         {"function", nullptr},
         {"instruction", nullptr},
+        {"source", nullptr},
     };
     if (resolved.function) {
       entry["function"] = {{"name", resolved.function->name},
@@ -101,6 +109,9 @@ nlohmann::json resolved_json(const ResolvedAddress& address) {
     } else if (!resolved.instruction_error.empty()) {
       entry["instruction_error"] = resolved.instruction_error;
     }
+    if (resolved.source) {
+      entry["source"] = {{"file", resolved.source->file}, {"line", resolved.source->line}, {"column", resolved.source->column}};
+    }
     candidates.push_back(std::move(entry));
   }
   json["candidates"] = candidates;
@@ -116,6 +127,7 @@ std::string describe_candidate(const ResolvedCandidate& resolved) {
     if (resolved.function_offset != 0) text += "+" + to_hex(resolved.function_offset);
     if (resolved.function->is_fde_range()) text += " [fde range]";
   }
+  if (resolved.source) text += " at " + resolved.source->file + ":" + std::to_string(resolved.source->line);
   if (resolved.instruction) {
     if (resolved.instruction->is_start) {
       text += "  [instruction start: " + resolved.instruction->text + "]";

@@ -12,6 +12,7 @@
 
 #include "address_space.h"
 #include "elf_image.h"
+#include "source_lines.h"
 
 namespace xref {
 
@@ -28,6 +29,7 @@ struct ResolvedCandidate {
   uint64_t function_offset = 0;
   std::optional<InstructionInfo> instruction;  // for code addresses with a known function
   std::string instruction_error;               // why instruction is absent, if it is
+  std::optional<SourceLine> source;            // DWARF's file:line, when the module has lines (add_source_lines)
 };
 
 struct ResolvedAddress {
@@ -42,8 +44,12 @@ struct ResolvedAddress {
 };
 
 ResolvedAddress resolve_address(const AddressSpace& space, uint64_t live_va);
+class ModuleLines;
+// Fills each candidate's source from its module's DWARF lines.
+void add_source_lines(ResolvedAddress& address, ModuleLines& lines);
 nlohmann::json resolved_json(const ResolvedAddress& address);
-// "sample_service+0x1170 leaf_add+0x4" style one-liner for a candidate.
+// "sample_service static 0x1174  leaf_add+0x4 at /src/calls.c:12  [instruction start: ...]"
+// style one-liner for a candidate.
 std::string describe_candidate(const ResolvedCandidate& candidate);
 std::string segment_flags_text(uint32_t flags);
 

@@ -86,6 +86,7 @@ int run_trace_command(const TraceCommandOptions& options) {
 
   TraceRenderer renderer(*target, *plan);
   renderer.set_marks(marks->get());
+  renderer.set_addresses(options.addresses);
   const TraceFormat format = options.json ? TraceFormat::json : options.jsonl ? TraceFormat::jsonl : TraceFormat::text;
   // From here to the end, Ctrl-C and SIGTERM are read, not fatal: the first
   // ends the trace (everything detached, then the output), a later one the
@@ -148,6 +149,8 @@ void add_trace_options(CLI::App& command_app, TraceCommandOptions& options_ref) 
   TraceRequest& request = options->request;
   add_process_options(*command, *options);
   command->add_flag("--jsonl", options->jsonl, "print each window as one JSON line as it closes, then a summary line");
+  command->add_flag("--addresses", options->addresses,
+                    "text: show each event's addresses (static VAs; live ones in a debugger) after its names");
   command->add_option("--start", request.start,
                       "function (name or static VA) whose call opens a window; in a debugger also bp:N, the "
                       "locations of breakpoint N");

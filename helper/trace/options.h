@@ -14,6 +14,7 @@ namespace xref {
 struct TraceCommandOptions : ProcessCommandOptions {
   TraceRequest request;
   bool jsonl = false;
+  bool addresses = false;  // --addresses: static VAs on each text line
 };
 
 // Adds the trace options to `command` (the `trace` subcommand, or serve's

@@ -4,7 +4,7 @@
 
 #include "hex.h"
 #include "output/json_envelope.h"
-#include "trace/text.h"
+#include "render/session_text.h"
 
 namespace xref {
 std::vector<std::string> TraceRenderer::warnings() const {
@@ -29,13 +29,35 @@ void TraceRenderer::append_jsonl_window(std::string& out, const TraceWindow& win
   out += "}\n";
 }
 
+void TraceRenderer::append_text(std::string& out, const TraceWindow& window, const TraceRun* run) {
+  // One writer of window text for every shape and place: the window's JSON,
+  // read back, is what the renderer reads (as it does in serve and trace show).
+  scratch_.clear();
+  windows_.append_json(scratch_, window, run);
+  const nlohmann::json parsed = nlohmann::json::parse(scratch_, nullptr, false);
+  for (const std::string& line : render::window_lines(parsed, names_, style_)) {
+    out += line;
+    out += '\n';
+  }
+}
+
 void TraceRenderer::print_header(std::ostream& out, const std::string& backend) const {
-  out << "pid " << target_.process.pid() << "  match " << target_.binary_match << "  slide +" << to_hex(slide())
-      << "  backend " << backend << "  return_mode " << plan_.return_mode << "\n";
+  // For people: the process by name, then how its code was read and where
+  // it is loaded, then the probes; every fact of the JSON header kept.
+  const ProcessIdentity& identity = target_.process.identity();
+  const std::string& match = target_.binary_match;
+  out << "tracing " << identity.comm << " (pid " << target_.process.pid() << "): " << plan_.probes.size()
+      << " probes, " << plan_.entry_nop_probes.size() << " on 5-byte nops; backend " << backend << "; returns by "
+      << plan_.return_mode << "\n";
+  out << "executable " << identity.exe_path << " ("
+      << (match == "proc_exe_auto"    ? "read from the process"
+          : match == "build_id_match" ? "--bin, same build-id"
+          : match == "digest_match"   ? "--bin, same SHA-256"
+                                      : match)
+      << "), loaded at slide +" << to_hex(slide()) << "\n";
   for (const std::string& warning : warnings()) out << "warning: " << warning << "\n";
-  out << "probes " << plan_.probes.size() << "  on 5-byte nops " << plan_.entry_nop_probes.size() << "\n";
   if (marks_ != nullptr) {
-    out << "mark_file " << marks_->path() << "  clock " << marks_->clock_name();
+    out << "mark file " << marks_->path() << ", clock " << marks_->clock_name();
     if (!marks_->untimed_reason().empty()) out << " (" << marks_->untimed_reason() << ")";
     out << "\n";
   }
@@ -119,30 +141,7 @@ nlohmann::json TraceRenderer::traced_json() const {
 }
 
 void TraceRenderer::print_summary(std::ostream& out, const TraceRun& run) const {
-  const nlohmann::json summary = summary_json(run);
-  out << "summary: windows=" << summary["windows"].get<uint64_t>()
-      << " complete=" << summary["complete_windows"].get<uint64_t>()
-      << " events=" << summary["events"].get<uint64_t>() << " lost=" << run.counters.lost_events
-      << " stop=" << run.stop_reason << " elapsed_ms=" << run.elapsed_ms << "\n";
-  // Every window opened is printed above or counted here, with the reason.
-  static constexpr std::pair<const char*, const char*> kReasons[] = {
-      {"all_events_lost", "every event was lost (the ring buffer was full)"},
-      {"output_stalled", "the output's reader fell behind; lost, not waited for"},
-  };
-  for (const auto& [reason, why] : kReasons) {
-    auto found = run.windows_not_shown.find(reason);
-    if (found != run.windows_not_shown.end() && found->second > 0) {
-      out << "not shown: " << found->second << " window" << (found->second == 1 ? "" : "s") << ": " << why << "\n";
-    }
-  }
-  if (const uint64_t refused = run.counters.starts_refused; refused > 0) {
-    out << "not traced: " << refused << " start call" << (refused == 1 ? "" : "s") << ": "
-        << XREF_TRACE_MAX_THREADS << " threads already had a window open\n";
-  }
-  if (const uint64_t none = summary["windows_without_records"].get<uint64_t>(); none > 0) {
-    out << "not shown: " << none << " window" << (none == 1 ? "" : "s")
-        << ": every record was lost, the ring buffer being full\n";
-  }
+  for (const std::string& line : render::trace_summary_lines(summary_json(run))) out << line << "\n";
 }
 
 nlohmann::json TraceRenderer::process_json_after() const {

@@ -10,6 +10,8 @@
 #include <string>
 
 #include "mark/follower.h"
+#include "render/helper_names.h"
+#include "render/window_text.h"
 #include "process/target.h"
 #include "trace/plan.h"
 #include "trace/session.h"
@@ -20,7 +22,8 @@ namespace xref {
 
 class TraceRenderer {
  public:
-  TraceRenderer(const Target& target, const TracePlan& plan) : target_(target), plan_(plan), windows_(target, plan) {}
+  TraceRenderer(const Target& target, const TracePlan& plan)
+      : target_(target), plan_(plan), windows_(target, plan), names_(target.space) {}
   // --mark-file: windows are stamped from this follower (null: no marks).
   void set_marks(MarkFollower* marks) {
     marks_ = marks;
@@ -28,6 +31,11 @@ class TraceRenderer {
   }
 
   WindowFormat& windows() { return windows_; }
+  // --addresses: each event line shows its static VAs.
+  void set_addresses(bool addresses) { style_.addresses = addresses; }
+  // The text of one window (render/window_text.h), named with the helper's
+  // own symbols and lines; lines end in '\n'.
+  void append_text(std::string& out, const TraceWindow& window, const TraceRun* run);
   // One --jsonl line: {"type":"window","window":{...}} and its newline.
   void append_jsonl_window(std::string& out, const TraceWindow& window, const TraceRun* run);
   void print_header(std::ostream& out, const std::string& backend) const;
@@ -54,6 +62,9 @@ class TraceRenderer {
   const TracePlan& plan_;
   MarkFollower* marks_ = nullptr;
   WindowFormat windows_;
+  render::HelperNames names_;
+  render::WindowStyle style_;
+  std::string scratch_;
 };
 
 }  // namespace xref

@@ -48,7 +48,7 @@ void TraceStream::write_window(const TraceWindow& window, const TraceRun* run, b
   std::string piece;
   switch (format_) {
     case TraceFormat::text:
-      renderer_.windows().append_text(piece, window, run);
+      renderer_.append_text(piece, window, run);
       break;
     case TraceFormat::jsonl:
       renderer_.append_jsonl_window(piece, window, run);

@@ -3,12 +3,10 @@
 #include <algorithm>
 #include <map>
 
-#include "demangle.h"
 #include "attach/fetched_value.h"
 #include "hex.h"
 #include "output/json_envelope.h"
 #include "trace/session.h"
-#include "trace/text.h"
 
 namespace xref {
 namespace {
@@ -52,11 +50,9 @@ std::optional<uint64_t> WindowFormat::live_of(uint32_t module_index, uint64_t st
 
 WindowFormat::WindowFormat(const Target& target, const TracePlan& plan)
     : target_(target), plan_(plan), symbolizer_(target.space, plan.module) {
-  std::map<std::string, std::vector<size_t>> by_short_name;
   for (const TracedFunction& traced : plan.functions) {
     FunctionText& text = functions_.emplace_back();
     text.symbol_json = json_string(traced.symbol.demangled);
-    text.target_va = to_hex(traced.symbol.start);
     if (!traced.indirect) {
       if (auto live = live_of(traced.module_index, traced.symbol.start)) text.target_live_json = hex_json(*live);
     }
@@ -64,22 +60,8 @@ WindowFormat::WindowFormat(const Target& target, const TracePlan& plan)
       text.module = plan.modules[traced.module_index].module->name();
       text.module_json = json_string(text.module);
     }
-    text.implementation = traced.implementation;
     if (!traced.implementation.empty()) text.implementation_json = json_string(traced.implementation);
-    text.short_name = short_function_name(traced.symbol.demangled);
     has_indirect_ = has_indirect_ || traced.indirect;
-    by_short_name[text.short_name].push_back(functions_.size() - 1);
-  }
-  // A short name two different functions share is ambiguous wherever both
-  // are in one window; such windows are labelled the slow, exact way.
-  for (const auto& [short_name, ids] : by_short_name) {
-    for (size_t id : ids) {
-      for (size_t other : ids) {
-        if (plan.functions[other].symbol.demangled != plan.functions[id].symbol.demangled) {
-          functions_[id].ambiguous_short_name = true;
-        }
-      }
-    }
   }
   for (const PlannedProbe& planned : plan.probes) {
     ProbeText& text = probes_.emplace_back();
@@ -96,7 +78,6 @@ WindowFormat::WindowFormat(const Target& target, const TracePlan& plan)
   }
   start_va_ = to_hex(plan.start_va);
   stop_va_ = plan.stop_va ? to_hex(*plan.stop_va) : to_hex(plan.stop_return_va);
-  if (plan.stop_va) stop_event_va_ = to_hex(*plan.stop_va);
   if (plan.start_module_index != 0) start_module_ = plan.modules[plan.start_module_index].module->name();
 }
 
@@ -150,9 +131,6 @@ const WindowFormat::CallSiteText& WindowFormat::entry_call_site(const TraceEvent
   text.fields_json += std::string(",\"call_site_verified\":") + (info.verified ? "true" : "false");
   if (!info.caller.empty()) text.fields_json += ",\"caller\":" + json_string(info.caller);
   text.fields_json += ",\"caller_va\":" + (info.caller_va ? hex_json(info.caller_va) : "null");
-  if (info.known) text.va = to_hex(info.call_site_va);
-  text.module = info.module;
-  text.verified = info.verified;
   return text;
 }
 
@@ -344,123 +322,6 @@ void WindowFormat::append_json(std::string& out, const TraceWindow& window, cons
   json.key("tid").number(window.tid);
   json.key("window_id").number(window.window_id);
   json.end_object();
-}
-
-void WindowFormat::append_fetches_text(std::string& out, const TraceWindow& window, const TraceEvent& event,
-                                       bool skip_target) {
-  const ProbeText* probe = this->probe(event.probe_index);
-  const EventFetch* fetches = window.fetches_of(event);
-  for (size_t i = 0; probe != nullptr && i < event.fetch_count; ++i) {
-    const FetchName& name = probe->fetches[i];
-    // An indirect call's fetched live target is shown as its static VA.
-    if (skip_target && name.name == "target") continue;
-    out += "  ";
-    if (fetches[i].read) {
-      append_fetch_text(out, name.name, fetches[i].value, name.is_signed, "");
-    } else {
-      append_fetch_text(out, name.name, std::nullopt, false, fetch_error_text(fetches[i].error));
-    }
-  }
-}
-
-std::string WindowFormat::mark_text(const TraceWindow& window) {
-  if (marks_ == nullptr) return "";
-  nlohmann::json fields = nlohmann::json::object();
-  add_mark_json(fields, marks_->stamp(window.first_timestamp_ns()));
-  return window_mark_text(fields);
-}
-
-void WindowFormat::append_text(std::string& out, const TraceWindow& window, const TraceRun* run) {
-  resolve_indirect(window);
-  out.reserve(out.size() + 160 + 96 * window.events.size());
-  std::string start_fetches;
-  for (const TraceEvent& event : window.events) {
-    if (event.window_begin) {
-      start_fetches.clear();
-      append_fetches_text(start_fetches, window, event, false);
-    }
-  }
-  const std::string ended = ended_in(window), mark = mark_text(window);
-  WindowLineParts line;
-  line.window_id = window.window_id;
-  line.tid = window.tid;
-  line.start_module = start_module_;
-  line.start_va = start_va_;
-  line.status = status(window, run != nullptr && run->target_exited);
-  line.stop_va = stop_va_;
-  line.ended_in = ended;
-  line.end_inferred = window.ended && window.end_inferred;
-  line.start_fetches = start_fetches;
-  line.possible_loss = possible_loss(window, run);
-  line.lost_events = lost_count(window);
-  line.mark = mark;
-  append_window_line(out, line);
-
-  // Names as c++filt -p shows them, unless two in this window would then
-  // look the same (text.h, NameLabels): worked out from the window's own
-  // names only when it holds an indirect target or a function whose short
-  // name another traced function shares.
-  bool exact_labels = false;
-  for (size_t i = 0; i < window.events.size() && !exact_labels; ++i) {
-    const FunctionText* function = this->function(window.events[i].function_id);
-    exact_labels = contexts_[i].indirect != nullptr || (function != nullptr && function->ambiguous_short_name);
-  }
-  std::optional<NameLabels> labels;
-  std::vector<std::string> labelled;
-  if (exact_labels) {
-    std::vector<std::string> symbols;
-    for (size_t i = 0; i < window.events.size(); ++i) {
-      const TraceEvent& event = window.events[i];
-      const FunctionText* function = this->function(event.function_id);
-      symbols.push_back(contexts_[i].indirect != nullptr  ? contexts_[i].indirect->name
-                        : event.type == XREF_EVENT_STOP ? std::string()
-                        : function != nullptr            ? plan_.functions[event.function_id].symbol.demangled
-                                                         : std::string("?"));
-    }
-    labels.emplace(symbols);
-    for (const std::string& symbol : symbols) labelled.push_back((*labels)(symbol));
-  }
-  for (size_t i = 0; i < window.events.size(); ++i) {
-    const TraceEvent& event = window.events[i];
-    const EventContext& context = contexts_[i];
-    const bool stop = event.type == XREF_EVENT_STOP;
-    const FunctionText* function = this->function(event.function_id);
-    EventLineParts parts;
-    parts.kind = event_kind_name(event.type);
-    parts.depth = event.depth;
-    if (function != nullptr) parts.module = function->module;
-    std::string target_va;
-    if (context.indirect != nullptr) {
-      target_va = to_hex(context.indirect->static_va);
-      parts.target_va = target_va;
-    } else if (stop && !stop_event_va_.empty()) {
-      parts.target_va = stop_event_va_;
-    } else if (function != nullptr) {
-      parts.target_va = function->target_va;
-    } else {
-      parts.target_va = "0x0";
-    }
-    if (event.type == XREF_EVENT_ENTRY) {
-      const CallSiteText& site = entry_call_site(event);
-      parts.call_site_va = site.va;
-      parts.call_site_module = site.module;
-      parts.call_site_verified = site.verified;
-    }
-    parts.indirect = context.indirect != nullptr;
-    if (exact_labels) {
-      parts.name = parts.indirect ? std::string_view(context.indirect->name) : std::string_view(labelled[i]);
-    } else if (!stop) {
-      parts.name = function != nullptr ? std::string_view(function->short_name) : std::string_view("?");
-    }
-    if (!stop && function != nullptr) parts.implementation = function->implementation;
-    parts.tail_call = event.type == XREF_EVENT_TAIL_EXIT || event.tail;
-    parts.inferred = event.inferred;
-    parts.depth_overflow = event.depth_overflow;
-    scratch_.clear();
-    append_fetches_text(scratch_, window, event, parts.indirect);
-    parts.fetches = scratch_;
-    append_event_line(out, parts);
-  }
 }
 
 }  // namespace xref

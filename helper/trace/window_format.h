@@ -1,7 +1,7 @@
 // A trace window as it goes out: the window object of the live_trace JSON
 // (docs/json.md; the same bytes in --json, --jsonl and serve's window
-// events) and the text shape (docs/trace.md), written straight into a
-// reusable buffer. What depends only on the plan (names, static and live
+// events), written straight into a reusable buffer; its text is rendered
+// from this JSON (render/window_text.h). What depends only on the plan (names, static and live
 // VAs, probe sites, fetch names) is spelled once, when the format is made;
 // a call site is symbolized once per return address, an indirect call's
 // target once per address. Every VA shown is a static VA, so output from
@@ -34,8 +34,6 @@ class WindowFormat {
   // The window object, appended to `out`. `run` is null while the trace
   // goes on (a window that closed), set at the end (the windows left).
   void append_json(std::string& out, const TraceWindow& window, const TraceRun* run);
-  // The window line and one line per event, appended to `out`.
-  void append_text(std::string& out, const TraceWindow& window, const TraceRun* run);
 
   // "complete", "incomplete", "truncated", "unwound", "open_at_stop", "target_exited".
   static std::string_view status(const TraceWindow& window, bool target_exited);
@@ -57,21 +55,14 @@ class WindowFormat {
   };
   struct FunctionText {
     std::string symbol_json;
-    std::string target_va;    // "0x3af0"
     std::string target_live_json;  // "\"0x55...\"", "" when not shown
     std::string module;       // "" inside the executable
     std::string module_json;
-    std::string implementation;
     std::string implementation_json;
-    std::string short_name;   // NameLabels' spelling when not ambiguous
-    bool ambiguous_short_name = false;  // another traced function has the same short name
   };
-  // An entry's call site, as both outputs spell it.
+  // An entry's call site, as the JSON spells it.
   struct CallSiteText {
     std::string fields_json;  // "call_site_live":... through "caller_va":...
-    std::string va;           // "" when unknown
-    std::string module;
-    bool verified = false;
   };
   struct IndirectTarget {
     uint64_t static_va = 0;
@@ -93,9 +84,7 @@ class WindowFormat {
   void append_event_json(JsonWriter& json, const TraceWindow& window, const TraceEvent& event,
                          const EventContext& context);
   void append_fetches_json(JsonWriter& json, const TraceWindow& window, const TraceEvent& event);
-  void append_fetches_text(std::string& out, const TraceWindow& window, const TraceEvent& event, bool skip_target);
   void append_mark_json(JsonWriter& json, const TraceWindow& window);
-  std::string mark_text(const TraceWindow& window);
   std::string ended_in(const TraceWindow& window) const;
   const FunctionText* function(uint32_t function_id) const {
     return function_id < functions_.size() ? &functions_[function_id] : nullptr;
@@ -111,11 +100,10 @@ class WindowFormat {
   Symbolizer symbolizer_;
   std::vector<FunctionText> functions_;
   std::vector<ProbeText> probes_;
-  std::string start_va_, stop_va_, stop_event_va_, start_module_;
+  std::string start_va_, stop_va_, start_module_;
   std::unordered_map<uint64_t, CallSiteText> call_sites_;      // by live return address
   std::unordered_map<uint64_t, IndirectTarget> indirect_names_;  // by live target
   std::vector<EventContext> contexts_;                          // per event of the window being written
-  std::string scratch_;
 };
 
 // "entry", "return", "tail_exit", "unwound", "stop"; "unknown" otherwise.

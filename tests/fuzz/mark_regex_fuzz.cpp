@@ -8,7 +8,7 @@
 #include "fuzz_support.h"
 #include "mark/regex.h"
 #include "output/json_envelope.h"
-#include "trace/text.h"
+#include "render/window_text.h"
 
 using namespace xref;
 
@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::require(text.find(*matched) != std::string::npos, "a match that is not part of the line", *matched);
   const nlohmann::json window = {{"window_id", 1}, {"mark_status", "matched"}, {"mark_match", *matched},
                                  {"mark_certain", true}};
-  fuzz::require(window_mark_text(window).starts_with("mark "), "a matched mark renders without its text");
+  fuzz::require(render::window_mark_text(window).starts_with("mark "), "a matched mark renders without its text");
   fuzz::require(nlohmann::json::accept(json_text(window)), "a stamped window renders as broken JSON");
   return 0;
 }

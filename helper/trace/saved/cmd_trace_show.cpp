@@ -10,7 +10,8 @@
 #include "trace/commands.h"
 #include "trace/saved/file.h"
 #include "trace/saved/show.h"
-#include "trace/text.h"
+#include "render/helper_names.h"
+#include "render/window_text.h"
 
 namespace xref {
 namespace {
@@ -22,6 +23,7 @@ struct TraceShowOptions {
   int depth = 0;  // 0: the depth the window reached
   std::string bin;
   bool json = false;
+  bool addresses = false;
 };
 
 // The windows to show, read back one at a time: a saved trace may be far
@@ -39,12 +41,26 @@ class WindowShow {
     auto selected = select_window_indices(*trace_, options_.window);
     if (!selected) return selected.error();
     selected_ = std::move(*selected);
-    if (!options_.tree) return {};
+    if (!options_.tree) {
+      // Names and lines from the traced build when it is still here (or
+      // --bin names a copy); else from what the trace recorded.
+      std::vector<std::string> unchecked;
+      auto image = open_traced_binary(trace_->process(), options_.bin, unchecked);
+      if (!image && !options_.bin.empty()) return image.error();
+      if (image && unchecked.empty()) image_ = std::move(*image);
+      return {};
+    }
     auto image = open_traced_binary(trace_->process(), options_.bin, envelope_.warnings);
     if (!image) return image.error();
     image_ = std::move(*image);
     traced_ = traced_probes(trace_->summary());
     return {};
+  }
+
+  // Who names the windows' addresses in text.
+  std::unique_ptr<render::Names> names() const {
+    if (image_) return std::make_unique<render::HelperNames>(image_);
+    return std::make_unique<render::NoNames>();
   }
 
   // Each selected window, with its tree under --tree; stops at the first
@@ -90,10 +106,16 @@ int run_trace_show(const TraceShowOptions& options) {
       });
     });
   }
+  const std::unique_ptr<render::Names> names = windows.names();
+  render::WindowStyle style;
+  style.addresses = options.addresses;
   return report({false}, envelope, [&](std::ostream& out) {
     windows.each([&](const nlohmann::json& window, const WindowTree* tree) {
-      if (tree) print_window_tree(out, window, *tree);
-      else print_window_text(out, window);
+      if (tree) {
+        print_window_tree(out, window, *tree);
+        return;
+      }
+      for (const std::string& line : render::window_lines(window, *names, style)) out << line << "\n";
     });
   });
 }
@@ -117,9 +139,9 @@ CLI::App* setup_trace_show(CLI::App& trace, int& exit_status) {
       ->transform(number_in({1, 16}))
       ->needs(tree);
   command->add_option("--bin,-b", options->bin,
-                      "the traced executable for --tree (default: the trace's process.exe_path); its build-id and "
-                      "SHA-256 must match the trace's")
-      ->needs(tree);
+                      "the traced executable, for --tree and for names and source lines (default: the trace's "
+                      "process.exe_path); its build-id and SHA-256 must match the trace's");
+  command->add_flag("--addresses", options->addresses, "text: show each event's static VAs after its names");
   command->add_flag("--json", options->json, "print one JSON document (operation trace_show) instead of text");
   command->callback([options, &exit_status] { exit_status = run_trace_show(*options); });
   return command;

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "hex.h"
-#include "trace/text.h"
+#include "render/window_text.h"
 
 namespace xref {
 namespace {
@@ -105,7 +105,7 @@ void print_side(std::ostream& out, const char* label, const DiffSide& side, size
       << "  tid " << side.window.value("tid", nlohmann::json()).dump() << "  status "
       << side.window.value("status", std::string("?")) << "  " << events << " events";
   if (side.window.value("possible_loss", false)) out << "  possible loss";
-  if (const std::string mark = window_mark_text(side.window); !mark.empty()) out << "  " << mark;
+  if (const std::string mark = render::window_mark_text(side.window); !mark.empty()) out << "  " << mark;
   if (side.process.is_object() && !side.process.value("build_id", std::string()).empty()) {
     out << "  build-id " << side.process.value("build_id", std::string());
   } else if (side.process.is_object() && !side.process.value("exe_sha256", std::string()).empty()) {

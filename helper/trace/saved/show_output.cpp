@@ -4,7 +4,8 @@
 
 #include "hex.h"
 #include "trace/saved/show.h"
-#include "trace/text.h"
+#include "render/name_labels.h"
+#include "render/window_text.h"
 
 namespace xref {
 namespace {
@@ -80,7 +81,7 @@ std::string sites_text(const ShowNode& node) {
   return text;
 }
 
-std::string node_line(const ShowNode& node, const WindowTree& tree, const NameLabels& labels, size_t level) {
+std::string node_line(const ShowNode& node, const WindowTree& tree, const render::NameLabels& labels, size_t level) {
   std::ostringstream line;
   line << std::string(2 * level, ' ');
   if (node.kind == ShowNodeKind::indirect_site) {
@@ -92,7 +93,7 @@ std::string node_line(const ShowNode& node, const WindowTree& tree, const NameLa
   return line.str();
 }
 
-void print_nodes(std::ostream& out, const WindowTree& tree, const NameLabels& labels, int index, size_t level) {
+void print_nodes(std::ostream& out, const WindowTree& tree, const render::NameLabels& labels, int index, size_t level) {
   const ShowNode& node = tree.nodes[static_cast<size_t>(index)];
   out << node_line(node, tree, labels, level) << "\n";
   for (int child : node.children) print_nodes(out, tree, labels, child, level + 1);
@@ -136,8 +137,8 @@ std::vector<std::string> names_of(const WindowTree& tree) {
 }  // namespace
 
 void print_window_tree(std::ostream& out, const nlohmann::json& window, const WindowTree& tree) {
-  out << window_line(window) << "\n";
-  print_nodes(out, tree, NameLabels(names_of(tree)), 0, 1);
+  out << render::window_header(window, {}) << "\n";
+  print_nodes(out, tree, render::NameLabels(names_of(tree)), 0, 1);
   const TreeCounts counts = counts_of(tree);
   out << "tree depth " << tree.depth << ": static callees " << counts.static_callees << " (called " << counts.called
       << ", not called " << counts.not_called << ", not traced " << counts.not_traced << "); indirect sites "

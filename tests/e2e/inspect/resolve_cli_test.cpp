@@ -10,6 +10,25 @@ namespace {
 
 const char* const kFunctions[] = {"handle_request", "validate", "price_order", "apply_fee", "settle"};
 
+// addr2line's "FILE:LINE" for a static VA, without a discriminator.
+std::string addr2line(const std::string& path, uint64_t static_va) {
+  std::string line = command_output("addr2line -e '" + path + "' " + hex(static_va));
+  line = line.substr(0, line.find('\n'));
+  return line.substr(0, line.find(" (discriminator"));
+}
+
+// Every instruction of `function` (objdump), as static VAs.
+std::vector<uint64_t> instruction_starts(const std::string& path, const std::string& function) {
+  std::vector<uint64_t> starts;
+  for (const auto& line : command_lines("objdump -d --no-show-raw-insn --disassemble=" + function + " " + path)) {
+    const size_t colon = line.find(':');
+    if (line.size() > 2 && line[0] == ' ' && colon != std::string::npos) {
+      starts.push_back(std::stoull(line.substr(0, colon), nullptr, 16));
+    }
+  }
+  return starts;
+}
+
 TEST(ResolveCli, JsonStaticVaAndSymbolEqualNm) {
   SampleTarget target;
   std::vector<std::string> args = {"resolve", "--pid", target.pid(), "--json"};
@@ -62,7 +81,10 @@ TEST(ResolveCli, TextNamesFunctionAndFlagsMidInstruction) {
 
   const XrefRun run = run_xref({"resolve", "--pid", target.pid(), hex(live), hex(inside_live)});
   ASSERT_EQ(run.exit_status, 0) << run.err;
-  EXPECT_NE(run.out.find("static " + hex(target.nm.at("price_order")) + "  price_order  [instruction start"),
+  // The line is DWARF's, as addr2line prints it.
+  const std::string line = addr2line(XREF_SAMPLE_SERVICE, target.nm.at("price_order"));
+  EXPECT_NE(run.out.find("static " + hex(target.nm.at("price_order")) + "  price_order at " + line +
+                         "  [instruction start"),
             std::string::npos)
       << run.out;
   EXPECT_NE(run.out.find("MID-INSTRUCTION: inside the " + std::to_string(starts[wide + 1] - starts[wide]) +
@@ -75,6 +97,68 @@ TEST(ResolveCli, TextNamesFunctionAndFlagsMidInstruction) {
   const auto& instruction = document["data"]["addresses"][0]["candidates"][0]["instruction"];
   EXPECT_EQ(instruction["is_start"], false);
   EXPECT_EQ(instruction["start"], hex(starts[wide]));
+}
+
+// The source object of each candidate is DWARF's line, equal to addr2line's
+// on the same file, at every instruction of price_order and settle.
+TEST(ResolveCli, SourceLinesEqualAddr2line) {
+  SampleTarget target;
+  const uint64_t slide = target.process.value("func", "price_order") - target.nm.at("price_order");
+  std::vector<uint64_t> statics;
+  for (const char* function : {"price_order", "settle"}) {
+    for (uint64_t va : instruction_starts(XREF_SAMPLE_SERVICE, function)) statics.push_back(va);
+  }
+  ASSERT_GT(statics.size(), 20u);
+  std::vector<std::string> args = {"resolve", "--pid", target.pid(), "--json"};
+  for (uint64_t va : statics) args.push_back(hex(va + slide));
+  const XrefRun run = run_xref(args);
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  const auto document = run.json();
+  const auto& addresses = document["data"]["addresses"];
+  ASSERT_EQ(addresses.size(), statics.size());
+  for (size_t i = 0; i < statics.size(); ++i) {
+    const auto& candidate = addresses[i]["candidates"][0];
+    EXPECT_EQ(candidate["static_va"], hex(statics[i]));
+    const std::string expected = addr2line(XREF_SAMPLE_SERVICE, statics[i]);
+    const auto& source = candidate["source"];
+    ASSERT_TRUE(source.is_object()) << hex(statics[i]) << " addr2line " << expected;
+    EXPECT_EQ(source["file"].get<std::string>() + ":" + std::to_string(source["line"].get<int>()), expected)
+        << hex(statics[i]);
+    EXPECT_TRUE(source["column"].is_number());
+  }
+}
+
+// A stripped copy of the service runs; its lines are found in the separate
+// debug file its .gnu_debuglink names, beside it. Without that file the
+// source is null and the answer is still complete.
+TEST(ResolveCli, StrippedModuleReadsItsDebuglink) {
+  const std::string directory = testing::TempDir() + "xref-resolve-lines-" + std::to_string(getpid());
+  const std::string linked = directory + "/linked/sample_service";
+  const std::string bare = directory + "/bare/sample_service";
+  const std::string original = XREF_SAMPLE_SERVICE;
+  command_output("mkdir -p " + directory + "/linked " + directory + "/bare && objcopy --only-keep-debug " + original +
+                 " " + linked + ".debug && objcopy --strip-debug --add-gnu-debuglink=" + linked + ".debug " +
+                 original + " " + linked + " && objcopy --strip-debug " + original + " " + bare);
+  const auto nm = nm_static_vas(original);
+  for (const std::string& path : {linked, bare}) {
+    SCOPED_TRACE(path);
+    TargetProcess process({path, "--threads", "1", "--requests", "0", "--interval-us", "2000"});
+    const uint64_t live = process.value("func", "apply_fee");
+    const XrefRun run = run_xref({"resolve", "--pid", std::to_string(process.pid()), hex(live), "--json"});
+    ASSERT_EQ(run.exit_status, 0) << run.err;
+    const auto document = run.json();
+    const auto& candidate = document["data"]["addresses"][0]["candidates"][0];
+    EXPECT_EQ(candidate["static_va"], hex(nm.at("apply_fee")));
+    if (path == linked) {
+      const auto& source = candidate["source"];
+      ASSERT_TRUE(source.is_object()) << run.out;
+      EXPECT_EQ(source["file"].get<std::string>() + ":" + std::to_string(source["line"].get<int>()),
+                addr2line(original, nm.at("apply_fee")));
+    } else {
+      EXPECT_TRUE(candidate["source"].is_null()) << run.out;
+    }
+  }
+  command_output("rm -rf " + directory);
 }
 
 TEST(ResolveCli, UnmappedAndAnonymousAddressesAreErrors) {

@@ -670,8 +670,8 @@ TEST(TraceCli, InterruptDetachesAndPrints) {
                               std::to_string(target.pid()) +
                               " --start svc::handle_request --functions svc::settle; echo exit=$?";
   const std::string output = command_output(command + " 2>/dev/null");
-  EXPECT_NE(output.find("stop=interrupted"), std::string::npos) << output;
-  EXPECT_NE(output.find("status complete"), std::string::npos) << output;
+  EXPECT_NE(output.find(" ms: interrupted\n"), std::string::npos) << output;
+  EXPECT_NE(output.find("  complete  ran "), std::string::npos) << output;
   EXPECT_NE(output.find("exit=0"), std::string::npos) << output;
   // The target keeps running untouched.
   EXPECT_EQ(kill(target.pid(), 0), 0);

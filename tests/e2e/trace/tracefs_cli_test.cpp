@@ -303,8 +303,8 @@ TEST(TraceCliTracefs, InterruptCleansUp) {
                               " --start svc::handle_request --functions svc::settle --backend tracefs; echo exit=$?";
   const std::string output = command_output(command + " 2>/dev/null");
   EXPECT_NE(output.find("backend tracefs"), std::string::npos) << output;
-  EXPECT_NE(output.find("stop=interrupted"), std::string::npos) << output;
-  EXPECT_NE(output.find("status complete"), std::string::npos) << output;
+  EXPECT_NE(output.find(" ms: interrupted\n"), std::string::npos) << output;
+  EXPECT_NE(output.find("  complete  ran "), std::string::npos) << output;
   EXPECT_NE(output.find("exit=0"), std::string::npos) << output;
   EXPECT_EQ(kill(target.pid(), 0), 0);
   EXPECT_EQ(xref_leftovers(), "");

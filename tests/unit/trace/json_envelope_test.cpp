@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "trace/text.h"
+#include "render/window_text.h"
 
 namespace xref {
 namespace {
@@ -18,7 +18,7 @@ TEST(JsonText, BytesThatAreNotUtf8BecomeReplacementCharacters) {
 
 TEST(JsonText, AMarkThatIsNotUtf8RendersInTheWindowLine) {
   const nlohmann::json window = {{"mark_status", "matched"}, {"mark_match", "\xff 7"}, {"mark_certain", true}};
-  EXPECT_EQ(window_mark_text(window), "mark \"\xef\xbf\xbd 7\"");
+  EXPECT_EQ(render::window_mark_text(window), "mark \"\xef\xbf\xbd 7\"");
 }
 
 }  // namespace

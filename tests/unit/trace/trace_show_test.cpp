@@ -10,7 +10,6 @@
 
 #include "file_digest.h"
 #include "objdump_listing.h"
-#include "trace/text.h"
 
 namespace xref {
 namespace {
@@ -338,7 +337,7 @@ TEST_F(TraceShowTree, TextMarksWhatWasNotCalled) {
     }
     return std::string();
   };
-  EXPECT_EQ(out.rfind("window 1  tid 77  start " + fixture_.va("tree_root") + "  status complete", 0), 0u) << out;
+  EXPECT_EQ(out.rfind("window 1  thread 77  complete  ", 0), 0u) << out;
   EXPECT_EQ(line_with(" ping "), "    " + fixture_.va("ping") + " ping  (not called)  @" +
                                      fixture_.site("tree_root", std::string("ping")));
   EXPECT_EQ(line_with(" chain_a "), "    " + fixture_.va("chain_a") + " chain_a  called 1  @" +
@@ -509,56 +508,6 @@ TEST(TraceShowWindows, TracedProbesComeFromTheSummary) {
   EXPECT_TRUE(traced.known);
   EXPECT_EQ(traced.call_sites, (std::set<uint64_t>{0x1c60, 0x1cb4}));
   EXPECT_EQ(traced.functions, (std::set<uint64_t>{0x1c30}));
-}
-
-// --- the window text ---------------------------------------------------------
-
-TEST(TraceText, WindowTextHasTheLiveShape) {
-  const nlohmann::json window = nlohmann::json::parse(R"json({
-    "window_id": 3, "tid": 9, "start_va": "0x1c20", "stop_va": "0x1c20", "status": "complete",
-    "possible_loss": false, "lost_events": 0,
-    "start_fetches": [{"name": "req", "type": "x64", "value": "0x7ff0"}],
-    "events": [
-      {"kind": "entry", "depth": 0, "target_va": "0x1c20", "symbol": "svc::run(int)", "call_site_va": "0x1db2",
-       "call_site_verified": true, "fetches": [{"name": "req", "type": "x64", "value": "0x7ff0"}]},
-      {"kind": "entry", "depth": 1, "target_va": "0x18b0", "symbol": "route_odd", "indirect": true,
-       "call_site_va": "0x1cd5", "call_site_verified": true,
-       "fetches": [{"name": "target", "type": "x64", "value": "0x55d0000018b0"}]},
-      {"kind": "return", "depth": 1, "target_va": "0x18b0", "symbol": "route_odd", "indirect": true, "fetches": []},
-      {"kind": "entry", "depth": 1, "target_va": "0x10a2a0", "symbol": "gettid", "module": "libc.so.6",
-       "call_site_va": "0x1c50", "call_site_verified": false,
-       "fetches": [{"name": "n", "type": "s32", "value": "0xfffffffe", "signed_value": -2},
-                   {"name": "p", "type": "u64", "value": null, "error": "unreadable: EFAULT (-14)"}]},
-      {"kind": "unwound", "depth": 1, "target_va": "0x10a2a0", "symbol": "gettid", "module": "libc.so.6"},
-      {"kind": "entry", "depth": 1, "target_va": "0x1b70", "symbol": "settle", "call_site_va": "0x1ce6",
-       "call_site_verified": true, "tail_call": true},
-      {"kind": "return", "depth": 0, "target_va": "0x1c20", "symbol": "svc::run(int)",
-       "fetches": [{"name": "ret", "type": "u64", "value": "0x3"}]}
-    ]})json");
-  std::ostringstream text;
-  print_window_text(text, window);
-  EXPECT_EQ(text.str(),
-            "window 3  tid 9  start 0x1c20  status complete  stop 0x1c20  req=0x7ff0\n"
-            "   0  > 0x1c20 @0x1db2 (svc::run)  req=0x7ff0\n"
-            "   1    > 0x18b0 @0x1cd5 (route_odd [indirect])\n"
-            "   1    < 0x18b0 (route_odd [indirect])\n"
-            "   1    > libc.so.6:0x10a2a0 @0x1c50? (gettid)  n=-2  p=<unreadable: EFAULT>\n"
-            "   1    < libc.so.6:0x10a2a0 (gettid) [unwound]\n"
-            "   1    > 0x1b70 @0x1ce6 (settle) [tail]\n"
-            "   0  < 0x1c20 (svc::run)  ret=0x3\n");
-}
-
-TEST(TraceText, LossAndAmbiguousNamesAreShown) {
-  nlohmann::json window = {{"window_id", 1}, {"tid", 2}, {"start_va", "0x10"}, {"status", "open_at_stop"},
-                           {"possible_loss", true}, {"lost_events", nullptr}, {"events", nlohmann::json::array()}};
-  window["events"].push_back({{"kind", "entry"}, {"depth", 0}, {"target_va", "0x10"}, {"symbol", "f(int)"}});
-  window["events"].push_back({{"kind", "entry"}, {"depth", 1}, {"target_va", "0x20"}, {"symbol", "f(long)"}});
-  std::ostringstream text;
-  print_window_text(text, window);
-  EXPECT_EQ(text.str(),
-            "window 1  tid 2  start 0x10  status open_at_stop  lost ? (incomplete)\n"
-            "   0  > 0x10 (f(int))\n"
-            "   1    > 0x20 (f(long))\n");
 }
 
 }  // namespace
