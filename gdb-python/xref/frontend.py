@@ -73,6 +73,7 @@ class Frontend:
         self.sessions = {}  # id -> SessionRecord
         self.pending_restores = []  # sessions that ended while gdb could not touch breakpoints
         self.shutting_down = False
+        self.stopped_at = None  # CLOCK_MONOTONIC ns of the last stop while the process is stopped
 
     # The helper.
 
@@ -145,6 +146,8 @@ class Frontend:
         name, prepares what it asks gdb to prepare, prints its text, and does
         what the answer says gdb must do. Returns the result; raises XrefError."""
         params = {"argv": list(words), "context": debugger_context.request_context()}
+        if self.stopped_at is not None:
+            params["stopped_at_ns"] = self.stopped_at  # since when the process sits at gdb's prompt
         params.update(extra or {})
         preparation = None
         for _ in range(NAME_ROUNDS + 2):
@@ -160,6 +163,7 @@ class Frontend:
                     lines.extend(result.get("text") or [])
                     self.after(result, lines)
                     params["argv"] = result["next_argv"]
+                params["named"] = True  # a show renders what it drained, without draining again
                 continue
             if "prepare" in result and preparation is None:
                 preparation = Preparation(result["prepare"])
@@ -241,13 +245,15 @@ class Frontend:
 
     def on_stop(self, lines):
         """At a stop: what the sessions found since the last one."""
+        self.stopped_at = time.monotonic_ns()
         if self.running_helper() is None:
             if self.helper_ is not None:
                 self.helper_died(lines)
             return
-        self.run(["show"], lines, {"at_stop": True, "stopped_at_ns": time.monotonic_ns()}, QUICK_TIMEOUT)
+        self.run(["show"], lines, {"at_stop": True}, QUICK_TIMEOUT)
 
     def on_resume(self):
+        self.stopped_at = None
         helper = self.running_helper()
         if helper is not None:
             helper.notify("resumed", {"pid": debugger_context.process_id() or 0, "at_ns": time.monotonic_ns()})

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "render/session_text.h"
 #include "serve/display_text.h"
 #include "serve/names_cache.h"
 
@@ -10,11 +11,8 @@ namespace {
 
 DisplayedSessionInfo info_of(uint64_t id, const std::string& command, const std::string& words,
                              const nlohmann::json& start) {
-  return DisplayedSessionInfo{id, command, words, start};
-}
-
-std::string plural(uint64_t count, const std::string& word) {
-  return std::to_string(count) + " " + word + (count == 1 ? "" : "s");
+  const bool addresses = words.find(" --addresses") != std::string::npos;
+  return DisplayedSessionInfo{id, command, words, start, addresses};
 }
 
 uint64_t number_or(const nlohmann::json& object, const char* key, uint64_t otherwise) {
@@ -54,10 +52,16 @@ bool Display::take_event(const nlohmann::json& event) {
   if (name == "probe_update") {
     // A heartbeat has only counts: nothing to print at a stop.
     if (!event.contains("changes")) return true;
-    into.changes.push_back(event["changes"]);
-    while (into.changes.size() > kKeptChanges) into.changes.pop_front();
     into.document = event.value("document", nlohmann::json());
     into.document_shown = false;
+    // A drain that found nothing new prints nothing.
+    const nlohmann::json& changes = event["changes"];
+    if (changes.value("hits_added", uint64_t{0}) == 0 && changes.value("lost_added", uint64_t{0}) == 0 &&
+        !changes.contains("stop")) {
+      return true;
+    }
+    into.changes.push_back(changes);
+    while (into.changes.size() > kKeptChanges) into.changes.pop_front();
     return true;
   }
   if (name == "warning") {
@@ -126,7 +130,7 @@ std::map<pid_t, std::vector<uint64_t>> Display::unnamed(const Selection& selecti
       if (!window.shown || selection.all) note(kept.pid, window_live_addresses(window.window));
     }
     for (const nlohmann::json& changes : kept.changes) note(kept.pid, probe_live_addresses(changes, kept.start));
-    if (selection.all || !kept.document_shown) {
+    if (selection.all || !selection.at_stop) {
       if (kept.document.is_object()) note(kept.pid, probe_live_addresses(kept.document, kept.start));
     }
   });
@@ -165,7 +169,7 @@ Display::Shown Display::show(const Selection& selection, NamesCache& names) {
     const uint64_t begin = number_or(window->window, "start_timestamp_ns", 0);
     const uint64_t end = number_or(window->window, "end_timestamp_ns", UINT64_MAX);
     auto lines = window_text(info_of(kept->id, kept->command, kept->words, kept->start), window->window,
-                             names_of(kept->pid), stops_.within(kept->pid, begin, end));
+                             names_of(kept->pid), stops_.within(kept->pid, begin, end), selection.breakpoints);
     shown.lines.insert(shown.lines.end(), lines.begin(), lines.end());
     window->shown = true;
     ++shown.windows;
@@ -181,15 +185,15 @@ Display::Shown Display::show(const Selection& selection, NamesCache& names) {
     }
     kept.warnings.clear();
     if (kept.command == "probe") {
-      if (selection.all) {
-        // The whole result so far, however much was printed before.
-        if (kept.document.is_object()) {
-          const std::string state = kept.ended ? "ended " + kept.end.value("stop_reason", std::string("?")) : "running";
-          auto lines = probe_document_text(info, kept.document, state, names_of(kept.pid));
-          shown.lines.insert(shown.lines.end(), lines.begin(), lines.end());
-          ++shown.probes;
-        }
-      } else {
+      // At a stop, what changed since the last one; asked for (`xref show`),
+      // the result so far: a running probe's every time, an ended one's once.
+      const bool whole = selection.all || (!selection.at_stop && (!kept.ended || !kept.document_shown));
+      if (whole && kept.document.is_object()) {
+        const std::string state = kept.ended ? "ended " + kept.end.value("stop_reason", std::string("?")) : "running";
+        auto lines = probe_document_text(info, kept.document, state, names_of(kept.pid));
+        shown.lines.insert(shown.lines.end(), lines.begin(), lines.end());
+        ++shown.probes;
+      } else if (!whole) {
         for (const nlohmann::json& changes : kept.changes) {
           auto lines = probe_changes_text(info, changes, names_of(kept.pid));
           shown.lines.insert(shown.lines.end(), lines.begin(), lines.end());
@@ -256,44 +260,38 @@ pid_t Display::pid_of(uint64_t id) {
 }
 
 std::vector<std::string> Display::sessions_table(const nlohmann::json& live) {
-  std::vector<std::string> lines;
   std::lock_guard lock(mutex_);
   std::map<uint64_t, nlohmann::json> running;
   for (const nlohmann::json& entry : live.value("sessions", nlohmann::json::array())) {
     running[entry.value("session", uint64_t{0})] = entry;
   }
-  bool any = false;
-  char row[512];
-  auto add_row = [&](const std::string& id, const std::string& state, const std::string& pid, const std::string& backend,
-                     const std::string& count, const std::string& words) {
-    std::snprintf(row, sizeof row, "%-8s %-26s %-8s %-13s %10s  %s", id.c_str(), state.c_str(), pid.c_str(),
-                  backend.c_str(), count.c_str(), words.c_str());
-    lines.emplace_back(row);
-  };
-  add_row("session", "state", "pid", "backend", "results", "command");
+  std::vector<render::SessionRow> rows;
   for (const auto& [id, kept] : sessions_) {
     if (kept.command.empty()) continue;
-    any = true;
-    std::string state = kept.ended ? "ended (" + kept.end.value("stop_reason", std::string("?")) + ")" : "running";
-    std::string backend = kept.start.value("backend", std::string("?"));
-    std::string count;
-    const auto now = running.find(id);
-    if (now != running.end()) {
-      state = now->second.value("state", state);
-      if (now->second["backend"].is_string()) backend = now->second["backend"];
+    render::SessionRow row;
+    row.session = id;
+    row.pid = static_cast<uint64_t>(kept.pid);
+    row.command = kept.command;
+    row.words = kept.words;
+    row.state = kept.ended ? "ended (" + kept.end.value("stop_reason", std::string("?")) + ")" : "running";
+    row.backend = kept.start.value("backend", std::string("?"));
+    row.windows = kept.windows_dropped + kept.windows.size();
+    const nlohmann::json summary = kept.ended ? kept.end.value("summary", nlohmann::json()) : nlohmann::json();
+    row.events = number_or(summary, "events", 0);
+    if (const auto now = running.find(id); now != running.end()) {
+      row.state = now->second.value("state", row.state);
+      if (now->second["backend"].is_string()) row.backend = now->second["backend"];
+      row.windows = number_or(now->second, "windows", row.windows);
+      row.events = number_or(now->second, "events", row.events);
     }
     if (kept.command == "probe") {
-      // A probe's result is its hits, from its latest document.
-      const nlohmann::json summary = kept.document.is_object() ? kept.document.value("summary", nlohmann::json()) : nlohmann::json();
-      count = plural(number_or(summary, "hits", 0), "hit");
-    } else {
-      const uint64_t windows = kept.windows_dropped + kept.windows.size();
-      count = plural(now != running.end() ? number_or(now->second, "windows", windows) : windows, "window");
+      // A probe's events are its hits, from its latest document.
+      const nlohmann::json document = kept.document.is_object() ? kept.document : nlohmann::json::object();
+      row.events = number_or(document.value("summary", nlohmann::json()), "hits", 0);
     }
-    add_row(std::to_string(id), state, std::to_string(kept.pid), backend, count, kept.words);
+    rows.push_back(row);
   }
-  if (!any) return {"xref: no sessions; start one with `xref trace` or `xref probe`"};
-  return lines;
+  return render::sessions_table(rows);
 }
 
 std::variant<Display::EventPlace, std::string> Display::event_place(uint64_t window_id, uint64_t seq,

@@ -44,6 +44,8 @@ class Display {
     bool all = false;                 // shown before or not
     size_t window_limit = 0;          // at most this many new windows (0: no limit)
     bool peek = false;                // JSON for a script: nothing counts as shown
+    bool at_stop = false;             // a debugger stop: a probe's changes; else its result so far
+    std::map<uint64_t, std::vector<int>> breakpoints;  // the debugger's, by live address: "[bp 1]"
   };
   struct Shown {
     std::vector<std::string> lines;

@@ -1,77 +1,80 @@
 #include "serve/display_text.h"
 
-#include <sstream>
-
-#include "trace/text.h"
+#include "render/probe_text.h"
+#include "render/session_text.h"
+#include "render/window_text.h"
 
 namespace xref::serve {
 namespace {
 
-void add_live(const nlohmann::json& object, const char* key, std::vector<uint64_t>& out) {
-  if (!object.is_object()) return;
-  const auto found = object.find(key);
-  if (found == object.end() || !found->is_string()) return;
-  try {
-    out.push_back(std::stoull(found->get<std::string>(), nullptr, 0));
-  } catch (const std::exception&) {
+void add_live(const std::vector<render::CodeAddress>& addresses, std::vector<uint64_t>& out) {
+  for (const render::CodeAddress& address : addresses) {
+    if (address.live) out.push_back(*address.live);
   }
 }
 
-std::vector<std::string> split_lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
+std::optional<uint64_t> live_at(const nlohmann::json& object, const char* key) {
+  const auto found = object.find(key);
+  if (found == object.end() || !found->is_string()) return std::nullopt;
+  try {
+    return std::stoull(found->get<std::string>(), nullptr, 0);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
 }
 
 }  // namespace
 
 std::vector<std::string> window_text(const DisplayedSessionInfo& session, const nlohmann::json& window,
-                                     render::Names&, const std::vector<StopClock::Interval>&) {
-  std::ostringstream out;
-  out << "session " << session.id << " ";
-  print_window_text(out, window);
-  return split_lines(out.str());
+                                     render::Names& names, const std::vector<StopClock::Interval>& stops,
+                                     const std::map<uint64_t, std::vector<int>>& breakpoints) {
+  render::WindowStyle style;
+  style.session = session.id;
+  style.live_addresses = true;
+  style.addresses = session.addresses;
+  style.breakpoints = breakpoints;
+  for (const StopClock::Interval& stop : stops) style.stops.push_back({stop.begin_ns, stop.end_ns});
+  return render::window_lines(window, names, style);
 }
 
 std::vector<std::string> probe_changes_text(const DisplayedSessionInfo& session, const nlohmann::json& changes,
-                                            render::Names&) {
-  return {"xref: session " + std::to_string(session.id) + ": " + changes.dump()};
+                                            render::Names& names) {
+  return render::probe_change_lines(session.id, changes, names);
 }
 
 std::vector<std::string> probe_document_text(const DisplayedSessionInfo& session, const nlohmann::json& document,
-                                             const std::string& state, render::Names&) {
-  return {"xref: session " + std::to_string(session.id) + " (" + state + "): " + document.dump()};
+                                             const std::string& state, render::Names& names) {
+  render::ProbeStyle style;
+  style.session = session.id;
+  style.state = state;
+  style.samples = 0;  // `xref show --all`: every sample kept
+  return render::probe_lines(document, names, style);
 }
 
 std::vector<std::string> end_text(const DisplayedSessionInfo& session, const nlohmann::json& ended) {
-  return {"xref: session " + std::to_string(session.id) + " ended (" + ended.value("stop_reason", std::string("?")) +
-          ")"};
+  nlohmann::json summary = ended.value("summary", nlohmann::json());
+  return {render::session_end_line(session.id, session.command, ended.value("stop_reason", std::string("?")),
+                                   summary, ended.value("error", nlohmann::json()))};
 }
 
 std::vector<uint64_t> window_live_addresses(const nlohmann::json& window) {
   std::vector<uint64_t> out;
-  for (const nlohmann::json& event : window.value("events", nlohmann::json::array())) {
-    for (const char* key : {"target_live", "call_site_live", "probe_live"}) add_live(event, key, out);
-  }
+  add_live(render::window_addresses(window), out);
   return out;
 }
 
 std::vector<uint64_t> probe_live_addresses(const nlohmann::json& data, const nlohmann::json& start) {
   std::vector<uint64_t> out;
-  for (const nlohmann::json& address : start.value("addresses", nlohmann::json::array())) add_live(address, "live", out);
-  for (const nlohmann::json& address : data.value("addresses", nlohmann::json::array())) {
-    const nlohmann::json callers = address.value("callers", nlohmann::json::object());
-    for (const nlohmann::json& site : callers.value("sites", nlohmann::json::array())) {
-      add_live(site, "call_site_live", out);
-      add_live(site, "return_live", out);
-    }
-    for (const nlohmann::json& sample : address.value("samples", nlohmann::json::array())) {
-      add_live(sample, "call_site_live", out);
-      add_live(sample, "return_live", out);
-    }
+  for (const nlohmann::json& address : start.value("addresses", nlohmann::json::array())) {
+    if (auto live = live_at(address, "live")) out.push_back(*live);
   }
+  add_live(render::probe_addresses(data), out);
   return out;
+}
+
+std::vector<std::string> release_text(uint64_t session, const nlohmann::json& result,
+                                      const std::vector<uint64_t>& addresses) {
+  return render::release_lines(session, result, addresses);
 }
 
 }  // namespace xref::serve

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -18,10 +19,13 @@ struct DisplayedSessionInfo {
   std::string command;  // trace or probe
   std::string words;
   nlohmann::json start;  // the start answer
+  bool addresses = false;  // the words said --addresses
 };
 
+// `breakpoints`: live address -> the debugger's breakpoints there ("[bp 1]").
 std::vector<std::string> window_text(const DisplayedSessionInfo& session, const nlohmann::json& window,
-                                     render::Names& names, const std::vector<StopClock::Interval>& stops);
+                                     render::Names& names, const std::vector<StopClock::Interval>& stops,
+                                     const std::map<uint64_t, std::vector<int>>& breakpoints);
 std::vector<std::string> probe_changes_text(const DisplayedSessionInfo& session, const nlohmann::json& changes,
                                             render::Names& names);
 std::vector<std::string> probe_document_text(const DisplayedSessionInfo& session, const nlohmann::json& document,
@@ -32,5 +36,10 @@ std::vector<std::string> end_text(const DisplayedSessionInfo& session, const nlo
 // Live code addresses the text of a window / of a probe's changes or document names.
 std::vector<uint64_t> window_live_addresses(const nlohmann::json& window);
 std::vector<uint64_t> probe_live_addresses(const nlohmann::json& changes_or_document, const nlohmann::json& start);
+
+// session.release's answer as the lines that say which session stopped
+// observing which site, since when and why.
+std::vector<std::string> release_text(uint64_t session, const nlohmann::json& result,
+                                      const std::vector<uint64_t>& addresses);
 
 }  // namespace xref::serve

@@ -3,10 +3,32 @@
 #include <algorithm>
 
 #include "process/target.h"
+#include "render/helper_names.h"
 
 namespace xref::serve {
 
-NamesCache::HelperNames helper_names_factory() { return {}; }
+namespace {
+
+// The helper's names of one process, with the process it reads them from.
+class ProcessNames final : public render::Names {
+ public:
+  explicit ProcessNames(Target target) : target_(std::move(target)), names_(target_.space) {}
+  std::optional<render::Place> place(const render::CodeAddress& address) override { return names_.place(address); }
+
+ private:
+  Target target_;
+  render::HelperNames names_;
+};
+
+}  // namespace
+
+NamesCache::HelperNames helper_names_factory() {
+  return [](pid_t pid) -> std::unique_ptr<render::Names> {
+    auto target = open_target({pid, ""});
+    if (!target) return nullptr;
+    return std::make_unique<ProcessNames>(std::move(*target));
+  };
+}
 
 std::vector<std::string> function_candidates(pid_t pid, const std::string& partial) {
   std::vector<std::string> candidates;

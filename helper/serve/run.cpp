@@ -82,6 +82,9 @@ nlohmann::json Server::run(const Request& request) {
   auto context = parse_context(request.params);
   if (auto* error = std::get_if<ProtocolError>(&context)) return with_text(error_response(request.id, *error));
   const RequestContext& here = std::get<RequestContext>(context);
+  // The front end says since when the process sits stopped at its prompt
+  // (with every request while it is stopped): window durations leave it out.
+  if (here.pid && request.params.contains("stopped_at_ns")) display_.stops().stopped(*here.pid, stop_time(request.params));
   if (words.empty() || words[0] == "help" || words[0] == "--help" || words[0] == "-h") {
     return result_response(request.id, text_result(split_lines(overall_help())));
   }
@@ -135,7 +138,8 @@ nlohmann::json Server::run_session_start(const Request& request, const std::vect
   const pid_t pid = spec.process().pid;
   const std::string command = spec.command;
   const std::string typed = joined(words);
-  const nlohmann::json done = is_prepared ? *prepared : nlohmann::json::object();
+  nlohmann::json done = is_prepared ? *prepared : nlohmann::json::object();
+  if (context.debugger.here) done["here_tid"] = context.debugger.here->tid;
   writer_.transform_response(request.id, [this, pid, command, typed, done](nlohmann::json response) {
     if (!response.contains("result")) return with_text(std::move(response));
     nlohmann::json& started = response["result"];
@@ -185,9 +189,6 @@ nlohmann::json Server::shown_answer(const Display::Selection& selection, bool js
 
 nlohmann::json Server::run_show(const Request& request, const FrontendCommand& show, const RequestContext& context) {
   const bool at_stop = request.params.value("at_stop", false);
-  if (at_stop) {
-    if (context.pid) display_.stops().stopped(*context.pid, stop_time(request.params));
-  }
   if (show.session && !display_.known(*show.session)) {
     return with_text(error_response(
         request.id, protocol_error("unknown_session", "no session " + std::to_string(*show.session),
@@ -198,8 +199,17 @@ nlohmann::json Server::run_show(const Request& request, const FrontendCommand& s
   selection.all = show.all;
   selection.window_limit = at_stop ? kWindowsPerStop : 0;
   selection.peek = request.params.value("peek", false);
+  selection.at_stop = at_stop;
+  for (const DebuggerBreakpoint& breakpoint : context.debugger.breakpoints) {
+    for (const DebuggerBreakpointLocation& location : breakpoint.locations) {
+      if (breakpoint.enabled && location.enabled) selection.breakpoints[location.address].push_back(static_cast<int>(breakpoint.id));
+    }
+  }
   const bool json = show.json;
   const nlohmann::json params = request.params;
+  // The same show again once the debugger named what it asked for: what it
+  // drained then is still unshown, and a second drain would split it.
+  if (request.params.value("named", false)) return result_response(request.id, shown_answer(selection, json, at_stop, params));
   // First every running session sends what closed before the stop; those
   // it found at a bound end a moment later, with their last windows.
   writer_.transform_response(request.id, [this, selection, json, at_stop, params](nlohmann::json drained) {

@@ -4,6 +4,7 @@
 #include "serve/context.h"
 #include "serve/helper_names.h"
 #include "serve/session_request.h"
+#include "serve/display_text.h"
 #include "serve/start_text.h"
 #include "output/json_envelope.h"
 
@@ -98,10 +99,10 @@ nlohmann::json Server::dispatch(const Request& request) {
     if (handshake_.version() >= 2) {
       // Protocol 2: the answer carries the lines the front end prints.
       const ReleaseRequest asked = std::get<ReleaseRequest>(release);
-      std::vector<std::string> addresses;
-      for (uint64_t live : asked.addresses) addresses.push_back(hex_value(live));
-      writer_.transform_response(request.id, [asked, addresses](nlohmann::json response) {
-        if (response.contains("result")) response["result"]["text"] = release_text(asked.session, response["result"], addresses);
+      writer_.transform_response(request.id, [asked](nlohmann::json response) {
+        if (response.contains("result")) {
+          response["result"]["text"] = release_text(asked.session, response["result"], asked.addresses);
+        }
         return with_text(std::move(response));
       });
     }

@@ -83,7 +83,23 @@ bool SessionManager::claim_tracefs(Session& session) {
 }
 
 std::optional<ProtocolError> SessionManager::start(const nlohmann::json& request_id, SessionSpec spec) {
-  reap();  // a failed start's number is free once its thread is joined
+  {
+    // Sessions that ended are a moment from their thread's end: joined now,
+    // a failed start's number is free for this one (outside mutex_, which
+    // their last writes may take).
+    std::vector<std::shared_ptr<Session>> finishing;
+    {
+      std::lock_guard lock(mutex_);
+      for (const auto& [id, session] : sessions_) {
+        std::lock_guard session_lock(session->mutex);
+        if (session->state == "ended") finishing.push_back(session);
+      }
+    }
+    for (const auto& session : finishing) {
+      while (!session->thread_done) std::this_thread::yield();
+    }
+  }
+  reap();
   std::lock_guard lock(mutex_);
   const std::string& backend = spec.command == "probe" ? spec.probe.request.backend : spec.options.request.backend;
   if (backend == "tracefs") {

@@ -77,32 +77,6 @@ nlohmann::json preparation(const SessionSpec& spec, const DebuggerContext& debug
   return prepare;
 }
 
-std::vector<std::string> release_text(uint64_t session, const nlohmann::json& result,
-                                      const std::vector<std::string>& addresses) {
-  const std::string who = "xref: session " + std::to_string(session);
-  const std::string reason = result.value("reason", std::string("a breakpoint"));
-  if (result.value("ended", false)) {
-    std::string where;
-    for (const std::string& address : addresses) where += (where.empty() ? "" : ", ") + address;
-    return {who + " ended (released): " + reason + " is at its probe site " + where + "; what it recorded is kept"};
-  }
-  std::vector<std::string> lines;
-  for (const nlohmann::json& site : result.value("released", nlohmann::json::array())) {
-    if (!site.is_object()) continue;
-    std::string what = site.value("address", std::string("?"));
-    if (site.value("ret_site", false)) what += "'s ret site";
-    lines.push_back(who + " no longer observes " + what + " at " + site.value("probe_live", std::string("?")) +
-                    " since " + std::to_string(site.value("at_ms", uint64_t{0})) + " ms (" + reason +
-                    " there): " + std::to_string(site.value("hits", uint64_t{0})) + " hits counted up to then");
-  }
-  if (!lines.empty() && result.value("hits_may_be_lost", false)) {
-    lines.push_back("xref: warning: session " + std::to_string(session) + "'s other sites were out for " +
-                    std::to_string(result.value("gap_us", uint64_t{0})) +
-                    " us while the process ran: hits then were not counted");
-  }
-  return lines;
-}
-
 std::string place_text(render::Names& names, uint64_t live) {
   render::CodeAddress address;
   address.live = live;
@@ -140,8 +114,10 @@ std::vector<std::string> start_text(const std::string& command, pid_t pid, const
                     plural(started.value("functions", uint64_t{0}), "function") + " (" + backend +
                     "); windows print at the next stop (xref show)");
     if (started.contains("here_window") && started["here_window"].is_number_unsigned()) {
-      lines.push_back("xref: window " + std::to_string(started["here_window"].get<uint64_t>()) +
-                      " is open on the selected thread until the selected frame (CFA " +
+      const std::string thread = prepared.contains("here_tid") ? std::to_string(prepared["here_tid"].get<uint64_t>())
+                                                                 : std::string("the selected one");
+      lines.push_back("xref: window " + std::to_string(started["here_window"].get<uint64_t>()) + " is open on thread " +
+                      thread + " until the selected frame (CFA " +
                       started.value("here_cfa", std::string("?")) + ") returns");
     }
   } else {

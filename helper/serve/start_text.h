@@ -24,11 +24,6 @@ nlohmann::json preparation(const SessionSpec& spec, const DebuggerContext& debug
 std::vector<std::string> start_text(const std::string& command, pid_t pid, const nlohmann::json& started,
                                     const nlohmann::json& prepared, render::Names& names);
 
-// session.release's answer (`result`) as the lines that say which session
-// stopped observing which site, since when and why.
-std::vector<std::string> release_text(uint64_t session, const nlohmann::json& result,
-                                      const std::vector<std::string>& addresses);
-
 // "handle_request+0x18 at sample_service.c:172", "" when nothing names it.
 std::string place_text(render::Names& names, uint64_t live);
 // The function an event of a window happened in (its target).

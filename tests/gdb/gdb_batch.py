@@ -94,7 +94,7 @@ class ShownWindow:
         self.header = header
         self.id = int(header.split()[1])
         self.session = int(re.search(r"\(session (\d+)\)", header).group(1))
-        self.tid = int(re.search(r"  tid (\d+)", header).group(1))
+        self.tid = int(re.search(r"  thread (\d+)", header).group(1))
         self.events = []
 
     def entered(self):
@@ -103,6 +103,7 @@ class ShownWindow:
 
 
 _EVENT = re.compile(r"^  (\d+:\d+) +(.*)$")
+_DURATION = re.compile(r"^ *([0-9.]+ (?:ns|us|ms|s)) ")
 
 
 def shown_windows(output):
@@ -113,9 +114,13 @@ def shown_windows(output):
         if not windows:
             return
         width = max((len(match.group(1)) for match in pending), default=0)
-        for match in pending:
-            line = match.group(0)
-            body = line[2 + width + 2:]
+        # The duration column (right-aligned, blank where a call did not end in the window).
+        bodies = [match.group(0)[2 + width + 2:] for match in pending]
+        durations = [_DURATION.match(body) for body in bodies]
+        column = max((len(found.group(0)) - 1 for found in durations if found), default=0)
+        for match, body in zip(pending, bodies):
+            if column:
+                body = body[column + 2:]
             stripped = body.lstrip(" ")
             depth = (len(body) - len(stripped)) // 2
             mark, text = stripped[0], stripped[2:]
