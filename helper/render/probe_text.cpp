@@ -87,7 +87,8 @@ std::string address_text(const nlohmann::json& listed, Names& names) {
     where = text_at(listed, "location");
     if (where.empty()) where = static_text(address);
   }
-  if (where.empty() || where == spelled) return spelled + line_text(place);
+  // "validate", "libc.so.6:malloc": the spelling already says the name.
+  if (where.empty() || where == spelled || spelled.ends_with(":" + where)) return spelled + line_text(place);
   return spelled + "  " + where + line_text(place);
 }
 
