@@ -397,10 +397,7 @@ std::vector<std::string> probe_change_lines(uint64_t session, const nlohmann::js
 
 std::vector<CodeAddress> probe_addresses(const nlohmann::json& document_or_changes) {
   std::vector<CodeAddress> addresses;
-  auto add = [&](const CodeAddress& address) {
-    if (!address.static_va && !address.live) return;
-    if (std::find(addresses.begin(), addresses.end(), address) == addresses.end()) addresses.push_back(address);
-  };
+  auto add = [&](const CodeAddress& address) { add_code_address(addresses, address); };
   auto add_from = [&](const nlohmann::json& entry) {
     if (auto from = came_from(entry)) add(from->address);
   };
