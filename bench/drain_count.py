@@ -53,15 +53,23 @@ import json
 import re
 import sys
 
+# The text's summary line (helper/render/session_text.cpp, trace_summary_lines):
+# "2 windows (2 complete), 36 events, 0 lost; stopped after 28 ms: --max-windows reached".
 TEXT_SUMMARY = re.compile(
-    r"^summary: windows=(\d+) complete=(\d+) events=(\d+) lost=(\d+) stop=(\S+) elapsed_ms=(\d+)")
-# An event line of the text output: depth, then > (entry) or < (return).
-TEXT_EVENT = re.compile(r"^\s*\d+\s+[<>]\s")
+    r"^(\d+) windows? \((\d+) complete\), (\d+) events?, (\d+) lost; stopped after (\d+) ms: (.+)$")
+# Its stop reasons, spelt for people, back to the JSON's stop_reason.
+TEXT_STOP_REASONS = {"--max-windows reached": "max_windows", "--max-events reached": "max_events",
+                     "--duration-ms reached": "duration", "the process exited": "target_exited",
+                     "the process ran another program (exec)": "target_changed",
+                     "the output's reader went away": "output_closed"}
+# An event line of the text output: its W:SEQ reference first.
+TEXT_EVENT = re.compile(r"^  \d+:\d+\s")
 BPFTRACE_HIT = re.compile(r"^\d+ [<>] \S+ \d+ 0x[0-9a-f]+$")
 BPFTRACE_LOST = re.compile(r"^Lost (\d+) events")
 TEXT_NOT_SHOWN = re.compile(r"^not shown: (\d+) windows?")
 TEXT_NOT_TRACED = re.compile(r"^not traced: (\d+) start calls?")
-TEXT_STATUS = re.compile(r"\bstatus (\S+)")
+# A window line's status words: "complete", "incomplete (the process exited)", ...
+TEXT_STATUS = re.compile(r"^window \d+(?: \(session \d+\))?  thread \d+  (.+?)  ran ")
 
 
 def fail(message):
@@ -140,7 +148,7 @@ def count(form, path, per_window=None):
                     status = TEXT_STATUS.search(line)
                     if status:
                         statuses[status[1]] = statuses.get(status[1], 0) + 1
-                elif line.startswith("summary: "):
+                elif TEXT_SUMMARY.match(line):
                     summary = TEXT_SUMMARY.match(line)
                 elif (match := TEXT_NOT_SHOWN.match(line)):
                     not_shown += int(match[1])
@@ -149,7 +157,7 @@ def count(form, path, per_window=None):
         if summary is None:
             fail("%s: no summary line" % path)
         result.update(windows=int(summary[1]), complete=int(summary[2]), events=int(summary[3]),
-                      summary_events=int(summary[3]), lost=int(summary[4]), stop=summary[5],
+                      summary_events=int(summary[3]), lost=int(summary[4]), stop=TEXT_STOP_REASONS.get(summary[6], summary[6]),
                       incomplete=int(summary[1]) - int(summary[2]), not_shown=not_shown, starts_refused=refused,
                       output_events=events, output_windows=windows, statuses=statuses)
     elif form == "json":

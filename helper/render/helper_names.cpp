@@ -1,6 +1,5 @@
 #include "render/helper_names.h"
 
-#include "source_lines.h"
 
 namespace xref::render {
 namespace {
@@ -14,23 +13,21 @@ std::string name_of(const std::string& path) {
 
 struct HelperNames::Module {
   std::shared_ptr<const ElfImage> image;  // null: the module could not be opened
-  std::string lines_path;                 // the file whose DWARF (or debug file) gives lines
+  const xref::Module* mapped = nullptr;   // in a live process: its lines through ModuleLines
+  std::string lines_path;                 // else the file whose DWARF (or debug file) gives lines
   std::optional<SourceLines> lines;       // opened at the first address asked for
   bool lines_opened = false;
-
-  std::optional<SourceLine> line_at(uint64_t static_va) {
-    if (!lines_opened) {
-      lines_opened = true;
-      // A module without lines, or one that cannot be read, names functions only.
-      if (auto opened = SourceLines::open(lines_path)) {
-        lines = std::move(*opened);
-      } else if (image && image->path() != lines_path) {
-        if (auto again = SourceLines::open(image->path())) lines = std::move(*again);
-      }
-    }
-    return lines ? lines->at(static_va) : std::nullopt;
-  }
 };
+
+std::optional<SourceLine> HelperNames::line_at(Module& module, uint64_t static_va) {
+  if (module.mapped != nullptr) return module_lines_.at(*module.mapped, static_va);
+  if (!module.lines_opened) {
+    module.lines_opened = true;
+    // A file without lines, or one that cannot be read, names functions only.
+    if (auto opened = SourceLines::open(module.lines_path)) module.lines = std::move(*opened);
+  }
+  return module.lines ? module.lines->at(static_va) : std::nullopt;
+}
 
 HelperNames::HelperNames(const AddressSpace& space) : space_(&space) {}
 
@@ -53,8 +50,7 @@ HelperNames::Module* HelperNames::module(const std::string& given) {
     const xref::Module* mapped = name.empty() ? space_->main_module() : space_->find_module(name);
     if (mapped != nullptr) {
       if (auto image = space_->image(*mapped)) module->image = std::move(*image);
-      // The path maps gives (not /proc/PID/map_files): a debug file is found beside it.
-      module->lines_path = mapped->path;
+      module->mapped = mapped;
     }
   }
   return modules_.emplace(name, std::move(module)).first->second.get();
@@ -79,7 +75,7 @@ std::optional<Place> HelperNames::name(const std::string& module_name, uint64_t 
       place.offset = static_va - function->start;
     }
   }
-  if (auto line = module->line_at(static_va)) {
+  if (auto line = line_at(*module, static_va)) {
     place.file = line->file;
     place.line = line->line;
   }

@@ -1,5 +1,7 @@
 #include "render/place_text.h"
 
+#include <algorithm>
+
 #include "demangle.h"
 #include "hex.h"
 
@@ -19,6 +21,11 @@ std::string line_text(const std::optional<Place>& place) {
   const size_t slash = place->file.rfind('/');
   return " at " + (slash == std::string::npos ? place->file : place->file.substr(slash + 1)) + ":" +
          std::to_string(place->line);
+}
+
+void add_code_address(std::vector<CodeAddress>& addresses, const CodeAddress& address) {
+  if (!address.static_va && !address.live) return;
+  if (std::find(addresses.begin(), addresses.end(), address) == addresses.end()) addresses.push_back(address);
 }
 
 std::string static_text(const CodeAddress& address) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "render/names.h"
 
@@ -22,6 +23,8 @@ struct JsonPlace {
 std::string place_text(const std::optional<Place>& place, const CodeAddress& address, const JsonPlace& json = {});
 // " at file.c:172" for a place with a line, else "".
 std::string line_text(const std::optional<Place>& place);
+// `address` added to the list a front end is asked to name, once, unless it says nothing.
+void add_code_address(std::vector<CodeAddress>& addresses, const CodeAddress& address);
 // "0x1c20" or "libc.so.6:0x1c20"; "" when the static VA is unknown.
 std::string static_text(const CodeAddress& address);
 

@@ -87,7 +87,8 @@ std::string address_text(const nlohmann::json& listed, Names& names) {
     where = text_at(listed, "location");
     if (where.empty()) where = static_text(address);
   }
-  if (where.empty() || where == spelled) return spelled + line_text(place);
+  // "validate", "libc.so.6:malloc": the spelling already says the name.
+  if (where.empty() || where == spelled || spelled.ends_with(":" + where)) return spelled + line_text(place);
   return spelled + "  " + where + line_text(place);
 }
 
@@ -396,10 +397,7 @@ std::vector<std::string> probe_change_lines(uint64_t session, const nlohmann::js
 
 std::vector<CodeAddress> probe_addresses(const nlohmann::json& document_or_changes) {
   std::vector<CodeAddress> addresses;
-  auto add = [&](const CodeAddress& address) {
-    if (!address.static_va && !address.live) return;
-    if (std::find(addresses.begin(), addresses.end(), address) == addresses.end()) addresses.push_back(address);
-  };
+  auto add = [&](const CodeAddress& address) { add_code_address(addresses, address); };
   auto add_from = [&](const nlohmann::json& entry) {
     if (auto from = came_from(entry)) add(from->address);
   };

@@ -165,10 +165,7 @@ std::string window_header(const nlohmann::json& window, const WindowStyle& style
 
 std::vector<CodeAddress> window_addresses(const nlohmann::json& window) {
   std::vector<CodeAddress> addresses;
-  auto add = [&](const CodeAddress& address) {
-    if (!address.static_va && !address.live) return;
-    if (std::find(addresses.begin(), addresses.end(), address) == addresses.end()) addresses.push_back(address);
-  };
+  auto add = [&](const CodeAddress& address) { add_code_address(addresses, address); };
   for (const nlohmann::json& event : array_at(window, "events")) {
     const std::string kind = text_at(event, "kind");
     if (kind == "stop") {

@@ -176,7 +176,8 @@ def check_text_spelling(xref: str, pid: int, problems: list[str]) -> None:
     if result.returncode != 0:
         problems.append(f"xref probe (text) exited {result.returncode}: {result.stderr.strip()}")
         return
-    rows = [line.split(" (")[0] for line in result.stdout.splitlines() if line.startswith("libc.so.6:")]
+    rows = [line.strip().split("  ")[0] for line in result.stdout.splitlines()
+            if line.strip().startswith("libc.so.6:")]
     if rows != [typed("malloc"), typed("strlen")]:
         problems.append(f"the text names {rows}, not as typed: {result.stdout!r}")
 
