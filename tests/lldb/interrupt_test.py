@@ -12,7 +12,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "support"))
-from facility import SKIP, Skip, require  # noqa: E402
+from facility import require, run_named  # noqa: E402
 from terminal import Terminal  # noqa: E402
 
 LLDB = os.environ.get("XREF_LLDB_PROGRAM", "")
@@ -194,19 +194,5 @@ def trace_case():
 TESTS = {"probe": probe_case, "trace": trace_case}
 
 
-def main():
-    name = sys.argv[1] if len(sys.argv) > 1 else ""
-    if name not in TESTS:
-        print("usage: %s {%s}" % (sys.argv[0], "|".join(sorted(TESTS))))
-        return 2
-    try:
-        TESTS[name]()
-    except Skip as skip:
-        print(skip)
-        return SKIP
-    print("passed")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_named(TESTS, sys.argv))
