@@ -15,6 +15,7 @@
 
 #include "hex.h"
 #include "lldb_symbols.h"
+#include "new_text.h"
 #include "probe_render.h"
 #include "stop_signal.h"
 #include "window_render.h"
@@ -89,6 +90,8 @@ void PluginState::shutdown() {
     }
   }
   if (watcher_.joinable()) watcher_.join();
+  // Without the lock: a stop being printed takes it.
+  if (stop_listener_) stop_listener_->stop();
   auto held = lock();
   for (const auto& [pid, pidfd] : watched_) close(pidfd);
   watched_.clear();
@@ -369,14 +372,7 @@ void PluginState::announce_exit(uint64_t pid) {
   // with their last windows: give it a moment.
   const auto deadline = std::chrono::steady_clock::now() + kExitWait;
   Lines lines;
-  struct Claimed {
-    uint64_t session;
-    lldb::SBTarget target;
-    nlohmann::json window;
-  };
-  std::vector<Claimed> windows;
-  Lines end_lines;
-  std::vector<BreakpointRestore> restores;
+  NewText text;
   for (;;) {
     {
       auto held = lock();
@@ -386,34 +382,57 @@ void PluginState::announce_exit(uint64_t pid) {
       if (all_ended || stopping_ || std::chrono::steady_clock::now() >= deadline) {
         // Claimed under the lock, rendered after it: LLDB's API lock may be
         // held by a command whose stop hook waits for this lock.
-        for (auto& [id, session] : sessions_) {
-          if (session.pid != pid) continue;
-          for (auto& record : session.windows) {
-            if (record.shown) continue;
-            windows.push_back({id, session.target, record.window});
-            record.shown = true;
-          }
-          if (session.ended && !session.end_shown) {
-            end_lines.push_back(session_end_line(session));
-            session.end_shown = true;
-          }
-        }
-        restores = std::move(pending_restores_);
-        pending_restores_.clear();
-        lines.insert(lines.begin(), pending_lines_.begin(), pending_lines_.end());
-        pending_lines_.clear();
+        text = claim_new_text(pid, SIZE_MAX, false);
         break;
       }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  apply_restores(std::move(restores), lines);
-  for (auto& claimed : windows) {
-    LldbSymbols symbols(claimed.target);
-    for (auto& line : render_window(claimed.window, claimed.session, symbols)) lines.push_back(std::move(line));
+  text.lines.insert(text.lines.begin(), lines.begin(), lines.end());
+  // Straight to the output: lldb may be about to quit (the end of a batch),
+  // before its event thread would print.
+  const Lines rendered = render_new_text(std::move(text));
+  if (!rendered.empty()) write_to_debugger(debugger_, rendered);
+}
+
+void PluginState::watch_stops(lldb::SBProcess process) {
+  if (!stop_listener_) {
+    stop_listener_ = std::make_unique<StopListener>(
+        StopListener::Handlers{[this](lldb::SBProcess stopped) { on_stopped(stopped); },
+                               [this](lldb::SBProcess resumed) { on_resumed(resumed); }});
   }
-  lines.insert(lines.end(), end_lines.begin(), end_lines.end());
-  if (!lines.empty()) write_to_debugger(debugger_, lines);
+  stop_listener_->watch(process);
+}
+
+void PluginState::stop_hook_ran(lldb::SBProcess process) {
+  if (process.IsValid()) hooked_stops_[process.GetProcessID()] = process.GetStopID(false);
+}
+
+void PluginState::on_stopped(lldb::SBProcess process) {
+  // Read before the lock (no LLDB calls under it). The stop hook of this
+  // stop, if LLDB ran one, has finished: the event comes here after it.
+  const uint64_t pid = process.GetProcessID();
+  const uint32_t stop = process.GetStopID(false);
+  NewText text;
+  {
+    auto held = lock();
+    if (stopping_) return;
+    auto hooked = hooked_stops_.find(pid);
+    if (hooked != hooked_stops_.end() && hooked->second == stop) return;  // printed by the stop hook
+    hooked_stops_[pid] = stop;
+    Lines lines;
+    await_pending_windows(lines);
+    text = claim_new_text(std::nullopt, kWindowsPerStop, true);
+    text.lines.insert(text.lines.begin(), lines.begin(), lines.end());
+  }
+  print_async(debugger_, render_new_text(std::move(text)));
+}
+
+void PluginState::on_resumed(lldb::SBProcess process) {
+  // The process runs again: the place to tell the helper (a `resumed`
+  // request), so that a window's time can leave out the time the process
+  // sat stopped at the prompt. Nothing to do yet.
+  (void)process;
 }
 
 bool PluginState::process_gone(const SessionRecord& session) {

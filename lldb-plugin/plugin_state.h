@@ -21,10 +21,16 @@
 #include <vector>
 
 #include "helper_client.h"
+#include "stop_listener.h"
 
 namespace xref::lldb_plugin {
 
 using Lines = std::vector<std::string>;
+
+// New windows printed at one stop; `xref show` prints the rest.
+inline constexpr size_t kWindowsPerStop = 20;
+
+struct NewText;
 
 struct WindowRecord {
   nlohmann::json window;
@@ -130,6 +136,17 @@ class PluginState {
   // at, so the windows of its sessions not shown yet are printed then.
   void watch_process(uint64_t pid);
 
+  // Catches every stop and resume of a session's process (stop_listener.h):
+  // a stop the stop hook did not print (an interrupt) prints what is new.
+  void watch_stops(lldb::SBProcess process);
+  // The stop hook ran at the process's current stop (on a command's thread).
+  void stop_hook_ran(lldb::SBProcess process);
+
+  // What is new since it was last shown, taken out of the sessions (marked
+  // shown): of the sessions of `pid` (all when nullopt), at most
+  // `window_limit` windows, probe changes when asked. No LLDB calls.
+  NewText claim_new_text(std::optional<uint64_t> pid, size_t window_limit, bool probe_changes);
+
   // Is the session's process gone (exited, killed, detached)?
   bool process_gone(const SessionRecord& session);
 
@@ -142,6 +159,9 @@ class PluginState {
   void record_window(SessionRecord& session, nlohmann::json window);
   void watch_loop();
   void announce_exit(uint64_t pid);
+  // On the stop listener's thread.
+  void on_stopped(lldb::SBProcess process);
+  void on_resumed(lldb::SBProcess process);
 
   lldb::SBDebugger debugger_;
   std::mutex mutex_;
@@ -157,6 +177,9 @@ class PluginState {
   int wake_fd_ = -1;                 // eventfd: the watched set changed, or shutdown
   std::map<uint64_t, int> watched_;  // pid -> pidfd
   bool stopping_ = false;
+
+  std::unique_ptr<StopListener> stop_listener_;
+  std::map<uint64_t, uint32_t> hooked_stops_;  // pid -> the natural stop id the stop hook last ran at
 };
 
 // Renders a session's windows that were not shown yet (all when `all`) and,

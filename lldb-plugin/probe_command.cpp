@@ -114,6 +114,7 @@ bool ProbeCommand::execute(lldb::SBDebugger debugger, char** command, lldb::SBCo
   }
   scope.state().ensure_stop_hook(target);
   scope.state().watch_process(session.pid);
+  scope.state().watch_stops(target.GetProcess());
   return true;
 }
 

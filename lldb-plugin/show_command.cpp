@@ -9,8 +9,6 @@
 namespace xref::lldb_plugin {
 namespace {
 
-constexpr size_t kWindowsPerStop = 20;
-
 struct ShowOptions {
   std::optional<uint64_t> session;
   bool all = false;
@@ -96,6 +94,8 @@ bool ShowCommand::execute(lldb::SBDebugger debugger, char** command, lldb::SBCom
   // The stop hook: a stop by the program's own --stop-when signal goes on (stop_signal.h).
   if (has_word(words, "--new") && pass_program_signal(debugger, result)) return true;
   CommandScope scope(debugger, result);
+  // The stop listener leaves this stop to the hook (stop_listener.h).
+  if (has_word(words, "--new")) scope.state().stop_hook_ran(debugger.GetSelectedTarget().GetProcess());
   if (wants_help(words)) return print_help(scope);
   ShowOptions options;
   std::string error;

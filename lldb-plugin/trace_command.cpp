@@ -214,6 +214,7 @@ bool TraceCommand::execute(lldb::SBDebugger debugger, char** command, lldb::SBCo
   }
   scope.state().ensure_stop_hook(target);
   scope.state().watch_process(session.pid);
+  scope.state().watch_stops(target.GetProcess());
   return true;
 }
 

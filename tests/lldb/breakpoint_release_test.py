@@ -16,7 +16,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "support"))
-from facility import SKIP, Skip, require  # noqa: E402,F401
+from facility import require, run_named  # noqa: E402
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 SOURCE = os.path.join(HERE, "..", "gdb", "release_target.c")
@@ -136,19 +136,5 @@ for _compiler in COMPILERS:
         TESTS["%s-%s" % (_case.__name__, _compiler)] = (lambda case, compiler: lambda: case(compiler))(_case, _compiler)
 
 
-def main():
-    name = sys.argv[1] if len(sys.argv) > 1 else ""
-    if name not in TESTS:
-        print("usage: %s {%s}" % (sys.argv[0], "|".join(sorted(TESTS))))
-        return 2
-    try:
-        TESTS[name]()
-    except Skip as skip:
-        print(skip)
-        return SKIP
-    print("passed")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_named(TESTS, sys.argv))
