@@ -1,12 +1,16 @@
 // The LLDB front end of xref: `plugin load .../libxref_lldb.so` adds the
 // `xref` command (docs/lldb.md). Public SB API only.
+//
+// One command: the user's words go to the helper as they are typed (`run`),
+// which parses them with the CLI's own definitions and answers with the text
+// to print, so a new helper command or option needs no change here. Only
+// `xref helper` (which helper to start) and the stop hook's `xref show
+// --new` are the plugin's own.
 #include <lldb/API/LLDB.h>
 
-#include <memory>
-
 #include "breakpoint_guard.h"
-#include "commands.h"
-#include "plugin_state.h"
+#include "frontend.h"
+#include "stop_signal.h"
 
 namespace lldb {
 __attribute__((visibility("default"))) bool PluginInitialize(lldb::SBDebugger debugger);
@@ -15,34 +19,90 @@ __attribute__((visibility("default"))) bool PluginInitialize(lldb::SBDebugger de
 namespace xref::lldb_plugin {
 namespace {
 
-void add(lldb::SBCommand& parent, Subcommand* command) {
-  // LLDB owns the command object from here on.
-  parent.AddCommand(command->name(), command, command->help(), command->syntax(), "");
-}
+constexpr const char* kHelp =
+    "Live tracing with xref: what the process does next, in order, from eBPF uprobes, without stopping it "
+    "(docs/lldb.md).\n"
+    "\n"
+    "  xref trace --here            a window on this thread until the selected frame returns; prints at the next stop\n"
+    "  xref trace --start bp:N      a window at each hit of breakpoint N's locations (N is off meanwhile)\n"
+    "  xref probe ADDRESS...        exact hit counts, callers and values; what changed prints at each stop\n"
+    "  xref show [--all] [--json]   what is new (every stop prints it by itself)\n"
+    "  xref sessions                the sessions started from this debugger\n"
+    "  xref stop [N | --all]        stop sessions; their breakpoints come back\n"
+    "  xref break W:SEQ             a breakpoint where event SEQ of window W happened\n"
+    "  xref maps | resolve | memscan | doctor    the helper's one-shot commands on this process\n"
+    "  xref helper [COMMAND...]     show or set the command that starts the helper (`xref helper --help`)\n"
+    "\n"
+    "`xref help` lists every command; `xref COMMAND --help` its options (the helper's own help).";
 
-// Closing the helper's stdin makes it stop every session and detach.
-void on_debugger_destroyed(lldb::user_id_t debugger_id, void*) { PluginState::forget(debugger_id); }
+constexpr const char* kSyntax = "xref COMMAND [ARGUMENTS...]";
+
+constexpr const char* kHelperHelp =
+    "xref helper                      show the command that starts the helper and whether it runs\n"
+    "xref helper COMMAND [ARG...]     start the helper with this command from now on,\n"
+    "                                 e.g. xref helper sudo -n /usr/local/bin/xref serve\n"
+    "xref helper --default            back to the default (the xref next to this plugin, then ../helper/xref,\n"
+    "                                 then PATH, with `serve`; or the XREF_HELPER environment variable)";
+
+class XrefCommand : public lldb::SBCommandPluginInterface {
+ public:
+  bool DoExecute(lldb::SBDebugger debugger, char** command, lldb::SBCommandReturnObject& result) override {
+    try {
+      return execute(debugger, command, result);
+    } catch (const std::exception& error) {  // an exception into LLDB would end the debugger
+      result.SetError((std::string("xref: internal error: ") + error.what()).c_str());
+    }
+    return false;
+  }
+
+ private:
+  bool execute(lldb::SBDebugger debugger, char** command, lldb::SBCommandReturnObject& result) {
+    std::vector<std::string> words;
+    for (char** word = command; word != nullptr && *word != nullptr; ++word) words.emplace_back(*word);
+    const bool stop_hook = words == std::vector<std::string>{"show", "--new"};
+    // A stop by the program's own --stop-when signal goes on (stop_signal.h).
+    if (stop_hook && pass_program_signal(debugger, result)) return true;
+    auto frontend = Frontend::of(debugger);
+    Lines lines;
+    Failure failure;
+    {
+      auto held = frontend->lock();
+      if (stop_hook) {
+        lldb::SBProcess process = debugger.GetSelectedTarget().GetProcess();
+        frontend->stop_hook_ran(process);
+        frontend->at_stop(process, lines);
+      } else if (!words.empty() && words[0] == "helper") {
+        words.erase(words.begin());
+        if (words == std::vector<std::string>{"--help"} || words == std::vector<std::string>{"-h"}) {
+          lines.push_back(kHelperHelp);
+        } else {
+          frontend->helper_command(words, lines, failure);
+        }
+      } else {
+        failure = frontend->run(words, nlohmann::json::object(), lines);
+      }
+    }
+    std::string text;
+    for (const auto& line : lines) text += line + "\n";
+    if (!text.empty()) result.PutCString(text.c_str(), static_cast<int>(text.size()));
+    if (failure) {
+      result.SetError(failure->rfind("xref: ", 0) == 0 ? failure->c_str() : ("xref: " + *failure).c_str());
+      return false;
+    }
+    result.SetStatus(lldb::eReturnStatusSuccessFinishResult);
+    return true;
+  }
+};
+
+void on_debugger_destroyed(lldb::user_id_t debugger_id, void*) { Frontend::forget(debugger_id); }
 
 }  // namespace
 }  // namespace xref::lldb_plugin
 
 bool lldb::PluginInitialize(lldb::SBDebugger debugger) {
   using namespace xref::lldb_plugin;
-  lldb::SBCommandInterpreter interpreter = debugger.GetCommandInterpreter();
-  lldb::SBCommand xref = interpreter.AddMultiwordCommand(
-      "xref", "Live tracing with xref: ordered windows of what the process does next, from eBPF uprobes, "
-              "without stopping it (docs/lldb.md).");
+  lldb::SBCommand xref = debugger.GetCommandInterpreter().AddCommand("xref", new XrefCommand(), kHelp, kSyntax);
   if (!xref.IsValid()) return false;
-  add(xref, new TraceCommand());
-  add(xref, new ProbeCommand());
-  add(xref, new SessionsCommand());
-  add(xref, new ShowCommand());
-  add(xref, new StopCommand());
-  add(xref, new OneShotCommand("doctor"));
-  add(xref, new OneShotCommand("maps"));
-  add(xref, new OneShotCommand("resolve"));
-  add(xref, new BreakCommand());
-  add(xref, new HelperSubcommand());
   install_breakpoint_guard(debugger);
   debugger.AddDestroyCallback(on_debugger_destroyed, nullptr);
   return true;

@@ -51,8 +51,12 @@ void StopListener::loop() {
       case lldb::eStateStepping:
         handlers_.resumed(process);
         break;
+      case lldb::eStateExited:
+      case lldb::eStateDetached:
+        handlers_.exited(process);
+        break;
       default:
-        break;  // an exit is the process watcher's (PluginState::watch_process)
+        break;
     }
   }
 }

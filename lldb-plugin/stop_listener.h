@@ -1,5 +1,5 @@
-// Every public stop and resume of the processes that have sessions, caught
-// on a thread of the plugin.
+// Every public stop, resume and exit of the processes that have sessions,
+// caught on a thread of the plugin.
 //
 // The stop hook (`xref show --new`) does not see every stop: LLDB 19 runs no
 // stop hook for a halt, that is an interrupt (Ctrl-C, `process interrupt`):
@@ -31,6 +31,7 @@ class StopListener {
   struct Handlers {
     std::function<void(lldb::SBProcess)> stopped;  // a public stop that stays a stop (not restarted)
     std::function<void(lldb::SBProcess)> resumed;  // the process runs again (continue, step)
+    std::function<void(lldb::SBProcess)> exited;   // exited, or detached from
   };
 
   explicit StopListener(Handlers handlers);
