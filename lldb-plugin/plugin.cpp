@@ -1,12 +1,19 @@
 // The LLDB front end of xref: `plugin load .../libxref_lldb.so` adds the
 // `xref` command (docs/lldb.md). Public SB API only.
 //
-// One command: the user's words go to the helper as they are typed (`run`),
+// A thin multiword command (LLDB completes and lists its subcommands): every
+// subcommand sends the user's words as they are typed to the helper (`run`),
 // which parses them with the CLI's own definitions and answers with the text
-// to print, so a new helper command or option needs no change here. Only
-// `xref helper` (which helper to start) and the stop hook's `xref show
-// --new` are the plugin's own.
+// to print. Once a helper runs, the commands it names (`complete`) that are
+// not subcommands yet are added, so a new helper command needs no change
+// here. Only `xref helper` (which helper to start) and the stop hook's `xref
+// show --new` are the plugin's own.
 #include <lldb/API/LLDB.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
 
 #include "breakpoint_guard.h"
 #include "frontend.h"
@@ -35,8 +42,6 @@ constexpr const char* kHelp =
     "\n"
     "`xref help` lists every command; `xref COMMAND --help` its options (the helper's own help).";
 
-constexpr const char* kSyntax = "xref COMMAND [ARGUMENTS...]";
-
 constexpr const char* kHelperHelp =
     "xref helper                      show the command that starts the helper and whether it runs\n"
     "xref helper COMMAND [ARG...]     start the helper with this command from now on,\n"
@@ -44,8 +49,38 @@ constexpr const char* kHelperHelp =
     "xref helper --default            back to the default (the xref next to this plugin, then ../helper/xref,\n"
     "                                 then PATH, with `serve`; or the XREF_HELPER environment variable)";
 
+// What `help xref` says of each subcommand; every one takes `--help`.
+constexpr std::pair<const char*, const char*> kCommands[] = {
+    {"trace", "trace what happens next, in order, without stopping the process (--here, --start bp:N, ...)"},
+    {"probe", "count what reaches addresses: exact hits, callers, values; --stop-when stops a thread"},
+    {"show", "print what is new: windows, probe changes, session ends (--all, --json, --session N)"},
+    {"sessions", "list the sessions started from this debugger"},
+    {"stop", "stop sessions (N or --all): their probes go, their breakpoints come back"},
+    {"break", "set a breakpoint where event SEQ of window W happened (W:SEQ)"},
+    {"maps", "mappings and modules of the process, with the load bias of each"},
+    {"resolve", "live addresses of the process -> module, static VA, function"},
+    {"memscan", "search the process's memory"},
+    {"doctor", "what this host supports for xref, found by trying"},
+    {"help", "every command of the helper"},
+    {"helper", "show or set the command that starts the helper"},
+};
+
+// Per debugger: the `xref` multiword and its subcommands' names.
+struct Multiword {
+  lldb::SBCommand xref;
+  std::set<std::string> names;
+  bool asked = false;  // the helper's commands were added
+};
+
+std::map<lldb::user_id_t, Multiword>& multiwords() {
+  static auto* all = new std::map<lldb::user_id_t, Multiword>();
+  return *all;
+}
+
 class XrefCommand : public lldb::SBCommandPluginInterface {
  public:
+  explicit XrefCommand(std::string name) : name_(std::move(name)) {}
+
   bool DoExecute(lldb::SBDebugger debugger, char** command, lldb::SBCommandReturnObject& result) override {
     try {
       return execute(debugger, command, result);
@@ -57,7 +92,7 @@ class XrefCommand : public lldb::SBCommandPluginInterface {
 
  private:
   bool execute(lldb::SBDebugger debugger, char** command, lldb::SBCommandReturnObject& result) {
-    std::vector<std::string> words;
+    std::vector<std::string> words{name_};
     for (char** word = command; word != nullptr && *word != nullptr; ++word) words.emplace_back(*word);
     const bool stop_hook = words == std::vector<std::string>{"show", "--new"};
     // A stop by the program's own --stop-when signal goes on (stop_signal.h).
@@ -90,8 +125,28 @@ class XrefCommand : public lldb::SBCommandPluginInterface {
       return false;
     }
     result.SetStatus(lldb::eReturnStatusSuccessFinishResult);
+    add_new_commands(debugger, *frontend);
     return true;
   }
+
+  // The helper's commands that are no subcommand yet (a newer helper's).
+  static void add_new_commands(lldb::SBDebugger debugger, Frontend& frontend) {
+    auto found = multiwords().find(debugger.GetID());
+    HelperClient* helper = frontend.running_helper();
+    if (helper == nullptr || found == multiwords().end() || found->second.asked) return;
+    found->second.asked = true;
+    const HelperReply reply = helper->request("complete", {{"argv", nlohmann::json::array()}, {"partial", ""}}, kQuickTimeout);
+    for (const auto& name : reply.ok ? reply.result.value("candidates", nlohmann::json::array()) : nlohmann::json()) {
+      if (!name.is_string() || name.get<std::string>().rfind("-", 0) == 0) continue;
+      const std::string text = name;
+      if (found->second.names.insert(text).second) {
+        found->second.xref.AddCommand(text.c_str(), new XrefCommand(text),
+                                      ("the helper's `" + text + "` (`xref " + text + " --help`)").c_str());
+      }
+    }
+  }
+
+  std::string name_;
 };
 
 void on_debugger_destroyed(lldb::user_id_t debugger_id, void*) { Frontend::forget(debugger_id); }
@@ -101,8 +156,15 @@ void on_debugger_destroyed(lldb::user_id_t debugger_id, void*) { Frontend::forge
 
 bool lldb::PluginInitialize(lldb::SBDebugger debugger) {
   using namespace xref::lldb_plugin;
-  lldb::SBCommand xref = debugger.GetCommandInterpreter().AddCommand("xref", new XrefCommand(), kHelp, kSyntax);
+  lldb::SBCommand xref = debugger.GetCommandInterpreter().AddMultiwordCommand("xref", kHelp);
   if (!xref.IsValid()) return false;
+  Multiword& added = multiwords()[debugger.GetID()];
+  added.xref = xref;
+  for (const auto& [name, help] : kCommands) {
+    added.names.insert(name);
+    xref.AddCommand(name, new XrefCommand(name), help, (std::string("xref ") + name + " [WORDS...]   (`xref " + name +
+                                                         " --help`: every option)").c_str());
+  }
   install_breakpoint_guard(debugger);
   debugger.AddDestroyCallback(on_debugger_destroyed, nullptr);
   return true;
