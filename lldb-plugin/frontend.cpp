@@ -326,14 +326,13 @@ void Frontend::watch(lldb::SBTarget target) {
   if (ignored.Succeeded()) hooked_targets_.push_back(target);
 }
 
-void Frontend::at_stop(lldb::SBProcess process, Lines& lines) {
+void Frontend::at_stop(Lines& lines) {
   if (!running_helper()) {
     if (helper_) helper_died(lines);
     return;
   }
   const nlohmann::json extra = {{"at_stop", true}, {"stopped_at_ns", monotonic_ns()}};
   if (auto failure = run({"show"}, extra, lines, kQuickTimeout)) lines.push_back(*failure);
-  (void)process;
 }
 
 void Frontend::stop_hook_ran(lldb::SBProcess process) {
@@ -352,7 +351,7 @@ void Frontend::on_stopped(lldb::SBProcess process) {
     auto hooked = hooked_stops_.find(pid);
     if (hooked != hooked_stops_.end() && hooked->second == stop) return;
     hooked_stops_[pid] = stop;
-    at_stop(process, lines);
+    at_stop(lines);
   }
   print_async(debugger_, lines);
 }
@@ -364,8 +363,7 @@ void Frontend::on_resumed(lldb::SBProcess process) {
   if (HelperClient* helper = running_helper()) helper->notify("resumed", {{"pid", pid}, {"at_ns", monotonic_ns()}});
 }
 
-void Frontend::on_exited(lldb::SBProcess process) {
-  (void)process;
+void Frontend::on_exited(lldb::SBProcess) {
   Lines lines;
   {
     auto held = lock();

@@ -70,7 +70,7 @@ class Frontend {
 
   // At a stop (the stop hook, or the listener for one it did not see): what
   // the sessions found since the last one.
-  void at_stop(lldb::SBProcess process, Lines& lines);
+  void at_stop(Lines& lines);
   // The stop hook ran at the process's current stop: the listener leaves it.
   void stop_hook_ran(lldb::SBProcess process);
 

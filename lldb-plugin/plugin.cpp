@@ -103,9 +103,8 @@ class XrefCommand : public lldb::SBCommandPluginInterface {
     {
       auto held = frontend->lock();
       if (stop_hook) {
-        lldb::SBProcess process = debugger.GetSelectedTarget().GetProcess();
-        frontend->stop_hook_ran(process);
-        frontend->at_stop(process, lines);
+        frontend->stop_hook_ran(debugger.GetSelectedTarget().GetProcess());
+        frontend->at_stop(lines);
       } else if (!words.empty() && words[0] == "helper") {
         words.erase(words.begin());
         if (words == std::vector<std::string>{"--help"} || words == std::vector<std::string>{"-h"}) {

@@ -180,7 +180,8 @@ def trace_case():
         for window in (1, 2):
             check(output.count("window %d (session 1)" % window) == 1, "window %d printed more than once" % window,
                   output)
-            lines = re.findall(r"\n  %d:\d+ +> ([\w:]+)" % window, after_stop)
+            # entries: "  W:SEQ  [TIME]  <indent>> NAME" (the helper's columns)
+            lines = re.findall(r"\n  %d:\d+ [^\n<>]*> ([\w:]+)" % window, after_stop)
             check(lines, "window %d is not printed after the interrupt" % window, output)
             entered = [names.get(name, name) for name in lines]
             check(entered == requests[window - 1], "window %d entered %s; the target's request %d entered %s" %
