@@ -158,7 +158,11 @@ def run(params):
         chosen = [sid for sid, s in sessions.items() if not s["ended"]]
         for sid in chosen:
             sessions[sid]["ended"] = "stopped"
-        return show(params, chosen) if chosen else {"text": ["xref: no running session"]}
+        if not chosen:
+            return {"text": ["xref: no running session"]}
+        shown = show(params, chosen)
+        # Stopped already: the rest prints with `show` once the front end named the addresses.
+        return dict(shown, text=[], ended=[], next_argv=["show"]) if "names_needed" in shown else shown
     if command == "break":
         window, seq = (int(part) for part in argv[1].split(":"))
         sid = max(sessions)
