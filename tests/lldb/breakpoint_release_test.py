@@ -92,15 +92,16 @@ def stopped_at_tally(text):
 def probe_then_break(compiler):
     output, calls = run_case(compiler, [
         "breakpoint set -n settle", "run", "xref probe tally --duration-ms 0", "breakpoint modify -i 2 1",
-        "continue", "breakpoint set -a tally", "continue", "xref show", "xref stop 1", "breakpoint delete 1 2",
+        "continue", "breakpoint set -a tally", "continue", "xref show --all", "xref stop 1", "breakpoint delete 1 2",
         "script site_bytes('tally')", "continue"])
     # Calls 2, 3 and 4 ran under the probe (it went in at settle(1), the break came at settle(4)).
     released_line(output, 3)
     check(stopped_at_tally(between(output, "breakpoint set -a tally", "xref show")), "LLDB did not stop at tally",
           output)
-    shown = between(output, "(lldb) xref show", "(lldb) xref stop 1")
+    # --all: the whole result (a bare `xref show` prints what changed since the last stop)
+    shown = between(output, "(lldb) xref show --all", "(lldb) xref stop 1")
     check(re.search(r"  hits 3 .*\n(.*\n)*?    not observed since \d+ ms \(breakpoint 2\)", shown) is not None,
-          "xref show does not mark tally as not observed since breakpoint 2", output)
+          "xref show --all does not mark tally as not observed since breakpoint 2", output)
     expect_clean_end(output, calls)
 
 
