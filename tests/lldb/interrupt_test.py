@@ -144,6 +144,45 @@ def probe_case():
             os.unlink(record)
 
 
+def stop_when_case():
+    """The --stop-when stop (xref's SIGRTMAX-1; the stop hook prints it), then
+    an interrupt: each prints once."""
+    record = "/tmp/xref-lldb-interrupt-stop-when-%d" % os.getpid()
+    if os.path.exists(record):
+        os.unlink(record)
+    terminal = start_lldb(record)
+    try:
+        type_command(terminal, "xref probe svc::validate --fetch id=%di:u64 --stop-when 'id == 30' --duration-ms 0",
+                     r"xref: session 1 probing PID \d+")
+        terminal.expect_pending(PROMPT)
+        terminal.send("continue\r")
+        terminal.expect(r"xref: probe session 1 at ")
+        terminal.expect(r"\nxref: probe session 1 stopped thread \d+: hit 31 of svc::validate, the 1st where "
+                        r"--stop-when 'id == 30' held: id=0x1e")
+        hits = int(terminal.expect(r"\n  svc::validate  [^\n]*  hits (\d+)").group(1))
+        terminal.expect(r"stop reason = signal SIGRTMAX-1")
+        # Requests 0 to 29 are in the record; request 30 is the stopped one.
+        calls = recorded(record, ">", "validate")
+        check(hits == 31 and calls == 30, "at the --stop-when stop: %d hits, %d calls recorded" % (hits, calls),
+              terminal.text())
+        run_until(terminal, record, "validate", 15)
+        probe_block(terminal)
+        type_command(terminal, "xref sessions", r"\n1 +\w+ +\d+ ")
+        terminal.expect_pending(PROMPT)
+        terminal.send("process kill\r")
+        terminal.expect(r"Process \d+ exited")
+        terminal.expect_pending(PROMPT)
+        terminal.send("quit\r")
+        terminal.finish()
+        output = terminal.text()
+        blocks = output.count("xref: probe session 1 at ")
+        check(blocks == 2, "2 stops printed %d probe reports (one each expected)" % blocks, output)
+    finally:
+        terminal.kill()
+        if os.path.exists(record):
+            os.unlink(record)
+
+
 def recorded_requests(record, traced):
     """The record's requests, in order: the functions of `traced` each entered."""
     requests = {}
@@ -191,7 +230,7 @@ def trace_case():
             os.unlink(record)
 
 
-TESTS = {"probe": probe_case, "trace": trace_case}
+TESTS = {"probe": probe_case, "trace": trace_case, "stop_when": stop_when_case}
 
 
 if __name__ == "__main__":
