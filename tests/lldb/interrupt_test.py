@@ -8,8 +8,8 @@ recorded requests. `python3 interrupt_test.py probe|trace`."""
 import os
 import re
 import shlex
+import signal
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "support"))
 from facility import require, run_named  # noqa: E402
@@ -46,9 +46,30 @@ def start_lldb(record):
     # (where the record is complete) nearly all the time.
     terminal = Terminal([LLDB, "--no-lldbinit", "-o", "plugin load " + PLUGIN, "--", TARGET, "--threads", "1",
                          "--requests", "1000000", "--interval-us", "20000", "--record", record], env)
-    type_command(terminal, "breakpoint set -n main", r"Breakpoint 1: ")
-    type_command(terminal, "run", r"stop reason = breakpoint 1\.")
+    try:
+        type_command(terminal, "breakpoint set -n main", r"Breakpoint 1: ")
+        terminal.target = int(type_command(terminal, "run", r"Process (\d+) launched").group(1))
+        terminal.expect(r"stop reason = breakpoint 1\.")
+    except BaseException:
+        terminal.kill()
+        raise
     return terminal
+
+
+def end(terminal, record):
+    """On every way out: lldb and the target are gone, the record too."""
+    terminal.kill()
+    target = getattr(terminal, "target", None)
+    try:
+        # Left behind when lldb was killed; checked to be this test's target
+        # (its record in the command line), never a process that took its pid.
+        with open("/proc/%d/cmdline" % target, "rb") as cmdline:
+            if record.encode() in cmdline.read():
+                os.kill(target, signal.SIGKILL)
+    except (TypeError, OSError):
+        pass
+    if os.path.exists(record):
+        os.unlink(record)
 
 
 def type_command(terminal, command, answer):
@@ -139,9 +160,7 @@ def probe_case():
         blocks = output.count("xref: probe session 1 at ")
         check(blocks == stops, "%d stops printed %d probe reports (one each expected)" % (stops, blocks), output)
     finally:
-        terminal.kill()
-        if os.path.exists(record):
-            os.unlink(record)
+        end(terminal, record)
 
 
 def stop_when_case():
@@ -178,9 +197,7 @@ def stop_when_case():
         blocks = output.count("xref: probe session 1 at ")
         check(blocks == 2, "2 stops printed %d probe reports (one each expected)" % blocks, output)
     finally:
-        terminal.kill()
-        if os.path.exists(record):
-            os.unlink(record)
+        end(terminal, record)
 
 
 def recorded_requests(record, traced):
@@ -225,9 +242,7 @@ def trace_case():
             check(entered == requests[window - 1], "window %d entered %s; the target's request %d entered %s" %
                   (window, entered, window - 1, requests[window - 1]), output)
     finally:
-        terminal.kill()
-        if os.path.exists(record):
-            os.unlink(record)
+        end(terminal, record)
 
 
 TESTS = {"probe": probe_case, "trace": trace_case, "stop_when": stop_when_case}
