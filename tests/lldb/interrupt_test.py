@@ -103,6 +103,21 @@ def probe_block(terminal):
     return int(terminal.expect(r"\n  svc::validate  [^\n]*  hits (\d+)").group(1))
 
 
+def expect_one_report_per_stop(terminal, stops):
+    """Ends lldb (after a command, so that the last stop's text is out) and
+    counts the probe reports of the whole run."""
+    type_command(terminal, "xref sessions", r"\n1 +\w+ +\d+ ")
+    terminal.expect_pending(PROMPT)
+    terminal.send("process kill\r")
+    terminal.expect(r"Process \d+ exited")
+    terminal.expect_pending(PROMPT)
+    terminal.send("quit\r")
+    terminal.finish()
+    output = terminal.text()
+    blocks = output.count("xref: probe session 1 at ")
+    check(blocks == stops, "%d stops printed %d probe reports (one each expected)" % (stops, blocks), output)
+
+
 def probe_case():
     record = "/tmp/xref-lldb-interrupt-probe-%d" % os.getpid()
     if os.path.exists(record):
@@ -149,16 +164,7 @@ def probe_case():
         run_until(terminal, record, "validate", 15)
         stops += 1
         probe_block(terminal)
-        type_command(terminal, "xref sessions", r"\n1 +running +\d+ ")
-        terminal.expect_pending(PROMPT)
-        terminal.send("process kill\r")
-        terminal.expect(r"Process \d+ exited")
-        terminal.expect_pending(PROMPT)
-        terminal.send("quit\r")
-        terminal.finish()
-        output = terminal.text()
-        blocks = output.count("xref: probe session 1 at ")
-        check(blocks == stops, "%d stops printed %d probe reports (one each expected)" % (stops, blocks), output)
+        expect_one_report_per_stop(terminal, stops)
     finally:
         end(terminal, record)
 
@@ -186,16 +192,7 @@ def stop_when_case():
               terminal.text())
         run_until(terminal, record, "validate", 15)
         probe_block(terminal)
-        type_command(terminal, "xref sessions", r"\n1 +\w+ +\d+ ")
-        terminal.expect_pending(PROMPT)
-        terminal.send("process kill\r")
-        terminal.expect(r"Process \d+ exited")
-        terminal.expect_pending(PROMPT)
-        terminal.send("quit\r")
-        terminal.finish()
-        output = terminal.text()
-        blocks = output.count("xref: probe session 1 at ")
-        check(blocks == 2, "2 stops printed %d probe reports (one each expected)" % blocks, output)
+        expect_one_report_per_stop(terminal, 2)
     finally:
         end(terminal, record)
 
