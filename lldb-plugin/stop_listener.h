@@ -57,9 +57,12 @@ class StopListener {
 };
 
 // Prints lines as LLDB prints its own asynchronous output (a stop report,
-// a stop hook's output): through the debugger's event thread, which hides
-// the prompt, prints and draws the prompt again. Straight to the output
-// file when nothing handles that output (no command interpreter loop runs).
+// a stop hook's output): an eBroadcastBitAsynchronousOutputData event on the
+// command interpreter's broadcaster, which the debugger's event thread
+// writes to its async output stream (Debugger::DefaultEventHandler in
+// lldb/source/Core/Debugger.cpp): the prompt is hidden, the text printed and
+// the prompt drawn again. Straight to the output file when nothing handles
+// that event (no command interpreter loop runs, as in lldb-dap).
 void print_async(lldb::SBDebugger debugger, const std::vector<std::string>& lines);
 
 }  // namespace xref::lldb_plugin

@@ -8,8 +8,8 @@ recorded requests. `python3 interrupt_test.py probe|trace`."""
 import os
 import re
 import shlex
+import signal
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "support"))
 from facility import require, run_named  # noqa: E402
@@ -46,9 +46,30 @@ def start_lldb(record):
     # (where the record is complete) nearly all the time.
     terminal = Terminal([LLDB, "--no-lldbinit", "-o", "plugin load " + PLUGIN, "--", TARGET, "--threads", "1",
                          "--requests", "1000000", "--interval-us", "20000", "--record", record], env)
-    type_command(terminal, "breakpoint set -n main", r"Breakpoint 1: ")
-    type_command(terminal, "run", r"stop reason = breakpoint 1\.")
+    try:
+        type_command(terminal, "breakpoint set -n main", r"Breakpoint 1: ")
+        terminal.target = int(type_command(terminal, "run", r"Process (\d+) launched").group(1))
+        terminal.expect(r"stop reason = breakpoint 1\.")
+    except BaseException:
+        terminal.kill()
+        raise
     return terminal
+
+
+def end(terminal, record):
+    """On every way out: lldb and the target are gone, the record too."""
+    terminal.kill()
+    target = getattr(terminal, "target", None)
+    try:
+        # Left behind when lldb was killed; checked to be this test's target
+        # (its record in the command line), never a process that took its pid.
+        with open("/proc/%d/cmdline" % target, "rb") as cmdline:
+            if record.encode() in cmdline.read():
+                os.kill(target, signal.SIGKILL)
+    except (TypeError, OSError):
+        pass
+    if os.path.exists(record):
+        os.unlink(record)
 
 
 def type_command(terminal, command, answer):
@@ -80,6 +101,21 @@ def probe_block(terminal):
     """The next probe report of session 1: the hits of svc::validate so far."""
     terminal.expect(r"xref: probe session 1 at ")
     return int(terminal.expect(r"\n  svc::validate  [^\n]*  hits (\d+)").group(1))
+
+
+def expect_one_report_per_stop(terminal, stops):
+    """Ends lldb (after a command, so that the last stop's text is out) and
+    counts the probe reports of the whole run."""
+    type_command(terminal, "xref sessions", r"\n1 +\w+ +\d+ ")
+    terminal.expect_pending(PROMPT)
+    terminal.send("process kill\r")
+    terminal.expect(r"Process \d+ exited")
+    terminal.expect_pending(PROMPT)
+    terminal.send("quit\r")
+    terminal.finish()
+    output = terminal.text()
+    blocks = output.count("xref: probe session 1 at ")
+    check(blocks == stops, "%d stops printed %d probe reports (one each expected)" % (stops, blocks), output)
 
 
 def probe_case():
@@ -128,20 +164,37 @@ def probe_case():
         run_until(terminal, record, "validate", 15)
         stops += 1
         probe_block(terminal)
-        type_command(terminal, "xref sessions", r"\n1 +running +\d+ ")
-        terminal.expect_pending(PROMPT)
-        terminal.send("process kill\r")
-        terminal.expect(r"Process \d+ exited")
-        terminal.expect_pending(PROMPT)
-        terminal.send("quit\r")
-        terminal.finish()
-        output = terminal.text()
-        blocks = output.count("xref: probe session 1 at ")
-        check(blocks == stops, "%d stops printed %d probe reports (one each expected)" % (stops, blocks), output)
+        expect_one_report_per_stop(terminal, stops)
     finally:
-        terminal.kill()
-        if os.path.exists(record):
-            os.unlink(record)
+        end(terminal, record)
+
+
+def stop_when_case():
+    """The --stop-when stop (xref's SIGRTMAX-1; the stop hook prints it), then
+    an interrupt: each prints once."""
+    record = "/tmp/xref-lldb-interrupt-stop-when-%d" % os.getpid()
+    if os.path.exists(record):
+        os.unlink(record)
+    terminal = start_lldb(record)
+    try:
+        type_command(terminal, "xref probe svc::validate --fetch id=%di:u64 --stop-when 'id == 30' --duration-ms 0",
+                     r"xref: session 1 probing PID \d+")
+        terminal.expect_pending(PROMPT)
+        terminal.send("continue\r")
+        terminal.expect(r"xref: probe session 1 at ")
+        terminal.expect(r"\nxref: probe session 1 stopped thread \d+: hit 31 of svc::validate, the 1st where "
+                        r"--stop-when 'id == 30' held: id=0x1e")
+        hits = int(terminal.expect(r"\n  svc::validate  [^\n]*  hits (\d+)").group(1))
+        terminal.expect(r"stop reason = signal SIGRTMAX-1")
+        # Requests 0 to 29 are in the record; request 30 is the stopped one.
+        calls = recorded(record, ">", "validate")
+        check(hits == 31 and calls == 30, "at the --stop-when stop: %d hits, %d calls recorded" % (hits, calls),
+              terminal.text())
+        run_until(terminal, record, "validate", 15)
+        probe_block(terminal)
+        expect_one_report_per_stop(terminal, 2)
+    finally:
+        end(terminal, record)
 
 
 def recorded_requests(record, traced):
@@ -187,12 +240,10 @@ def trace_case():
             check(entered == requests[window - 1], "window %d entered %s; the target's request %d entered %s" %
                   (window, entered, window - 1, requests[window - 1]), output)
     finally:
-        terminal.kill()
-        if os.path.exists(record):
-            os.unlink(record)
+        end(terminal, record)
 
 
-TESTS = {"probe": probe_case, "trace": trace_case}
+TESTS = {"probe": probe_case, "trace": trace_case, "stop_when": stop_when_case}
 
 
 if __name__ == "__main__":
