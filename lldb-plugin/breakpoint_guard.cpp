@@ -5,9 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "command_support.h"
+#include "frontend.h"
 #include "hex.h"
-#include "probe_render.h"
 
 namespace xref::lldb_plugin {
 namespace {
@@ -18,25 +17,56 @@ constexpr const char* kResumeCommands[] = {"process continue", "thread continue"
                                            "thread step-in",   "thread step-out",   "thread step-inst",
                                            "thread step-inst-over", "thread until", "thread step-scripted"};
 
+// Releases one breakpoint's locations that sit on the session's probe sites.
+void release(Frontend& frontend, SessionRecord& session, lldb::SBBreakpoint breakpoint, Lines& lines) {
+  std::vector<lldb::SBBreakpointLocation> taken;
+  std::set<uint64_t> addresses;
+  for (size_t at = 0; at < breakpoint.GetNumLocations(); ++at) {
+    lldb::SBBreakpointLocation location = breakpoint.GetLocationAtIndex(static_cast<uint32_t>(at));
+    if (!location.IsValid() || !location.IsEnabled() || session.probe_sites.count(location.GetLoadAddress()) == 0) continue;
+    taken.push_back(location);
+    addresses.insert(location.GetLoadAddress());
+  }
+  if (taken.empty()) return;
+  nlohmann::json live = nlohmann::json::array();
+  for (uint64_t address : addresses) live.push_back(to_hex(address));
+  // Off first: LLDB puts back the byte it saved (the uprobe's int3), which
+  // the kernel's unregister needs to find to restore the file's.
+  for (auto& location : taken) location.SetEnabled(false);
+  const std::string reason = "breakpoint " + std::to_string(breakpoint.GetID());
+  HelperReply reply = frontend.running_helper()->request(
+      "session.release", {{"session", session.id}, {"addresses", live}, {"reason", reason}}, kSessionTimeout);
+  for (auto& location : taken) location.SetEnabled(true);
+  if (!reply.ok) {
+    lines.push_back("xref: warning: session " + std::to_string(session.id) + " did not take its probes out of " +
+                    reason + "'s address: " + reply.message);
+    return;
+  }
+  for (uint64_t address : addresses) session.probe_sites.erase(address);
+  for (const auto& line : reply.result.value("text", nlohmann::json::array())) lines.push_back(line);
+  if (reply.result.value("ended", false)) frontend.end_session(session.id);
+}
+
 bool before_resume(void* baton, const char**) {
   // FindDebuggerWithID takes an int; debugger ids are small counters.
-  const auto id = static_cast<int>(reinterpret_cast<uintptr_t>(baton));
-  lldb::SBDebugger debugger = lldb::SBDebugger::FindDebuggerWithID(id);
+  lldb::SBDebugger debugger =
+      lldb::SBDebugger::FindDebuggerWithID(static_cast<int>(reinterpret_cast<uintptr_t>(baton)));
   if (!debugger.IsValid()) return false;
-  auto state = PluginState::of(debugger);
+  auto frontend = Frontend::of(debugger);
   Lines lines;
   {
-    auto held = state->lock();
-    release_breakpoint_sites(*state, lines);
+    auto held = frontend->lock();
+    for (auto& [id, session] : frontend->sessions()) {
+      if (session.ended || session.probe_sites.empty() || !session.target.IsValid()) continue;
+      for (uint32_t index = 0; index < session.target.GetNumBreakpoints(); ++index) {
+        lldb::SBBreakpoint breakpoint = session.target.GetBreakpointAtIndex(index);
+        if (!breakpoint.IsValid() || !breakpoint.IsEnabled() || !frontend->running_helper()) continue;
+        release(*frontend, session, breakpoint, lines);
+      }
+    }
+    frontend->apply_restores(lines);
   }
-  std::string text;
-  for (const auto& line : lines) text += line + "\n";
-  if (!text.empty()) {
-    lldb::SBFile out = debugger.GetOutputFile();
-    size_t written = 0;
-    out.Write(reinterpret_cast<const uint8_t*>(text.data()), text.size(), &written);
-    out.Flush();
-  }
+  write_lines(debugger, lines);
   return false;  // the command goes on as typed
 }
 
@@ -46,61 +76,6 @@ void install_breakpoint_guard(lldb::SBDebugger debugger) {
   lldb::SBCommandInterpreter interpreter = debugger.GetCommandInterpreter();
   void* baton = reinterpret_cast<void*>(static_cast<uintptr_t>(debugger.GetID()));
   for (const char* command : kResumeCommands) interpreter.SetCommandOverrideCallback(command, before_resume, baton);
-}
-
-void record_probe_sites(SessionRecord& session, const nlohmann::json& result) {
-  for (const auto& live : result.value("probe_sites", nlohmann::json::array())) {
-    if (!live.is_string()) continue;
-    try {
-      session.probe_sites.insert(std::stoull(live.get<std::string>(), nullptr, 16));
-    } catch (const std::exception&) {
-    }
-  }
-}
-
-void release_breakpoint_sites(PluginState& state, Lines& lines) {
-  HelperClient* helper = state.running_helper();
-  if (helper == nullptr) return;
-  bool ended = false;
-  for (auto& [id, session] : state.sessions()) {
-    if (session.ended || session.probe_sites.empty() || !session.target.IsValid()) continue;
-    lldb::SBTarget target = session.target;
-    for (uint32_t index = 0; index < target.GetNumBreakpoints() && !session.probe_sites.empty(); ++index) {
-      lldb::SBBreakpoint breakpoint = target.GetBreakpointAtIndex(index);
-      if (!breakpoint.IsValid() || !breakpoint.IsEnabled()) continue;
-      std::vector<lldb::SBBreakpointLocation> taken;
-      std::set<uint64_t> addresses;
-      for (size_t at = 0; at < breakpoint.GetNumLocations(); ++at) {
-        lldb::SBBreakpointLocation location = breakpoint.GetLocationAtIndex(static_cast<uint32_t>(at));
-        if (!location.IsValid() || !location.IsEnabled()) continue;
-        const uint64_t address = location.GetLoadAddress();
-        if (session.probe_sites.count(address) == 0) continue;
-        taken.push_back(location);
-        addresses.insert(address);
-      }
-      if (taken.empty()) continue;
-      nlohmann::json live = nlohmann::json::array();
-      for (uint64_t address : addresses) live.push_back(to_hex(address));
-      // Off first: LLDB puts back the byte it saved (the uprobe's int3),
-      // which the kernel's unregister needs to find to restore the file's.
-      for (auto& location : taken) location.SetEnabled(false);
-      const std::string reason = "breakpoint " + std::to_string(breakpoint.GetID());
-      HelperReply reply = helper->request(
-          "session.release", {{"session", session.id}, {"addresses", live}, {"reason", reason}}, kSessionTimeout);
-      for (auto& location : taken) location.SetEnabled(true);
-      if (!reply.ok) {
-        lines.push_back("xref: warning: session " + std::to_string(session.id) +
-                        " did not take its probes out of " + reason + "'s address: " + reply.message);
-        continue;
-      }
-      for (uint64_t address : addresses) session.probe_sites.erase(address);
-      const std::vector<uint64_t> released(addresses.begin(), addresses.end());
-      for (auto& line : render_release(session.id, reply.result, released)) lines.push_back(std::move(line));
-      ended |= reply.result.value("ended", false);
-    }
-  }
-  // A trace session ended: its session_ended (and its windows) are in.
-  if (ended) state.absorb(lines);
 }
 
 }  // namespace xref::lldb_plugin

@@ -12,21 +12,10 @@
 
 #include <lldb/API/LLDB.h>
 
-#include <nlohmann/json.hpp>
-
-#include "plugin_state.h"
-
 namespace xref::lldb_plugin {
 
 // Hooks the resume commands of `debugger` (SBCommandInterpreter's override
 // callbacks, which run before the command and let it go on).
 void install_breakpoint_guard(lldb::SBDebugger debugger);
-
-// The start answer's `probe_sites` into the session's record.
-void record_probe_sites(SessionRecord& session, const nlohmann::json& result);
-
-// Releases the sites of every enabled breakpoint location that sits on one
-// (the state's lock held); says what each session stopped observing.
-void release_breakpoint_sites(PluginState& state, Lines& lines);
 
 }  // namespace xref::lldb_plugin

@@ -44,14 +44,7 @@ std::optional<HereFrame> here_frame(lldb::SBTarget target, std::string& error) {
   return here;
 }
 
-std::optional<std::string> session_target_problem(lldb::SBTarget target, const std::vector<std::string>& words) {
-  if (!target.IsValid()) return "xref: no target: create one with `file PATH` and run or attach";
-  for (const auto& word : words) {
-    if (word == "--pid") return std::nullopt;
-  }
-  if (!process_id(target)) return "xref: no live process: `run` or `attach` first";
-  return std::nullopt;
-}
+namespace {
 
 nlohmann::json breakpoints_json(lldb::SBTarget target) {
   nlohmann::json list = nlohmann::json::array();
@@ -73,6 +66,8 @@ nlohmann::json breakpoints_json(lldb::SBTarget target) {
   }
   return list;
 }
+
+}  // namespace
 
 nlohmann::json request_context(lldb::SBTarget target, const std::optional<HereFrame>& here) {
   nlohmann::json context = nlohmann::json::object();

@@ -24,16 +24,9 @@ struct HereFrame {
 // Null when the target has no live process.
 std::optional<uint64_t> process_id(lldb::SBTarget target);
 
-// Why a session cannot start on this target ("no live process: ..."), or
-// nullopt when it can: a target with a live process, or words naming
-// another with --pid.
-std::optional<std::string> session_target_problem(lldb::SBTarget target, const std::vector<std::string>& words);
-
 // The selected frame of the stopped process; nullopt with `error` set when
-// there is none.
+// there is none (sent whenever there is one: the helper uses it for --here).
 std::optional<HereFrame> here_frame(lldb::SBTarget target, std::string& error);
-
-nlohmann::json breakpoints_json(lldb::SBTarget target);
 
 // {pid, executable, here?, breakpoints}.
 nlohmann::json request_context(lldb::SBTarget target, const std::optional<HereFrame>& here);

@@ -101,7 +101,7 @@ HelperReply HelperClient::handshake(const std::string& client_name, std::chrono:
       tool_version_ = hello_["tool_version"].get<std::string>();
     }
   }
-  HelperReply reply = request("hello", {{"protocol", kProtocolVersion}, {"client", client_name}}, timeout);
+  HelperReply reply = request("hello", {{"protocol", kProtocolVersion}, {"client", client_name}, {"names", true}}, timeout);
   if (!reply.ok) reply.message = who + " refused the handshake: " + reply.message;
   return reply;
 }
@@ -225,14 +225,6 @@ void HelperClient::handle_line(const std::string& line) {
     if (message.value("type", "") == "hello" && !hello_seen_) {
       hello_seen_ = true;
       hello_ = std::move(message);
-    } else if (message.value("type", "") == "event") {
-      HelperEvent event;
-      event.name = message.value("event", "");
-      if (message.contains("session") && message["session"].is_number_unsigned()) {
-        event.session = message["session"].get<uint64_t>();
-      }
-      event.body = std::move(message);
-      events_.push_back(std::move(event));
     } else if (message.contains("id") && message["id"].is_number_integer()) {
       const auto found = pending_.find(message["id"].get<int64_t>());
       if (found == pending_.end()) return;  // answered after its timeout
@@ -265,16 +257,14 @@ void HelperClient::mark_ended(std::string how) {
   changed_.notify_all();
 }
 
-std::vector<HelperEvent> HelperClient::take_events() {
-  std::lock_guard lock(mutex_);
-  std::vector<HelperEvent> events(std::make_move_iterator(events_.begin()), std::make_move_iterator(events_.end()));
-  events_.clear();
-  return events;
-}
-
-bool HelperClient::wait_for_event(std::chrono::milliseconds timeout) {
-  std::unique_lock lock(mutex_);
-  return changed_.wait_for(lock, timeout, [&] { return !events_.empty() || ended_; });
+void HelperClient::notify(const std::string& method, const nlohmann::json& params) {
+  int64_t id;
+  {
+    std::lock_guard lock(mutex_);
+    if (ended_) return;
+    id = next_id_++;  // not pending: the answer is dropped when it comes
+  }
+  write_line(nlohmann::json{{"id", id}, {"method", method}, {"params", params}}.dump() + "\n");
 }
 
 bool HelperClient::alive() const {

@@ -1,7 +1,7 @@
-// The front end's side of the helper protocol (docs/protocol.md): starts
-// the helper, does the handshake, sends requests and waits for their
-// responses, and queues the events a background reader thread receives.
-// Knows nothing about LLDB.
+// The front end's side of the helper protocol (docs/protocol.md, protocol
+// 2: no events, the helper renders): starts the helper, does the handshake,
+// sends requests and waits for their responses on a background reader
+// thread. Knows nothing about LLDB.
 #pragma once
 
 #include <sys/types.h>
@@ -21,7 +21,7 @@
 
 namespace xref::lldb_plugin {
 
-inline constexpr int kProtocolVersion = 1;
+inline constexpr int kProtocolVersion = 2;
 
 // A response: a result, or an error with the helper's code (docs/cli.md and
 // docs/protocol.md), or one of the client's own codes: `helper_exited` (the
@@ -33,13 +33,6 @@ struct HelperReply {
   std::string message;
   std::string hint;
   nlohmann::json error;  // the helper's whole error object, when it sent one
-};
-
-// An unsolicited message: `window`, `warning`, `session_ended`, ...
-struct HelperEvent {
-  std::string name;
-  uint64_t session = 0;
-  nlohmann::json body;  // the whole message
 };
 
 class HelperClient {
@@ -54,9 +47,8 @@ class HelperClient {
 
   HelperReply request(const std::string& method, const nlohmann::json& params, std::chrono::milliseconds timeout);
 
-  std::vector<HelperEvent> take_events();
-  // Waits until an event is queued (or the helper ends), at most `timeout`.
-  bool wait_for_event(std::chrono::milliseconds timeout);
+  // A request whose answer nobody waits for (`resumed`).
+  void notify(const std::string& method, const nlohmann::json& params);
 
   bool alive() const;
   // How the helper ended ("was killed by signal 9 (SIGKILL)"), "" while it runs.
@@ -95,7 +87,6 @@ class HelperClient {
   std::condition_variable changed_;
   std::map<int64_t, std::shared_ptr<Pending>> pending_;
   int64_t next_id_ = 1;
-  std::deque<HelperEvent> events_;
   bool hello_seen_ = false;
   nlohmann::json hello_;
   bool ended_ = false;

@@ -1,12 +1,23 @@
 // The LLDB front end of xref: `plugin load .../libxref_lldb.so` adds the
 // `xref` command (docs/lldb.md). Public SB API only.
+//
+// A thin multiword command (LLDB completes and lists its subcommands): every
+// subcommand sends the user's words as they are typed to the helper (`run`),
+// which parses them with the CLI's own definitions and answers with the text
+// to print. Once a helper runs, the commands it names (`complete`) that are
+// not subcommands yet are added, so a new helper command needs no change
+// here. Only `xref helper` (which helper to start) and the stop hook's `xref
+// show --new` are the plugin's own.
 #include <lldb/API/LLDB.h>
 
-#include <memory>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
 
 #include "breakpoint_guard.h"
-#include "commands.h"
-#include "plugin_state.h"
+#include "frontend.h"
+#include "stop_signal.h"
 
 namespace lldb {
 __attribute__((visibility("default"))) bool PluginInitialize(lldb::SBDebugger debugger);
@@ -15,34 +26,144 @@ __attribute__((visibility("default"))) bool PluginInitialize(lldb::SBDebugger de
 namespace xref::lldb_plugin {
 namespace {
 
-void add(lldb::SBCommand& parent, Subcommand* command) {
-  // LLDB owns the command object from here on.
-  parent.AddCommand(command->name(), command, command->help(), command->syntax(), "");
+constexpr const char* kHelp =
+    "Live tracing with xref: what the process does next, in order, from eBPF uprobes, without stopping it "
+    "(docs/lldb.md).\n"
+    "\n"
+    "  xref trace --here            a window on this thread until the selected frame returns; prints at the next stop\n"
+    "  xref trace --start bp:N      a window at each hit of breakpoint N's locations (N is off meanwhile)\n"
+    "  xref probe ADDRESS...        exact hit counts, callers and values; what changed prints at each stop\n"
+    "  xref show [--all] [--json]   what is new (every stop prints it by itself)\n"
+    "  xref sessions                the sessions started from this debugger\n"
+    "  xref stop [N | --all]        stop sessions; their breakpoints come back\n"
+    "  xref break W:SEQ             a breakpoint where event SEQ of window W happened\n"
+    "  xref maps | resolve | memscan | doctor    the helper's one-shot commands on this process\n"
+    "  xref helper [COMMAND...]     show or set the command that starts the helper (`xref helper --help`)\n"
+    "\n"
+    "`xref help` lists every command; `xref COMMAND --help` its options (the helper's own help).";
+
+constexpr const char* kHelperHelp =
+    "xref helper                      show the command that starts the helper and whether it runs\n"
+    "xref helper COMMAND [ARG...]     start the helper with this command from now on,\n"
+    "                                 e.g. xref helper sudo -n /usr/local/bin/xref serve\n"
+    "xref helper --default            back to the default (the xref next to this plugin, then ../helper/xref,\n"
+    "                                 then PATH, with `serve`; or the XREF_HELPER environment variable)";
+
+// What `help xref` says of each subcommand; every one takes `--help`.
+constexpr std::pair<const char*, const char*> kCommands[] = {
+    {"trace", "trace what happens next, in order, without stopping the process (--here, --start bp:N, ...)"},
+    {"probe", "count what reaches addresses: exact hits, callers, values; --stop-when stops a thread"},
+    {"show", "print what is new: windows, probe changes, session ends (--all, --json, --session N)"},
+    {"sessions", "list the sessions started from this debugger"},
+    {"stop", "stop sessions (N or --all): their probes go, their breakpoints come back"},
+    {"break", "set a breakpoint where event SEQ of window W happened (W:SEQ)"},
+    {"maps", "mappings and modules of the process, with the load bias of each"},
+    {"resolve", "live addresses of the process -> module, static VA, function"},
+    {"memscan", "search the process's memory"},
+    {"doctor", "what this host supports for xref, found by trying"},
+    {"help", "every command of the helper"},
+    {"helper", "show or set the command that starts the helper"},
+};
+
+// Per debugger: the `xref` multiword and its subcommands' names.
+struct Multiword {
+  lldb::SBCommand xref;
+  std::set<std::string> names;
+  bool asked = false;  // the helper's commands were added
+};
+
+std::map<lldb::user_id_t, Multiword>& multiwords() {
+  static auto* all = new std::map<lldb::user_id_t, Multiword>();
+  return *all;
 }
 
-// Closing the helper's stdin makes it stop every session and detach.
-void on_debugger_destroyed(lldb::user_id_t debugger_id, void*) { PluginState::forget(debugger_id); }
+class XrefCommand : public lldb::SBCommandPluginInterface {
+ public:
+  explicit XrefCommand(std::string name) : name_(std::move(name)) {}
+
+  bool DoExecute(lldb::SBDebugger debugger, char** command, lldb::SBCommandReturnObject& result) override {
+    try {
+      return execute(debugger, command, result);
+    } catch (const std::exception& error) {  // an exception into LLDB would end the debugger
+      result.SetError((std::string("xref: internal error: ") + error.what()).c_str());
+    }
+    return false;
+  }
+
+ private:
+  bool execute(lldb::SBDebugger debugger, char** command, lldb::SBCommandReturnObject& result) {
+    std::vector<std::string> words{name_};
+    for (char** word = command; word != nullptr && *word != nullptr; ++word) words.emplace_back(*word);
+    const bool stop_hook = words == std::vector<std::string>{"show", "--new"};
+    // A stop by the program's own --stop-when signal goes on (stop_signal.h).
+    if (stop_hook && pass_program_signal(debugger, result)) return true;
+    auto frontend = Frontend::of(debugger);
+    Lines lines;
+    Failure failure;
+    {
+      auto held = frontend->lock();
+      if (stop_hook) {
+        frontend->stop_hook_ran(debugger.GetSelectedTarget().GetProcess());
+        frontend->at_stop(lines);
+      } else if (!words.empty() && words[0] == "helper") {
+        words.erase(words.begin());
+        if (words == std::vector<std::string>{"--help"} || words == std::vector<std::string>{"-h"}) {
+          lines.push_back(kHelperHelp);
+        } else {
+          frontend->helper_command(words, lines, failure);
+        }
+      } else {
+        failure = frontend->run(words, nlohmann::json::object(), lines);
+      }
+    }
+    std::string text;
+    for (const auto& line : lines) text += line + "\n";
+    if (!text.empty()) result.PutCString(text.c_str(), static_cast<int>(text.size()));
+    if (failure) {
+      result.SetError(failure->rfind("xref: ", 0) == 0 ? failure->c_str() : ("xref: " + *failure).c_str());
+      return false;
+    }
+    result.SetStatus(lldb::eReturnStatusSuccessFinishResult);
+    add_new_commands(debugger, *frontend);
+    return true;
+  }
+
+  // The helper's commands that are no subcommand yet (a newer helper's).
+  static void add_new_commands(lldb::SBDebugger debugger, Frontend& frontend) {
+    auto found = multiwords().find(debugger.GetID());
+    HelperClient* helper = frontend.running_helper();
+    if (helper == nullptr || found == multiwords().end() || found->second.asked) return;
+    found->second.asked = true;
+    const HelperReply reply = helper->request("complete", {{"argv", nlohmann::json::array()}, {"partial", ""}}, kQuickTimeout);
+    for (const auto& name : reply.ok ? reply.result.value("candidates", nlohmann::json::array()) : nlohmann::json()) {
+      if (!name.is_string() || name.get<std::string>().rfind("-", 0) == 0) continue;
+      const std::string text = name;
+      if (found->second.names.insert(text).second) {
+        found->second.xref.AddCommand(text.c_str(), new XrefCommand(text),
+                                      ("the helper's `" + text + "` (`xref " + text + " --help`)").c_str());
+      }
+    }
+  }
+
+  std::string name_;
+};
+
+void on_debugger_destroyed(lldb::user_id_t debugger_id, void*) { Frontend::forget(debugger_id); }
 
 }  // namespace
 }  // namespace xref::lldb_plugin
 
 bool lldb::PluginInitialize(lldb::SBDebugger debugger) {
   using namespace xref::lldb_plugin;
-  lldb::SBCommandInterpreter interpreter = debugger.GetCommandInterpreter();
-  lldb::SBCommand xref = interpreter.AddMultiwordCommand(
-      "xref", "Live tracing with xref: ordered windows of what the process does next, from eBPF uprobes, "
-              "without stopping it (docs/lldb.md).");
+  lldb::SBCommand xref = debugger.GetCommandInterpreter().AddMultiwordCommand("xref", kHelp);
   if (!xref.IsValid()) return false;
-  add(xref, new TraceCommand());
-  add(xref, new ProbeCommand());
-  add(xref, new SessionsCommand());
-  add(xref, new ShowCommand());
-  add(xref, new StopCommand());
-  add(xref, new OneShotCommand("doctor"));
-  add(xref, new OneShotCommand("maps"));
-  add(xref, new OneShotCommand("resolve"));
-  add(xref, new BreakCommand());
-  add(xref, new HelperSubcommand());
+  Multiword& added = multiwords()[debugger.GetID()];
+  added.xref = xref;
+  for (const auto& [name, help] : kCommands) {
+    added.names.insert(name);
+    xref.AddCommand(name, new XrefCommand(name), help, (std::string("xref ") + name + " [WORDS...]   (`xref " + name +
+                                                         " --help`: every option)").c_str());
+  }
   install_breakpoint_guard(debugger);
   debugger.AddDestroyCallback(on_debugger_destroyed, nullptr);
   return true;

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "support"))
-from facility import SKIP, Skip, require  # noqa: E402,F401
+from facility import SKIP, Skip, require, run_named  # noqa: E402,F401
 
 
 GDB = os.environ.get("XREF_GDB_PROGRAM", "")
@@ -226,14 +226,4 @@ class TempRecord:
 
 def main(tests):
     """`python3 gdb_frontend_test.py NAME`: runs one test; 0 passed, 1 failed, 77 skipped."""
-    name = sys.argv[1] if len(sys.argv) > 1 else ""
-    if name not in tests:
-        print("usage: %s {%s}" % (sys.argv[0], "|".join(sorted(tests))))
-        return 2
-    try:
-        tests[name]()
-    except Skip as skip:
-        print(skip)
-        return SKIP
-    print("passed")
-    return 0
+    return run_named(tests, sys.argv)

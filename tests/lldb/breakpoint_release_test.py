@@ -16,7 +16,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "support"))
-from facility import SKIP, Skip, require  # noqa: E402,F401
+from facility import require, run_named  # noqa: E402
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 SOURCE = os.path.join(HERE, "..", "gdb", "release_target.c")
@@ -92,15 +92,16 @@ def stopped_at_tally(text):
 def probe_then_break(compiler):
     output, calls = run_case(compiler, [
         "breakpoint set -n settle", "run", "xref probe tally --duration-ms 0", "breakpoint modify -i 2 1",
-        "continue", "breakpoint set -a tally", "continue", "xref show", "xref stop 1", "breakpoint delete 1 2",
+        "continue", "breakpoint set -a tally", "continue", "xref show --all", "xref stop 1", "breakpoint delete 1 2",
         "script site_bytes('tally')", "continue"])
     # Calls 2, 3 and 4 ran under the probe (it went in at settle(1), the break came at settle(4)).
     released_line(output, 3)
     check(stopped_at_tally(between(output, "breakpoint set -a tally", "xref show")), "LLDB did not stop at tally",
           output)
-    shown = between(output, "(lldb) xref show", "(lldb) xref stop 1")
+    # --all: the whole result (a bare `xref show` prints what changed since the last stop)
+    shown = between(output, "(lldb) xref show --all", "(lldb) xref stop 1")
     check(re.search(r"  hits 3 .*\n(.*\n)*?    not observed since \d+ ms \(breakpoint 2\)", shown) is not None,
-          "xref show does not mark tally as not observed since breakpoint 2", output)
+          "xref show --all does not mark tally as not observed since breakpoint 2", output)
     expect_clean_end(output, calls)
 
 
@@ -136,19 +137,5 @@ for _compiler in COMPILERS:
         TESTS["%s-%s" % (_case.__name__, _compiler)] = (lambda case, compiler: lambda: case(compiler))(_case, _compiler)
 
 
-def main():
-    name = sys.argv[1] if len(sys.argv) > 1 else ""
-    if name not in TESTS:
-        print("usage: %s {%s}" % (sys.argv[0], "|".join(sorted(TESTS))))
-        return 2
-    try:
-        TESTS[name]()
-    except Skip as skip:
-        print(skip)
-        return SKIP
-    print("passed")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_named(TESTS, sys.argv))

@@ -9,6 +9,7 @@
 #include <cctype>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -66,10 +67,12 @@ inline LldbRun run_lldb(const std::vector<std::string>& commands, const std::vec
   return run;
 }
 
-// A window as `xref show` prints it.
+// A window as the helper prints it (docs/trace.md): a header "window W
+// (session S)  thread T ...", then one line per event "  W:SEQ  [TIME]
+// <indent>MARK NAME ...". Only what a test compares is read: the columns
+// between the reference and the mark are the renderer's.
 struct ShownEvent {
   std::string reference;  // "W:SEQ"
-  int depth = 0;
   char mark = '?';        // > < ~ |
   std::string name;       // the function, as LLDB names it
   std::string rest;       // the rest of the line
@@ -80,65 +83,38 @@ struct ShownWindow {
   uint64_t id = 0;
   uint64_t session = 0;
   std::vector<ShownEvent> events;
-  // "0 > validate" per event, entries and returns only.
+  // "> validate" per event, entries and returns only.
   std::vector<std::string> calls() const {
     std::vector<std::string> lines;
     for (const auto& event : events) {
-      if (event.mark == '>' || event.mark == '<') {
-        lines.push_back(std::to_string(event.depth) + " " + event.mark + " " + event.name);
-      }
+      if (event.mark == '>' || event.mark == '<') lines.push_back(std::string(1, event.mark) + " " + event.name);
     }
     return lines;
   }
 };
 
 inline std::vector<ShownWindow> shown_windows(const std::string& output) {
+  static const std::regex header("^window ([0-9]+) \\(session ([0-9]+)\\)");
+  static const std::regex event_line("^  ([0-9]+:[0-9]+) .*?(?:^|  )([<>~|]) ([^ ]+)(.*)$");
   std::vector<ShownWindow> windows;
-  std::vector<std::string> pending;  // event lines of the last window
-  auto finish = [&] {
-    if (windows.empty()) return;
-    size_t width = 0;
-    for (const auto& line : pending) width = std::max(width, line.find(' ', 2) - 2);
-    for (const auto& line : pending) {
-      ShownEvent event;
-      const size_t end = line.find(' ', 2);
-      event.reference = line.substr(2, end - 2);
-      const size_t mark = line.find_first_not_of(' ', end);
-      if (mark == std::string::npos) continue;
-      event.depth = static_cast<int>((mark - 2 - width - 2) / 2);
-      event.mark = line[mark];
-      std::string text = line.substr(mark + 2);
-      const size_t name_end = text.find("  ");
-      event.name = text.substr(0, name_end);
-      if (const size_t bracket = event.name.find(" ["); bracket != std::string::npos) {
-        event.rest = event.name.substr(bracket + 1) + " ";
-        event.name = event.name.substr(0, bracket);
-      }
-      if (name_end != std::string::npos) event.rest += text.substr(name_end + 2);
-      windows.back().events.push_back(event);
-    }
-    pending.clear();
-  };
   std::istringstream lines(output);
   std::string line;
   bool in_window = false;
+  std::smatch match;
   while (std::getline(lines, line)) {
-    if (line.rfind("window ", 0) == 0 && line.find(" (session ") != std::string::npos) {
-      finish();
+    if (std::regex_search(line, match, header)) {
       ShownWindow window;
       window.header = line;
-      window.id = std::stoull(line.substr(7));
-      window.session = std::stoull(line.substr(line.find("(session ") + 9));
+      window.id = std::stoull(match[1]);
+      window.session = std::stoull(match[2]);
       windows.push_back(window);
       in_window = true;
-    } else if (in_window && line.size() > 3 && line.rfind("  ", 0) == 0 && std::isdigit(static_cast<unsigned char>(line[2])) &&
-               line.find(':') != std::string::npos) {
-      pending.push_back(line);
+    } else if (in_window && std::regex_search(line, match, event_line)) {
+      windows.back().events.push_back({match[1], match[2].str()[0], match[3], match[4]});
     } else {
       in_window = false;
     }
   }
-  finish();
   return windows;
 }
 

@@ -17,3 +17,18 @@ def require(condition, what):
     if os.environ.get("XREF_REQUIRE_BPF") == "1":
         raise AssertionError("required facility missing (XREF_REQUIRE_BPF=1): " + what)
     raise Skip("facility missing, skipped (set XREF_REQUIRE_BPF=1 to fail): " + what)
+
+
+def run_named(tests, argv):
+    """`python3 TEST.py NAME`: runs tests[NAME]; 0 passed, 1 failed, SKIP skipped, 2 unknown NAME."""
+    name = argv[1] if len(argv) > 1 else ""
+    if name not in tests:
+        print("usage: %s {%s}" % (argv[0], "|".join(sorted(tests))))
+        return 2
+    try:
+        tests[name]()
+    except Skip as skip:
+        print(skip)
+        return SKIP
+    print("passed")
+    return 0

@@ -1,0 +1,250 @@
+"""Every stop prints what is new, once, in interactive lldb-19 as a person
+uses it: under a pseudo-terminal, the process running after `continue`,
+stopped with Ctrl-C (an interrupt: LLDB runs no stop hook for it), at a
+breakpoint and by a step (the stop hook prints those). The counts are
+compared with the calls trace_target recorded itself, the windows with its
+recorded requests. `python3 interrupt_test.py probe|trace`."""
+
+import os
+import re
+import shlex
+import signal
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "support"))
+from facility import require, run_named  # noqa: E402
+from terminal import Terminal  # noqa: E402
+
+LLDB = os.environ.get("XREF_LLDB_PROGRAM", "")
+PLUGIN = os.environ.get("XREF_LLDB_PLUGIN", "")
+HELPER = os.environ.get("XREF_BINARY", "")
+TARGET = os.environ.get("XREF_TRACE_TARGET", "")
+PROMPT = r"\(lldb\) +$"
+
+
+def check(condition, message, output=None):
+    if not condition:
+        raise AssertionError(message + ("\n--- what lldb printed ---\n" + output if output is not None else ""))
+
+
+def recorded(record, kind, function):
+    """Lines of the target's record: `kind` is ">" (entries) or "<" (returns)."""
+    try:
+        with open(record) as lines:
+            return sum(1 for line in lines if (" %s %s " % (kind, function)) in line)
+    except FileNotFoundError:
+        return 0
+
+
+def start_lldb(record):
+    require(bool(LLDB) and os.access(LLDB, os.X_OK), "lldb-19")
+    require(os.geteuid() == 0, "BPF (run as root)")
+    env = dict(os.environ)
+    env["XREF_HELPER"] = shlex.quote(HELPER) + " serve"
+    env["TERM"] = "xterm"
+    # Requests 20 ms apart: the worker sits in its sleep between requests
+    # (where the record is complete) nearly all the time.
+    terminal = Terminal([LLDB, "--no-lldbinit", "-o", "plugin load " + PLUGIN, "--", TARGET, "--threads", "1",
+                         "--requests", "1000000", "--interval-us", "20000", "--record", record], env)
+    try:
+        type_command(terminal, "breakpoint set -n main", r"Breakpoint 1: ")
+        terminal.target = int(type_command(terminal, "run", r"Process (\d+) launched").group(1))
+        terminal.expect(r"stop reason = breakpoint 1\.")
+    except BaseException:
+        terminal.kill()
+        raise
+    return terminal
+
+
+def end(terminal, record):
+    """On every way out: lldb and the target are gone, the record too."""
+    terminal.kill()
+    target = getattr(terminal, "target", None)
+    try:
+        # Left behind when lldb was killed; checked to be this test's target
+        # (its record in the command line), never a process that took its pid.
+        with open("/proc/%d/cmdline" % target, "rb") as cmdline:
+            if record.encode() in cmdline.read():
+                os.kill(target, signal.SIGKILL)
+    except (TypeError, OSError):
+        pass
+    if os.path.exists(record):
+        os.unlink(record)
+
+
+def type_command(terminal, command, answer):
+    """Types a command at the prompt and waits for its answer."""
+    terminal.expect_pending(PROMPT)
+    terminal.send(command + "\r")
+    return terminal.expect(answer)
+
+
+def run_until(terminal, record, function, more):
+    """`continue`, then Ctrl-C once the target recorded `more` new calls of
+    `function`; returns at the interrupt's stop report."""
+    before = recorded(record, ">", function)
+    type_command(terminal, "continue", r"Process \d+ resuming")
+    terminal.wait_for(lambda: recorded(record, ">", function) >= before + more,
+                      "trace_target recorded %d more calls of %s" % (more, function))
+    terminal.send("\x03")
+    terminal.expect(r"stop reason = signal SIGSTOP")
+
+
+def worker_between_requests(terminal):
+    """Is the worker thread in its sleep between two requests (so that every
+    request it started is in the record)?"""
+    line = type_command(terminal, "thread list", r"\n  thread #2: [^\n]*\n").group(0)
+    return "nanosleep" in line
+
+
+def probe_block(terminal):
+    """The next probe report of session 1: the hits of svc::validate so far."""
+    terminal.expect(r"xref: probe session 1 at ")
+    return int(terminal.expect(r"\n  svc::validate  [^\n]*  hits (\d+)").group(1))
+
+
+def expect_one_report_per_stop(terminal, stops):
+    """Ends lldb (after a command, so that the last stop's text is out) and
+    counts the probe reports of the whole run."""
+    type_command(terminal, "xref sessions", r"\n1 +\w+ +\d+ ")
+    terminal.expect_pending(PROMPT)
+    terminal.send("process kill\r")
+    terminal.expect(r"Process \d+ exited")
+    terminal.expect_pending(PROMPT)
+    terminal.send("quit\r")
+    terminal.finish()
+    output = terminal.text()
+    blocks = output.count("xref: probe session 1 at ")
+    check(blocks == stops, "%d stops printed %d probe reports (one each expected)" % (stops, blocks), output)
+
+
+def probe_case():
+    record = "/tmp/xref-lldb-interrupt-probe-%d" % os.getpid()
+    if os.path.exists(record):
+        os.unlink(record)
+    terminal = start_lldb(record)
+    try:
+        type_command(terminal, "xref probe svc::validate --duration-ms 0", r"xref: session 1 probing PID \d+")
+        stops = 0
+        exact = 0
+        # Interrupts until two of them stopped the worker between requests,
+        # where the probe's count must equal the record exactly.
+        for _ in range(8):
+            run_until(terminal, record, "validate", 15)
+            stops += 1
+            hits = probe_block(terminal)
+            if worker_between_requests(terminal):
+                calls = recorded(record, ">", "validate")
+                check(hits == calls, "at the interrupt the probe counted %d hits, the target recorded %d calls" %
+                      (hits, calls), terminal.text())
+                exact += 1
+                if exact == 2:
+                    break
+        check(exact == 2, "the worker was never between requests at an interrupt", terminal.text())
+        # A breakpoint stop and a step: the stop hook prints them, the
+        # listener must not print them again.
+        type_command(terminal, "breakpoint set -n svc::compute_price", r"Breakpoint 2: ")
+        terminal.expect_pending(PROMPT)
+        terminal.send("continue\r")
+        hits = probe_block(terminal)
+        terminal.expect(r"stop reason = breakpoint 2\.")
+        stops += 1
+        # Stopped at compute_price: this request called validate (hit) and
+        # is not in the record yet.
+        calls = recorded(record, ">", "validate")
+        check(hits == calls + 1, "at compute_price the probe counted %d hits, the target recorded %d calls before "
+              "this request" % (hits, calls), terminal.text())
+        type_command(terminal, "breakpoint delete 2", r"1 breakpoints deleted")
+        terminal.expect_pending(PROMPT)
+        terminal.send("thread step-over\r")
+        probe_block(terminal)
+        terminal.expect(r"stop reason = step over")
+        stops += 1
+        # The last stop is an interrupt again, after the hooks' stops.
+        run_until(terminal, record, "validate", 15)
+        stops += 1
+        probe_block(terminal)
+        expect_one_report_per_stop(terminal, stops)
+    finally:
+        end(terminal, record)
+
+
+def stop_when_case():
+    """The --stop-when stop (xref's SIGRTMAX-1; the stop hook prints it), then
+    an interrupt: each prints once."""
+    record = "/tmp/xref-lldb-interrupt-stop-when-%d" % os.getpid()
+    if os.path.exists(record):
+        os.unlink(record)
+    terminal = start_lldb(record)
+    try:
+        type_command(terminal, "xref probe svc::validate --fetch id=%di:u64 --stop-when 'id == 30' --duration-ms 0",
+                     r"xref: session 1 probing PID \d+")
+        terminal.expect_pending(PROMPT)
+        terminal.send("continue\r")
+        terminal.expect(r"xref: probe session 1 at ")
+        terminal.expect(r"\nxref: probe session 1 stopped thread \d+: hit 31 of svc::validate, the 1st where "
+                        r"--stop-when 'id == 30' held: id=0x1e")
+        hits = int(terminal.expect(r"\n  svc::validate  [^\n]*  hits (\d+)").group(1))
+        terminal.expect(r"stop reason = signal SIGRTMAX-1")
+        # Requests 0 to 29 are in the record; request 30 is the stopped one.
+        calls = recorded(record, ">", "validate")
+        check(hits == 31 and calls == 30, "at the --stop-when stop: %d hits, %d calls recorded" % (hits, calls),
+              terminal.text())
+        run_until(terminal, record, "validate", 15)
+        probe_block(terminal)
+        expect_one_report_per_stop(terminal, 2)
+    finally:
+        end(terminal, record)
+
+
+def recorded_requests(record, traced):
+    """The record's requests, in order: the functions of `traced` each entered."""
+    requests = {}
+    with open(record) as lines:
+        for line in lines:
+            fields = line.split()
+            if len(fields) >= 4 and fields[2] == ">" and fields[3] in traced:
+                requests.setdefault(int(fields[1]), []).append(fields[3])
+    return [requests[number] for number in sorted(requests)]
+
+
+def trace_case():
+    record = "/tmp/xref-lldb-interrupt-trace-%d" % os.getpid()
+    if os.path.exists(record):
+        os.unlink(record)
+    terminal = start_lldb(record)
+    try:
+        functions = "svc::validate,svc::compute_price,svc::apply_fee,svc::settle"
+        type_command(terminal, "xref trace --start svc::handle_request --functions %s --max-windows 2" % functions,
+                     r"xref: session 1 tracing PID \d+")
+        # Both windows close with the first two requests, long before the
+        # Ctrl-C; the interrupt's stop is the first stop after them.
+        run_until(terminal, record, "handle_request", 3)
+        terminal.expect(r"xref: session 1 ended \(max_windows\): 2 windows \(2 complete\)")
+        terminal.expect_pending(PROMPT)
+        terminal.send("quit\r")
+        terminal.send("y\r")  # "Quitting LLDB will kill one or more processes"
+        terminal.finish()
+        output = terminal.text()
+        after_stop = output[output.find("stop reason = signal SIGSTOP"):]
+        names = {"svc::validate": "validate", "svc::compute_price": "compute_price", "svc::apply_fee": "apply_fee",
+                 "svc::settle": "settle", "svc::handle_request": "handle_request"}
+        requests = recorded_requests(record, set(names.values()))
+        for window in (1, 2):
+            check(output.count("window %d (session 1)" % window) == 1, "window %d printed more than once" % window,
+                  output)
+            # entries: "  W:SEQ  [TIME]  <indent>> NAME" (the helper's columns)
+            lines = re.findall(r"\n  %d:\d+ [^\n<>]*> ([\w:]+)" % window, after_stop)
+            check(lines, "window %d is not printed after the interrupt" % window, output)
+            entered = [names.get(name, name) for name in lines]
+            check(entered == requests[window - 1], "window %d entered %s; the target's request %d entered %s" %
+                  (window, entered, window - 1, requests[window - 1]), output)
+    finally:
+        end(terminal, record)
+
+
+TESTS = {"probe": probe_case, "trace": trace_case, "stop_when": stop_when_case}
+
+
+if __name__ == "__main__":
+    sys.exit(run_named(TESTS, sys.argv))

@@ -1,0 +1,129 @@
+"""A program under a pseudo-terminal, driven as a person types at it: keys in
+(Enter is "\\r", Ctrl-C "\\x03", Tab "\\t"), the text it printed out with the
+terminal's escape sequences removed. For what batch mode cannot show: Ctrl-C
+at a running process, Tab completion, output printed while the prompt waits."""
+
+import fcntl
+import os
+import pty
+import re
+import select
+import signal
+import struct
+import termios
+import time
+
+# CSI sequences (cursor moves, erase, colours), charset selection, keypad
+# modes, carriage returns and bells: what a line editor adds around text.
+_ESCAPES = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]|\r|\x07")
+
+
+class Terminal:
+    def __init__(self, argv, env=None, columns=200, rows=50):
+        pid, fd = pty.fork()
+        if pid == 0:
+            try:
+                os.execvpe(argv[0], argv, env if env is not None else os.environ)
+            finally:
+                os._exit(127)
+        self.pid = pid
+        self.fd = fd
+        fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+        self._raw = bytearray()
+        self._text = ""
+        self._decoded = 0  # bytes of _raw already in _text
+        self.seen = 0      # where the next expect() starts looking in text()
+        self.ended = False
+
+    def text(self):
+        """Everything printed so far, without escape sequences."""
+        if self._decoded < len(self._raw):
+            # Decode whole lines only, so that no sequence is cut in two.
+            end = self._raw.rfind(b"\n") + 1 if not self.ended else len(self._raw)
+            if end > self._decoded:
+                self._text += _ESCAPES.sub("", self._raw[self._decoded:end].decode("utf-8", "replace"))
+                self._decoded = end
+        return self._text
+
+    def pending(self):
+        """The text after the last complete line (a prompt, a line being typed)."""
+        return _ESCAPES.sub("", self._raw[self._decoded:].decode("utf-8", "replace"))
+
+    def read(self, seconds):
+        """Reads what the program prints during at most `seconds`; False once it has ended."""
+        if self.ended:
+            return False
+        ready, _, _ = select.select([self.fd], [], [], seconds)
+        if not ready:
+            return True
+        try:
+            data = os.read(self.fd, 65536)
+        except OSError:
+            data = b""
+        if not data:
+            self.ended = True
+            return False
+        self._raw += data
+        return True
+
+    def send(self, keys):
+        os.write(self.fd, keys.encode())
+
+    def expect(self, pattern, bound=180):
+        """Reads until `pattern` (a regular expression) appears in a complete
+        line after what earlier expects consumed; returns the match. `bound`
+        (seconds) only keeps a hung program from hanging the test."""
+        regex = re.compile(pattern)
+        deadline = time.monotonic() + bound
+        while True:
+            match = regex.search(self.text(), self.seen)
+            if match:
+                self.seen = match.end()
+                return match
+            if self.ended:
+                raise AssertionError("the program ended without printing %r; it printed:\n%s" %
+                                     (pattern, self.text()[-6000:]))
+            if time.monotonic() > deadline:
+                raise AssertionError("not printed within %d s: %r; the program printed:\n%s" %
+                                     (bound, pattern, self.text()[-6000:] + self.pending()))
+            self.read(0.2)
+
+    def expect_pending(self, pattern, bound=60):
+        """Like expect, for text on the line still being written (after a Tab)."""
+        regex = re.compile(pattern)
+        deadline = time.monotonic() + bound
+        while not regex.search(self.pending()):
+            self.read(0.2)
+            if self.ended or time.monotonic() > deadline:
+                raise AssertionError("the line being typed never matched %r: %r" % (pattern, self.pending()))
+        return regex.search(self.pending())
+
+    def wait_for(self, predicate, what, bound=180):
+        """Keeps reading the terminal until `predicate()` holds."""
+        deadline = time.monotonic() + bound
+        while not predicate():
+            self.read(0.2)
+            if time.monotonic() > deadline:
+                raise AssertionError("never happened within %d s: %s" % (bound, what))
+
+    def finish(self, bound=60):
+        """Reads to the end of the program's output (after it was told to quit), then reaps it."""
+        deadline = time.monotonic() + bound
+        while self.read(0.2) and time.monotonic() < deadline:
+            pass
+        if not self.ended:
+            os.kill(self.pid, signal.SIGKILL)
+        self.ended = True
+        _, status = os.waitpid(self.pid, 0)
+        os.close(self.fd)
+        self.text()
+        return os.waitstatus_to_exitcode(status)
+
+    def kill(self):
+        if not self.ended:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+            self.ended = True
