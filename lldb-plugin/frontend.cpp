@@ -177,6 +177,13 @@ Failure Frontend::run(const std::vector<std::string>& words, nlohmann::json extr
   lldb::SBTarget target = debugger_.GetSelectedTarget();
   std::string ignored;
   nlohmann::json params = {{"argv", words}, {"context", request_context(target, here_frame(target, ignored))}};
+  if (lldb::SBProcess process = target.GetProcess(); process.IsValid() && process.GetState() == lldb::eStateStopped) {
+    // Since when the process sits at LLDB's prompt: window times leave it out.
+    // (a stop this plugin saw begin; else from now: LLDB says not when it stopped)
+    auto& since = stopped_since_[process.GetProcessID()];
+    if (since.first != process.GetStopID(false) || since.second == 0) since = {process.GetStopID(false), monotonic_ns()};
+    params["stopped_at_ns"] = since.second;
+  }
   params.update(extra);
   std::optional<Preparation> preparation;
   HelperReply reply;
@@ -197,6 +204,7 @@ Failure Frontend::run(const std::vector<std::string>& words, nlohmann::json extr
         if (auto failure = after(reply.result, lines)) return failure;
         params["argv"] = reply.result["next_argv"];
       }
+      params["named"] = true;  // a show renders what it drained, without draining again
       continue;
     }
     if (reply.result.contains("prepare") && !preparation) {
@@ -331,7 +339,7 @@ void Frontend::at_stop(Lines& lines) {
     if (helper_) helper_died(lines);
     return;
   }
-  const nlohmann::json extra = {{"at_stop", true}, {"stopped_at_ns", monotonic_ns()}};
+  const nlohmann::json extra = {{"at_stop", true}};
   if (auto failure = run({"show"}, extra, lines, kQuickTimeout)) lines.push_back(*failure);
 }
 
@@ -359,6 +367,7 @@ void Frontend::on_stopped(lldb::SBProcess process) {
 void Frontend::on_resumed(lldb::SBProcess process) {
   const uint64_t pid = process.GetProcessID();
   auto held = lock();
+  stopped_since_.erase(pid);
   // A window's time leaves out the time the process sat stopped.
   if (HelperClient* helper = running_helper()) helper->notify("resumed", {{"pid", pid}, {"at_ns", monotonic_ns()}});
 }

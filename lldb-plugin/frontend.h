@@ -108,6 +108,8 @@ class Frontend {
   std::vector<SessionRecord> pending_restores_;
   std::vector<lldb::SBTarget> hooked_targets_;
   std::map<uint64_t, uint32_t> hooked_stops_;  // pid -> the stop id the stop hook last ran at
+  // pid -> (stop id, CLOCK_MONOTONIC ns) of the stop the process sits in
+  std::map<uint64_t, std::pair<uint32_t, uint64_t>> stopped_since_;
   std::unique_ptr<StopListener> stop_listener_;
   std::set<uint64_t> awaited_;  // pids whose exit await_exits waited for
   bool stopping_ = false;
