@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "command/option_values.h"
+#include "command/usage_text.h"
 #include "output/json_envelope.h"
 #include "serve/commands.h"
 
@@ -85,7 +86,7 @@ std::variant<nlohmann::json, ProtocolError> run_one_shot(const std::vector<std::
     // What the CLI prints for a usage mistake under --json.
     Envelope envelope;
     envelope.operation = name == "doctor" ? name : is_one_shot(name) ? "live_" + name : "usage";
-    envelope.error = usage_error(parse_error, "see `xref --help`");
+    envelope.error = usage_error(parse_error, app);
     return nlohmann::json{{"document", envelope_json(envelope)}, {"exit_status", error_exit_status(ErrorCode::invalid_argument)}};
   } catch (const std::exception& failure) {
     return cli_error(make_error(ErrorCode::internal, std::string("xref ") + name + " failed: " + failure.what()));

@@ -51,7 +51,12 @@ Result<void> validate_trace_request(const TraceRequest& request) {
                       "--here opens the window on the stopped thread; --start waits for a call");
   }
   if (!request.here && request.start.empty()) {
-    return make_error(ErrorCode::invalid_argument, "--start is required", "name the function that opens a window");
+    // In a debugger a window can open on the stopped thread, or at a breakpoint's locations.
+    return make_error(ErrorCode::invalid_argument, "--start is required",
+                      request.debugger.present ? "name the function that opens a window (--start FUNCTION, or "
+                                                 "--start bp:N at breakpoint N's locations), or open one on the "
+                                                 "stopped thread now with --here"
+                                               : "name the function that opens a window");
   }
   if (request.stop_at_end && !request.here) {
     return make_error(ErrorCode::invalid_argument, "--stop-at-end applies to --here only");
