@@ -14,6 +14,7 @@ namespace xref {
 struct TraceCommandOptions : ProcessCommandOptions {
   TraceRequest request;
   bool jsonl = false;
+  bool no_status = false;  // --no-status/--quiet: no status line on a terminal
 };
 
 // Adds the trace options to `command` (the `trace` subcommand, or serve's
