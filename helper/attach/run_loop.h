@@ -42,4 +42,20 @@ struct RunLoopEnd {
 
 Result<RunLoopEnd> run_loop(const RunLoopStops& stops, const RunLoopHooks& hooks);
 
+// A period on a run's clock (heartbeats, a status line): due once per
+// period, at its multiples, however late the look. Period 0: never.
+class Every {
+ public:
+  explicit Every(uint64_t period_ms) : period_ms_(period_ms), next_ms_(period_ms) {}
+  bool due(uint64_t now_ms) {
+    if (period_ms_ == 0 || now_ms < next_ms_) return false;
+    next_ms_ = (now_ms / period_ms_ + 1) * period_ms_;
+    return true;
+  }
+
+ private:
+  uint64_t period_ms_;
+  uint64_t next_ms_;
+};
+
 }  // namespace xref

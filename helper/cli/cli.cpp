@@ -10,6 +10,7 @@
 
 #include "attach/libbpf_log.h"
 #include "command/option_values.h"
+#include "command/usage_text.h"
 #include "input/sudo_user.h"
 #include "input/user_files.h"
 #include "output/json_envelope.h"
@@ -56,7 +57,8 @@ std::string operation_for(const std::vector<std::string>& args) {
   for (size_t i = 1; i < args.size(); ++i) {
     if (args[i] == "trace" && i + 1 < args.size() && args[i + 1] == "diff") return "trace_diff";
     if (args[i] == "trace" && i + 1 < args.size() && args[i + 1] == "show") return "trace_show";
-    if (args[i] == "maps" || args[i] == "resolve" || args[i] == "memscan" || args[i] == "trace") {
+    if (args[i] == "maps" || args[i] == "resolve" || args[i] == "memscan" || args[i] == "trace" ||
+        args[i] == "probe") {
       return "live_" + args[i];
     }
     if (args[i] == "doctor") return args[i];
@@ -127,7 +129,7 @@ int run_cli(int argc, char** argv) {
   } catch (const CLI::ParseError& parse_error) {
     // Usage mistakes share the invalid_argument exit status and, under
     // --json, the error object of every other failure.
-    return report_cli_error(args, usage_error(parse_error, "see `xref --help`"));
+    return report_cli_error(args, usage_error(parse_error, app));
   }
   return exit_status;
 }

@@ -1,5 +1,6 @@
 #include "command/option_values.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "number_parse.h"
@@ -85,11 +86,60 @@ Error usage_error(const CLI::ParseError& failure, const std::string& hint) {
   return make_error(ErrorCode::invalid_argument, message.substr(0, split), message.substr(split + 2));
 }
 
+Result<uint64_t> parse_duration_ms(std::string_view text) {
+  const size_t digits = std::min(text.find_first_not_of("0123456789"), text.size());
+  const std::string_view number = text.substr(0, digits), unit = text.substr(digits);
+  const std::string example = number.empty() || number.size() > 12 ? "5" : std::string(number);
+  const std::string hint = "give a whole number and a unit: " + example + "s, " + example + "ms or " + example +
+                           "m (or --duration-ms N, in milliseconds)";
+  static const std::pair<std::string_view, uint64_t> kUnits[] = {{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}};
+  const auto known = std::find_if(std::begin(kUnits), std::end(kUnits), [&](const auto& u) { return u.first == unit; });
+  if (number.empty()) {
+    return make_error(ErrorCode::invalid_argument, quoted(text) + " is not a duration", hint);
+  }
+  if (unit.empty()) return make_error(ErrorCode::invalid_argument, quoted(text) + " has no unit", hint);
+  if (unit[0] == '.' || unit[0] == ',') {
+    return make_error(ErrorCode::invalid_argument, quoted(text) + " is not a whole number of a unit",
+                      "give a smaller unit: 1500ms for 1.5s");
+  }
+  if (known == std::end(kUnits)) {
+    return make_error(ErrorCode::invalid_argument, quoted(text) + " has no unit xref knows (ms, s, m, h)", hint);
+  }
+  auto value = parse_number_in(number, {0, kMaxDurationMs / known->second});
+  if (!value) {
+    return make_error(ErrorCode::invalid_argument, quoted(text) + " is out of range",
+                      "give from 0 (no limit) up to a year (8760h)");
+  }
+  return *value * known->second;
+}
+
 void add_duration_option(CLI::App& command, uint64_t& value, const std::string& description) {
-  command.add_option("--duration-ms", value, description)
-      ->capture_default_str()
-      ->transform(number_in({0, kMaxDurationMs,
-                             "give milliseconds from 0 (no limit) to " + std::to_string(kMaxDurationMs) + " (a year)"}));
+  CLI::Option* in_ms =
+      command.add_option("--duration-ms", value, description)
+          ->capture_default_str()
+          ->transform(number_in({0, kMaxDurationMs, "give milliseconds from 0 (no limit) to " +
+                                                        std::to_string(kMaxDurationMs) + " (a year)"}));
+  // The spelling `xref profile --duration 10s` has (and people type):
+  // the same bound with a unit.
+  command
+      .add_option_function<uint64_t>(
+          "--duration", [&value](const uint64_t& ms) { value = ms; },
+          "the same as --duration-ms, with a unit: 500ms, 5s, 2m, 1h")
+      ->type_name("TIME")
+      ->transform(CLI::Validator(
+          [](std::string& text) -> std::string {
+            auto ms = parse_duration_ms(text);
+            if (!ms) return error_text(ms.error());
+            text = std::to_string(*ms);
+            return {};
+          },
+          ""))
+      ->excludes(in_ms);
+}
+
+void add_status_option(CLI::App& command, bool& no_status) {
+  command.add_flag("--no-status,--quiet", no_status,
+                   "no live status line (elapsed, counts, rate, lost) on stderr when it is a terminal");
 }
 
 Result<void> check_ringbuf_bytes(uint64_t bytes) {

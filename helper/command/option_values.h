@@ -22,9 +22,14 @@ namespace xref {
 Result<void> check_ringbuf_bytes(uint64_t bytes);
 
 // --duration-ms and --ringbuf-bytes as every live command defines them,
-// bound to `value`, with the bounds below and the default shown.
+// bound to `value`, with the bounds below and the default shown; beside
+// --duration-ms, --duration with a unit (5s, 500ms, 2m, 1h).
 void add_duration_option(CLI::App& command, uint64_t& value, const std::string& description);
 void add_ringbuf_option(CLI::App& command, uint64_t& value, const std::string& description);
+
+// --no-status (or --quiet): no live status line on a terminal
+// (output/status_line.h).
+void add_status_option(CLI::App& command, bool& no_status);
 
 // The largest PID Linux hands out (PID_MAX_LIMIT - 1 on 64-bit).
 constexpr uint64_t kMaxPid = 4194303;
@@ -49,6 +54,11 @@ struct NumberRange {
 // `range`. The error (invalid_argument) quotes the value and says why it is
 // refused, with the column of a bad character; its hint gives the range.
 Result<uint64_t> parse_number_in(std::string_view text, const NumberRange& range);
+
+// --duration's value: a whole number and a unit, ms, s, m or h, up to a
+// year; in milliseconds. A number without a unit is refused: seconds or
+// milliseconds? (the hint names both spellings).
+Result<uint64_t> parse_duration_ms(std::string_view text);
 
 // A window_id (trace show, trace diff).
 inline const NumberRange kWindowIds{0, UINT64_MAX, "give a window_id of the trace, a whole number"};

@@ -68,6 +68,11 @@ bool OutputQueue::push(std::string bytes, bool droppable) {
   return true;
 }
 
+void OutputQueue::set_write_guard(WriteGuard guard) {
+  std::lock_guard lock(mutex_);
+  guard_ = std::move(guard);
+}
+
 bool OutputQueue::unsent(uint64_t key) const {
   std::lock_guard lock(mutex_);
   return unsent_keyed_.count(key) > 0;
@@ -222,6 +227,7 @@ bool OutputQueue::write_batch(std::deque<Piece>& batch, size_t& done, size_t& of
 void OutputQueue::run() {
   std::deque<Piece> batch;
   for (;;) {
+    WriteGuard guard;
     {
       std::unique_lock lock(mutex_);
       changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
@@ -229,9 +235,17 @@ void OutputQueue::run() {
       batch.swap(queue_);
       unsent_keyed_.clear();  // being written: no longer replaceable
       writing_ = true;
+      guard = guard_;
     }
     size_t done = 0, offset = 0;
+    if (guard) guard(true, false);
     const bool going = write_batch(batch, done, offset);
+    if (guard) {
+      // Where the cursor is: after the last byte written.
+      const Piece* last = done > 0 ? &batch[done - 1] : nullptr;
+      const bool line_ended = offset == 0 && (last == nullptr || last->bytes.empty() || last->bytes.back() == '\n');
+      guard(false, line_ended);
+    }
     {
       std::lock_guard lock(mutex_);
       for (size_t i = 0; i < batch.size(); ++i) {

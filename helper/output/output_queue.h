@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -51,6 +52,13 @@ class OutputQueue {
   // is refused only once the reader is gone.
   bool push(std::string bytes, bool droppable);
   bool broken() const;
+
+  // Called by the writer before it writes a batch (`writing`) and after
+  // (with whether the bytes ended a line): a status line on the same
+  // terminal steps aside meanwhile (output/status_line.h). Set before the
+  // first push.
+  using WriteGuard = std::function<void(bool writing, bool at_line_start)>;
+  void set_write_guard(WriteGuard guard);
 
   // Keyed pieces: a newer document that makes an older one of the same key
   // (e.g. one session's state at a drain) worthless. `key` is not 0, and
@@ -116,6 +124,7 @@ class OutputQueue {
   size_t queued_bytes_ = 0;
   size_t essential_bytes_ = 0;
   std::map<uint64_t, size_t> unsent_keyed_;  // key -> its piece's index in queue_
+  WriteGuard guard_;
   bool writing_ = false;  // the writer holds pieces taken from the queue
   bool stopping_ = false;
   OutputTotals totals_;

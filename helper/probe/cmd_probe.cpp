@@ -10,11 +10,13 @@
 #include "output/json_envelope.h"
 #include "output/output_queue.h"
 #include "output/report.h"
+#include "output/status_line.h"
 #include "probe/commands.h"
 #include "probe/options.h"
 #include "probe/output.h"
 #include "probe/plan.h"
 #include "probe/session.h"
+#include "probe/status_text.h"
 
 namespace xref {
 namespace {
@@ -40,15 +42,24 @@ int run_probe_command(const ProbeCommandOptions& options) {
   };
   ProbeRenderer renderer(*target, *plan, options.request);
   renderer.set_marks(marks->get());
+  StatusLine status(STDERR_FILENO, !options.no_status);  // outlives the writer that holds it aside
   // Written through the bounded queue: a stalled reader costs output (a
   // heartbeat is dropped, counted), and a second Ctrl-C gives it up.
   OutputQueue output(STDOUT_FILENO);
+  if (status.shares_terminal(STDOUT_FILENO)) hold_aside_for(status, output);
+  ProbeStatus status_text(*plan, options.request);
+  if (status.active()) {
+    callbacks.status_ms = kStatusPeriodMs;
+    callbacks.status = [&](uint64_t elapsed_ms, const std::vector<xref_probe_counts>& sites) {
+      status.show(status_text.text(elapsed_ms, sites));
+    };
+  }
   uint64_t heartbeats_dropped = 0;
   callbacks.heartbeat_ms = options.request.heartbeat_ms;
   callbacks.heartbeat = [&](uint64_t elapsed_ms, const std::vector<xref_probe_counts>& sites) {
     const nlohmann::json heartbeat = renderer.heartbeat_json(elapsed_ms, sites);
     if (options.json) {
-      std::cerr << "xref: " << renderer.heartbeat_text(heartbeat) << std::flush;  // one document on stdout
+      status.print_above("xref: " + renderer.heartbeat_text(heartbeat));  // one document on stdout
       return;
     }
     const std::string line = options.jsonl ? json_text(heartbeat) + "\n" : renderer.heartbeat_text(heartbeat);
@@ -56,6 +67,7 @@ int run_probe_command(const ProbeCommandOptions& options) {
   };
   callbacks.output_closed = [&] { return output.broken(); };
   auto run = run_probe(*target, *plan, options.request, callbacks);
+  status.stop();
   if (!run) {
     output.finish(signals.fd());
     return report_early_error(options, envelope, run.error());

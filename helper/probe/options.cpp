@@ -120,6 +120,7 @@ void add_probe_options(CLI::App& command_app, ProbeCommandOptions& options_ref) 
                       "print a progress line this often: hits so far per address, rate, lost (0: none)")
       ->capture_default_str()
       ->transform(number_in({0, kMaxDurationMs}));
+  add_status_option(*command, options->no_status);
   command->add_option("--mark-file", request.mark_file,
                       "a log followed during the probe: samples and heartbeats are stamped with its latest line "
                       "matching --mark-regex");

@@ -15,6 +15,7 @@ struct ProbeCommandOptions : ProcessCommandOptions {
   ProbeRequest request;
   bool count = false;  // --count: hits are always counted
   bool jsonl = false;  // heartbeats as JSON lines, then the document as one line
+  bool no_status = false;  // --no-status/--quiet: no status line on a terminal
 };
 
 // Adds the probe options to `command`, bound to `options`.

@@ -106,15 +106,16 @@ Result<ProbeRun> run_probe(const Target& target, ProbePlan& plan, const ProbeReq
     if (release_ends) return std::string("released");
     return std::nullopt;
   };
-  uint64_t next_heartbeat = callbacks.heartbeat_ms;
-  if (callbacks.heartbeat_ms > 0 && callbacks.heartbeat) {
-    hooks.tick = [&] {
-      const uint64_t now = elapsed_ms();
-      if (now < next_heartbeat) return;
-      next_heartbeat = (now / callbacks.heartbeat_ms + 1) * callbacks.heartbeat_ms;
-      callbacks.heartbeat(now, (*engine)->site_counts());
-    };
-  }
+  Every heartbeats(callbacks.heartbeat ? callbacks.heartbeat_ms : 0);
+  Every status(callbacks.status ? callbacks.status_ms : 0);
+  hooks.tick = [&] {
+    const uint64_t now = elapsed_ms();
+    const bool heartbeat_due = heartbeats.due(now), status_due = status.due(now);
+    if (!heartbeat_due && !status_due) return;
+    const std::vector<xref_probe_counts> counts = (*engine)->site_counts();
+    if (heartbeat_due) callbacks.heartbeat(now, counts);
+    if (status_due) callbacks.status(now, counts);
+  };
   auto ended = run_loop(stops, hooks);
   const uint64_t loop_ended_ns = monotonic_ns();
   (*engine)->detach();

@@ -78,6 +78,9 @@ struct ProbeCallbacks {
   // since the probes were armed, as ProbeRun::elapsed_ms.
   uint64_t heartbeat_ms = 0;
   std::function<void(uint64_t elapsed_ms, const std::vector<xref_probe_counts>& sites)> heartbeat;
+  // The same, every status_ms, for the CLI's status line on a terminal.
+  uint64_t status_ms = 0;
+  std::function<void(uint64_t elapsed_ms, const std::vector<xref_probe_counts>& sites)> status;
   // --backend auto where BPF cannot be used: may it count with tracefs
   // (ProbeEngineOptions::tracefs_fallback)? Unset: yes.
   std::function<bool()> tracefs_fallback;

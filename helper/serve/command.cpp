@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "command/option_values.h"
+#include "command/usage_text.h"
 #include "output/json_envelope.h"
 #include "output/report.h"
 #include "serve/commands.h"
@@ -98,7 +99,7 @@ std::variant<nlohmann::json, ProtocolError> run_one_shot(const std::vector<std::
     // What the CLI prints for a usage mistake under --json.
     Envelope envelope;
     envelope.operation = name == "doctor" ? name : is_one_shot(name) ? "live_" + name : "usage";
-    envelope.error = usage_error(parse_error, "see `xref " + name + " --help`");
+    envelope.error = usage_error(parse_error, app);
     const int status = error_exit_status(ErrorCode::invalid_argument);
     if (as_text) return nlohmann::json{{"text", {error_line(*envelope.error)}}, {"exit_status", status}};
     return nlohmann::json{{"document", envelope_json(envelope)}, {"exit_status", status}};

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "command/option_values.h"
+#include "command/usage_text.h"
 
 namespace xref::serve {
 namespace {
@@ -39,7 +40,7 @@ std::variant<SessionSpec, HelpText, ProtocolError> parse_command(const std::vect
   } catch (const CLI::CallForAllHelp&) {
     return HelpText{app.help("", CLI::AppFormatMode::All)};
   } catch (const CLI::ParseError& error) {
-    return cli_error(usage_error(error, "see `xref " + spec.command + " --help`"));
+    return cli_error(usage_error(error, app));
   }
   if (pid->count() == 0) {
     if (!context.pid) return invalid_argument("--pid is required", "pass --pid or context.pid");
@@ -48,7 +49,9 @@ std::variant<SessionSpec, HelpText, ProtocolError> parse_command(const std::vect
   if (options.bin.empty()) options.bin = context.executable;
   // A session lasts until a bound, session.stop or the target's exit unless
   // its words say how long (the shell's probe stops after a second).
-  if (app.get_option("--duration-ms")->count() == 0) options.request.duration_ms = 0;
+  if (app.get_option("--duration-ms")->count() == 0 && app.get_option("--duration")->count() == 0) {
+    options.request.duration_ms = 0;
+  }
   options.request.debugger = context.debugger;
   if (auto valid = validate(options.request); !valid) return cli_error(valid.error());
   return spec;
@@ -63,8 +66,18 @@ std::variant<SessionSpec, HelpText, ProtocolError> parse_session_start(const std
     return invalid_argument("'" + command + "' sessions are not available in this xref yet", "use trace or probe");
   }
   if (command == "trace") {
-    return parse_command(words, context, &SessionSpec::options, add_trace_options, validate_trace_request,
-                         "ordered, thread-scoped call-trace windows");
+    auto parsed = parse_command(words, context, &SessionSpec::options, add_trace_options, validate_trace_request,
+                                "ordered, thread-scoped call-trace windows");
+    // --here is a thread of the debugger's process: another --pid cannot
+    // hold it (its memory would be read at that thread's addresses).
+    const auto* spec = std::get_if<SessionSpec>(&parsed);
+    if (spec && spec->options.request.here && context.pid && spec->options.pid != *context.pid) {
+      const std::string pid = std::to_string(spec->options.pid), own = std::to_string(*context.pid);
+      return invalid_argument("--here opens the window on the stopped thread of process " + own +
+                                  ", the debugger's; --pid " + pid + " names another process",
+                              "leave --pid out, or trace process " + pid + " with --start FUNCTION");
+    }
+    return parsed;
   }
   if (command == "probe") {
     return parse_command(words, context, &SessionSpec::probe, add_probe_options, validate_probe_request,

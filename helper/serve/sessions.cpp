@@ -13,6 +13,7 @@
 #include "mark/follower.h"
 #include "output/json_envelope.h"
 #include "process/target.h"
+#include "serve/helper_advice.h"
 #include "serve/release.h"
 #include "serve/session.h"
 #include "trace/options.h"
@@ -224,7 +225,7 @@ void SessionManager::run(std::shared_ptr<Session> session, nlohmann::json reques
 
 void SessionManager::fail(Session& session, const nlohmann::json& request_id, bool attached, const Error& error,
                           const nlohmann::json& empty) {
-  const ProtocolError reported = cli_error(error);
+  const ProtocolError reported = cli_error(with_helper_advice(error));
   if (!attached) {
     {
       // Gone from `sessions` and the cap before its answer is out.

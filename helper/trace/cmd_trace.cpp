@@ -12,10 +12,12 @@
 #include "mark/follower.h"
 #include "output/output_queue.h"
 #include "output/report.h"
+#include "output/status_line.h"
 #include "trace/commands.h"
 #include "trace/options.h"
 #include "trace/output.h"
 #include "trace/plan.h"
+#include "trace/progress.h"
 #include "trace/session.h"
 #include "trace/stream.h"
 
@@ -51,7 +53,12 @@ Result<void> validate_trace_request(const TraceRequest& request) {
                       "--here opens the window on the stopped thread; --start waits for a call");
   }
   if (!request.here && request.start.empty()) {
-    return make_error(ErrorCode::invalid_argument, "--start is required", "name the function that opens a window");
+    // In a debugger a window can open on the stopped thread, or at a breakpoint's locations.
+    return make_error(ErrorCode::invalid_argument, "--start is required",
+                      request.debugger.present ? "name the function that opens a window (--start FUNCTION, or "
+                                                 "--start bp:N at breakpoint N's locations), or open one on the "
+                                                 "stopped thread now with --here"
+                                               : "name the function that opens a window");
   }
   if (request.stop_at_end && !request.here) {
     return make_error(ErrorCode::invalid_argument, "--stop-at-end applies to --here only");
@@ -93,7 +100,9 @@ int run_trace_command(const TraceCommandOptions& options) {
   // wait for a reader that stopped reading.
   StopSignals signals;
   signal(SIGPIPE, SIG_IGN);  // a reader that went away is a failed write
+  StatusLine status(STDERR_FILENO, !options.no_status);  // outlives the writer that holds it aside
   OutputQueue output(STDOUT_FILENO);
+  if (status.shares_terminal(STDOUT_FILENO)) hold_aside_for(status, output);
   TraceStream stream(renderer, output, format);
   TraceCallbacks callbacks;
   callbacks.cancel_fd = signals.fd();
@@ -106,11 +115,32 @@ int run_trace_command(const TraceCommandOptions& options) {
     stream.attached(attached.backend, envelope.process);
   };
   // Every shape writes a window as it closes, then lets it go.
+  TraceProgress progress(options.request, marks->get());  // heartbeats and the status line
   callbacks.window_closed = [&](const TraceWindow& window) {
+    progress.window_closed(window.events.size());
     stream.window_closed(window);
     return true;
   };
+  uint64_t heartbeats_dropped = 0;
+  callbacks.heartbeat_ms = options.request.heartbeat_ms;
+  callbacks.heartbeat = [&](uint64_t elapsed_ms, const TraceCounters& counters) {
+    const nlohmann::json heartbeat = progress.heartbeat_json(elapsed_ms, counters);
+    if (format == TraceFormat::json) {
+      status.print_above("xref: " + TraceProgress::heartbeat_text(heartbeat));  // one document on stdout
+      return;
+    }
+    const std::string line =
+        format == TraceFormat::jsonl ? json_text(heartbeat) + "\n" : TraceProgress::heartbeat_text(heartbeat);
+    if (!output.push(line, true)) ++heartbeats_dropped;
+  };
+  if (status.active()) {
+    callbacks.status_ms = kStatusPeriodMs;
+    callbacks.status = [&](uint64_t elapsed_ms, const TraceCounters& counters) {
+      status.show(progress.status_text(elapsed_ms, counters));
+    };
+  }
   auto run = run_trace(*target, *plan, options.request, callbacks);
+  status.stop();
   if (!run) {
     if (stream.fail(run.error())) {
       output.finish(signals.fd());
@@ -130,6 +160,7 @@ int run_trace_command(const TraceCommandOptions& options) {
     error = *run->target_changed;
     error->hint = "the probes went with the old executable; the windows captured before the exec are shown";
   }
+  run->heartbeats_not_shown = heartbeats_dropped;
   stream.finish(*run, error);
   // Everything is detached by now: wait for the reader, unless told to stop.
   const OutputTotals totals = output.finish(signals.fd());
@@ -192,6 +223,11 @@ void add_trace_options(CLI::App& command_app, TraceCommandOptions& options_ref) 
       ->transform(number_in({0, kMaxEventsBound}));
   add_duration_option(*command, request.duration_ms, "stop after this long (0: no limit)");
   add_ringbuf_option(*command, request.ringbuf_bytes, "ring buffer size, a power of two (tracefs: per CPU)");
+  command->add_option("--heartbeat-ms", request.heartbeat_ms,
+                      "print a progress line this often: windows and events so far, rate, lost (0: none)")
+      ->capture_default_str()
+      ->transform(number_in({0, kMaxDurationMs}));
+  add_status_option(*command, options->no_status);
   command->add_option("--backend", request.backend,
                       "auto, uprobe_multi, perf_uprobe, or tracefs (uprobe_events, no BPF; never chosen by auto)")
       ->capture_default_str();

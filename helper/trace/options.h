@@ -15,6 +15,7 @@ struct TraceCommandOptions : ProcessCommandOptions {
   TraceRequest request;
   bool jsonl = false;
   bool addresses = false;  // --addresses: static VAs on each text line
+  bool no_status = false;  // --no-status/--quiet: no status line on a terminal
 };
 
 // Adds the trace options to `command` (the `trace` subcommand, or serve's

@@ -102,6 +102,7 @@ nlohmann::json TraceRenderer::summary_json(const TraceRun& run) const {
          for (const auto& [reason, count] : run.windows_not_shown) reasons[reason] = count;
          return reasons;
        }()},
+      {"heartbeats_not_shown", run.heartbeats_not_shown},
       {"starts_filtered", run.counters.starts_filtered},
       {"starts_refused", run.counters.starts_refused},
       {"probes", plan_.probes.size()},

@@ -28,6 +28,7 @@ struct TraceRequest {
   uint64_t max_windows = 0;           // 0: unbounded
   uint64_t max_events = 0;            // 0: unbounded
   uint64_t duration_ms = 0;           // 0: until another bound or Ctrl-C
+  uint64_t heartbeat_ms = 0;          // a progress line this often (0: none)
   uint64_t ringbuf_bytes = 4u << 20;  // power of two, >= 4096 (tracefs: per CPU)
   std::string backend = "auto";       // auto, uprobe_multi, perf_uprobe, tracefs
   bool uretprobes = false;

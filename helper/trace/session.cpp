@@ -94,6 +94,19 @@ Result<TraceRun> run_trace(const Target& target, const TracePlan& plan, const Tr
     if (!counters.stopped) return std::nullopt;
     return counters.stop_reason == XREF_STOP_MAX_EVENTS ? "max_events" : "max_windows";
   };
+  // Heartbeats and the status line: each on its own period, from one look
+  // at the counts when either is due.
+  Every heartbeats(callbacks.heartbeat ? callbacks.heartbeat_ms : 0);
+  Every status(callbacks.status ? callbacks.status_ms : 0);
+  hooks.tick = [&] {
+    const auto now = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count());
+    const bool heartbeat_due = heartbeats.due(now), status_due = status.due(now);
+    if (!heartbeat_due && !status_due) return;
+    const TraceCounters counters = (*engine)->counters();
+    if (heartbeat_due) callbacks.heartbeat(now, counters);
+    if (status_due) callbacks.status(now, counters);
+  };
   auto ended = run_loop(stops, hooks);
   if (!ended) return ended.error();
   run.stop_reason = ended->stop_reason;

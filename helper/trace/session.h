@@ -37,6 +37,7 @@ struct TraceRun {
   // Windows counted in the summary but left out of the output, by reason
   // (the output's business: "output_stalled", "json_limit", "all_events_lost").
   std::map<std::string, uint64_t> windows_not_shown;
+  uint64_t heartbeats_not_shown = 0;  // --heartbeat-ms lines a stalled reader could not take
 };
 
 struct TraceAttachInfo {
@@ -64,6 +65,14 @@ struct TraceCallbacks {
   // `ending`: a bound was reached, the trace ends with no further window.
   int drain_fd = -1;
   std::function<void(bool ending)> drained;
+  // Every heartbeat_ms while the trace runs (0: never): the engine's
+  // counts so far, `elapsed_ms` since the attach; the same every status_ms,
+  // for the CLI's status line on a terminal.
+  using Progress = std::function<void(uint64_t elapsed_ms, const TraceCounters& counters)>;
+  uint64_t heartbeat_ms = 0;
+  Progress heartbeat;
+  uint64_t status_ms = 0;
+  Progress status;
 };
 
 Result<TraceRun> run_trace(const Target& target, const TracePlan& plan, const TraceRequest& request,

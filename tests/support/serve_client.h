@@ -21,9 +21,11 @@ namespace xref::test {
 class ServeClient {
  public:
   // `environment`: extra NAME=VALUE settings for the helper (e.g. SUDO_UID);
-  // `arguments`: words after `serve` (e.g. --max-sessions 3).
+  // `arguments`: words after `serve` (e.g. --max-sessions 3); `runner`: a
+  // command that runs the helper (e.g. setpriv, to run it as another user).
   explicit ServeClient(const std::vector<std::string>& environment = {},
-                       const std::vector<std::string>& arguments = {}) {
+                       const std::vector<std::string>& arguments = {},
+                       const std::vector<std::string>& runner = {}) {
     int to_helper[2], from_helper[2];
     if (pipe2(to_helper, O_CLOEXEC) != 0 || pipe2(from_helper, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
     char err_path[] = "/tmp/xref-serve-stderr-XXXXXX";
@@ -35,10 +37,13 @@ class ServeClient {
       dup2(from_helper[1], STDOUT_FILENO);
       dup2(err_fd, STDERR_FILENO);
       for (const auto& setting : environment) putenv(const_cast<char*>(setting.c_str()));
-      std::vector<char*> argv = {const_cast<char*>(XREF_BINARY), const_cast<char*>("serve")};
+      std::vector<char*> argv;
+      for (const auto& word : runner) argv.push_back(const_cast<char*>(word.c_str()));
+      argv.push_back(const_cast<char*>(XREF_BINARY));
+      argv.push_back(const_cast<char*>("serve"));
       for (const auto& word : arguments) argv.push_back(const_cast<char*>(word.c_str()));
       argv.push_back(nullptr);
-      execv(XREF_BINARY, argv.data());
+      execv(argv[0], argv.data());
       _exit(127);
     }
     close(err_fd);

@@ -3,6 +3,10 @@
 // their call sites is probed at the call (the callee's entry) and at the
 // return site (its return), so every event carries its exact call site and
 // no return address on the stack is ever touched.
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "sites/call_sites.h"
 #include "sites/call_target_fetch.h"
 #include "callee_tree.h"
@@ -68,7 +72,27 @@ std::vector<FetchItem> at_call_site(std::vector<FetchItem> items) {
   return items;
 }
 
-Result<void> add_site(PlanState& state, uint32_t module_index, const FunctionCode& code, const NodeCallSite& site) {
+// Calls that never come back (to exit, abort, __stack_chk_fail): no
+// return probe. Said in one warning, however many a tree holds.
+struct NoReturnCalls {
+  std::vector<std::string> sites;  // "0x173e in main"
+
+  std::optional<std::string> warning() const {
+    if (sites.empty()) return std::nullopt;
+    if (sites.size() == 1) {
+      return "call at " + sites.front() + " does not return into the function (noreturn callee): no return probe";
+    }
+    constexpr size_t kNamed = 3;
+    std::string text = std::to_string(sites.size()) + " calls do not return into their function (noreturn callees), "
+                       "so they have no return probe: at ";
+    for (size_t i = 0; i < sites.size() && i < kNamed; ++i) text += (i == 0 ? "" : ", ") + sites[i];
+    if (sites.size() > kNamed) text += " and " + std::to_string(sites.size() - kNamed) + " more";
+    return text;
+  }
+};
+
+Result<void> add_site(PlanState& state, uint32_t module_index, const FunctionCode& code, const NodeCallSite& site,
+                      NoReturnCalls& no_return) {
   const CalleeEdge& edge = site.edge;
   switch (edge.kind) {
     case EdgeKind::call:
@@ -89,8 +113,7 @@ Result<void> add_site(PlanState& state, uint32_t module_index, const FunctionCod
       }
       state.plan.probes[state.last_role].indirect = edge.kind == EdgeKind::indirect_call;
       if (!edge.return_in_function) {
-        state.plan.warnings.push_back("call at " + to_hex(edge.site_va) + " in " + site.caller +
-                                      " does not return into the function (noreturn callee): no return probe");
+        no_return.sites.push_back(to_hex(edge.site_va) + " in " + site.caller);
         return {};
       }
       return add_role(state, code, callee, edge.return_va, XREF_PROBE_RETURN_SITE, 0, false, return_fetches);
@@ -132,6 +155,7 @@ Result<void> add_call_site_probes(PlanState& state) {
   auto tree = callee_tree(image, root->start, depth, 20000);
   if (!tree) return tree.error();
   std::set<uint64_t> listed;  // callers whose sites are probed, split-off parts included
+  NoReturnCalls no_return;
   size_t sites = 0;
   for (const CalleeNode& node : tree->nodes) {
     if (node.state == NodeState::recursive && node.function) {
@@ -151,7 +175,7 @@ Result<void> add_call_site_probes(PlanState& state) {
         // The compiler's split-off ".cold" part runs as part of this call
         // (an exception handler, an unlikely branch): its call sites are the
         // function's too.
-        if (auto added = add_site(state, module_index, code, site); !added) return added;
+        if (auto added = add_site(state, module_index, code, site, no_return); !added) return added;
         continue;
       }
       if (site.into_split_part) {
@@ -159,12 +183,13 @@ Result<void> add_call_site_probes(PlanState& state) {
       } else if (site.conditional) {
         state.plan.warnings.push_back(site.caller + " may tail-jump conditionally at " + to_hex(site.edge.site_va) +
                                       "; that jump is not followed");
-      } else if (auto added = add_site(state, module_index, code, site); !added) {
+      } else if (auto added = add_site(state, module_index, code, site, no_return); !added) {
         return added;
       }
       if (kind == EdgeKind::call || kind == EdgeKind::indirect_call || kind == EdgeKind::tail_jump) ++sites;
     }
   }
+  if (auto warning = no_return.warning()) state.plan.warnings.push_back(std::move(*warning));
   if (sites == 0) {
     state.plan.warnings.push_back(root->demangled + " has no call sites: its callees were inlined (or it calls nothing)");
   }

@@ -256,7 +256,8 @@ class SavedTraceReader {
   }
 
   // One line of `--jsonl` output: {"type": "header", ...} (the process as
-  // known at attach), {"type": "window", ...} or {"type": "summary", ...}
+  // known at attach), {"type": "window", ...}, {"type": "heartbeat", ...}
+  // (--heartbeat-ms: progress, nothing to keep) or {"type": "summary", ...}
   // (the process after the trace, which wins).
   Result<void> add_line(nlohmann::json line, size_t number, SavedTrace::Span where) {
     const std::string type = line.is_object() ? line.value("type", "") : "";
@@ -265,6 +266,7 @@ class SavedTraceReader {
       if (trace_.process_.is_null()) trace_.process_ = line.value("process", nlohmann::json());
     } else if (type == "window" && line.contains("window") && line["window"].is_object()) {
       return add_window(std::move(line["window"]), where);
+    } else if (type == "heartbeat") {
     } else if (type == "summary") {
       trace_.process_ = line.value("process", nlohmann::json());
       trace_.summary_ = line.value("summary", nlohmann::json());
