@@ -1,5 +1,7 @@
 #include "attach/tracefs/format.h"
 
+#include <cstring>
+
 #include <charconv>
 
 namespace xref {
@@ -74,6 +76,14 @@ std::optional<uint64_t> read_field(std::span<const uint8_t> record, const EventF
   uint64_t value = 0;
   for (uint32_t i = 0; i < field.size; ++i) value |= uint64_t{record[field.offset + i]} << (8 * i);
   return value;
+}
+
+std::optional<std::string> read_string_field(std::span<const uint8_t> record, uint64_t data_loc) {
+  const size_t offset = data_loc & 0xffff;
+  const size_t length = (data_loc >> 16) & 0xffff;
+  if (length == 0 || offset + length > record.size()) return std::nullopt;
+  const auto* begin = reinterpret_cast<const char*>(record.data() + offset);
+  return std::string(begin, strnlen(begin, length));
 }
 
 }  // namespace xref

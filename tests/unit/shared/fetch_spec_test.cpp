@@ -276,7 +276,7 @@ struct ErrorCase {
 
 TEST(FetchSpec, ErrorsPointAtTheOffendingCharacter) {
   const ErrorCase cases[] = {
-      {"a=%r8:u7", 7, "unknown type 'u7'; use u8..u64, s8..s64 or x8..x64"},
+      {"a=%r8:u7", 7, "unknown type 'u7'; use u8..u64, s8..s64, x8..x64 or string"},
       {"a=+16(%dx:u64", 10,
        "unbalanced parenthesis: expected ')' to close the '(' at column 6 but found ':'"},
       {"a=+8(+16(%di):u32", 14,
@@ -350,7 +350,7 @@ TEST(FetchSpec, NameLongerThanTheKernelAllowsIsRejected) {
 }
 
 TEST(FetchSpec, ErrorMessagesAreExactWhereTheBriefFixesThem) {
-  EXPECT_EQ(parse_error("a=%r8:u7").message, "unknown type 'u7'; use u8..u64, s8..s64 or x8..x64");
+  EXPECT_EQ(parse_error("a=%r8:u7").message, "unknown type 'u7'; use u8..u64, s8..s64, x8..x64 or string");
   EXPECT_EQ(parse_error("a=%:u64").message, "expected a register name after '%'");
   EXPECT_EQ(parse_error("a=%r8,a=%r9").message, "duplicate name 'a'");
 }
