@@ -428,7 +428,7 @@ class FilterParser {
       case TokenKind::invalid: return token.error;
       default:
         return error_at(token.column,
-                        "expected a name, a number, a \"string\", '!' or '(' but found " + describe(token));
+                        "expected a name, a number, '!' or '(' but found " + describe(token));
     }
   }
 

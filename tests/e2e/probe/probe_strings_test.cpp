@@ -59,6 +59,10 @@ class ProbeStrings : public ::testing::TestWithParam<StringsCase> {
 
   // Probes lookup_key in a fresh target with `args` until it exits.
   nlohmann::json probe(std::vector<std::string> args) {
+    // A run of its own: the last run's go file would start the target unprobed.
+    target_.reset();
+    unlink(record_.path.c_str());
+    unlink(record_.go_file().c_str());
     target_ = std::make_unique<TargetProcess>(std::vector<std::string>{
         binary(), "--record", record_.path, "--go-file", record_.go_file(), "--rounds", std::to_string(kRounds)});
     std::vector<std::string> all = {"probe",         "--pid", std::to_string(target_->pid()), "--json",
@@ -159,7 +163,7 @@ TEST_P(ProbeStrings, GroupsAreTheRecordsKeys) {
 INSTANTIATE_TEST_SUITE_P(Compilers, ProbeStrings,
                          ::testing::Values(StringsCase{"gcc", "auto"}, StringsCase{"clang", "auto"},
                                            StringsCase{"gcc", "tracefs"}, StringsCase{"clang", "tracefs"}),
-                         [](const auto& info) { return info.param.compiler + "_" + info.param.backend; });
+                         [](const auto& instance) { return instance.param.compiler + "_" + instance.param.backend; });
 
 }  // namespace
 }  // namespace xref::test
