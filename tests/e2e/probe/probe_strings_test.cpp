@@ -5,11 +5,16 @@
 // events alike.
 #include <gtest/gtest.h>
 
+#include <fnmatch.h>
+
 #include <fstream>
+#include <set>
+#include <sstream>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "command_output.h"
 #include "probe_harness.h"
 #include "tracefs_state.h"
 
@@ -158,6 +163,32 @@ TEST_P(ProbeStrings, GroupsAreTheRecordsKeys) {
   EXPECT_EQ(groups["keys"], expected.size());
   EXPECT_EQ(groups["complete"], true);
   EXPECT_EQ(groups["not_counted"], 0);
+}
+
+// Globs: the count matched is the number of function addresses nm lists
+// whose name fnmatch(3) accepts on the same binary; every match is probed
+// and counted as its record says.
+TEST_P(ProbeStrings, GlobCountsEqualNm) {
+  for (const std::string pattern : {"*_*", "[lh]*", "lookup_ke?"}) {
+    SCOPED_TRACE(pattern);
+    const auto document = probe({pattern});
+    std::set<std::string> addresses;
+    std::istringstream nm(command_output("nm --defined-only " + binary()));
+    std::string address, kind, name;
+    while (nm >> address >> kind >> name) {
+      if ((kind == "T" || kind == "t" || kind == "W") && name.find(".cold") == std::string::npos &&
+          fnmatch(pattern.c_str(), name.c_str(), 0) == 0) {
+        addresses.insert(address);
+      }
+    }
+    ASSERT_EQ(document["globs"].size(), 1u) << document.dump();
+    EXPECT_EQ(document["globs"][0]["pattern"], pattern);
+    EXPECT_EQ(document["globs"][0]["matched"].get<size_t>(), addresses.size());
+    EXPECT_EQ(document["addresses"].size(), addresses.size());
+  }
+  const XrefRun none = run_xref({"probe", "--pid", std::to_string(getpid()), "no_such_function_xyz*", "--duration-ms", "1"});
+  EXPECT_EQ(none.exit_status, 2) << none.err;
+  EXPECT_NE(none.err.find("no function of"), std::string::npos) << none.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(Compilers, ProbeStrings,
