@@ -7,12 +7,16 @@
 
 #include "bpf_abi.h"
 
-/* Fetched values of the current hit. */
+/* Fetched values of the current hit; :string fetches' bytes in their
+ * string slots, zero after the string (so a slot is a map key as it is). */
 struct fetched {
   __u64 values[XREF_FETCH_MAX_ITEMS];
   __s16 errors[XREF_FETCH_MAX_ITEMS];
   __u16 failed;
   __u8 count;
+  __u8 string_count; /* string fetches read into slots (read or failed) */
+  __u32 reserved;
+  __u8 strings[XREF_FETCH_MAX_STRINGS][XREF_STRING_BUFFER_BYTES];
 };
 
 /* The registers of the current hit, copied once: reading pt_regs fields
@@ -57,6 +61,37 @@ struct fetch_walk {
   struct fetched *out;
 };
 
+/* A :string fetch: the string at `address`, at most `bound` bytes, into
+ * string slot `slot`. Read with room for one byte more than the bound: a
+ * string of exactly `bound` bytes ends there, a longer one does not. The
+ * value is the length kept, plus XREF_STRING_CUT when cut. */
+static __always_inline __s16 read_string(struct fetched *out, __u8 slot, __u16 bound, __u64 address, __u64 *value) {
+  __u8 *buffer = out->strings[slot & (XREF_FETCH_MAX_STRINGS - 1)];
+  __builtin_memset(buffer, 0, XREF_STRING_BUFFER_BYTES);
+  if (bound == 0 || bound > XREF_STRING_MAX_BYTES) bound = XREF_STRING_DEFAULT_BYTES;
+  __u32 size = (__u32)bound + 2;
+  if (size > XREF_STRING_BUFFER_BYTES) size = XREF_STRING_BUFFER_BYTES;
+  long read = bpf_probe_read_user_str(buffer, size, (const void *)address);
+  if (read < 0) {
+    __builtin_memset(buffer, 0, XREF_STRING_BUFFER_BYTES);
+    return (__s16)read;
+  }
+  __u64 length = read > 0 ? (__u64)read - 1 : 0; /* without the NUL */
+  if (length > bound) {
+    /* Cut: keep `bound` bytes, zero the one past them (and its NUL). */
+    __u32 at = bound;
+    asm volatile("" : "+r"(at));
+    if (at < XREF_STRING_BUFFER_BYTES - 1) {
+      buffer[at] = 0;
+      buffer[at + 1] = 0;
+    }
+    *value = (__u64)bound | XREF_STRING_CUT;
+  } else {
+    *value = length;
+  }
+  return 0;
+}
+
 /* Reads fetch `i` into walk->out; 1 ends the walk. */
 static long fetch_step(__u32 i, void *data) {
   struct fetch_walk *walk = data;
@@ -75,10 +110,13 @@ static long fetch_step(__u32 i, void *data) {
     value += (index_word < PT_REGS_WORDS ? regs->words[index_word & 31] : 0) * fetch->index_scale;
   }
   __s16 error = 0;
+  /* A string's last dereference gives its address: no load there. */
+  const __u8 string_slot = fetch->string_slot;
+  const __u8 loads = string_slot && fetch->deref_count ? fetch->deref_count - 1 : fetch->deref_count;
   for (int d = 0; d < XREF_FETCH_MAX_DEREFS; d++) {
-    if (d >= fetch->deref_count) break;
+    if (d >= loads) break;
     __u64 address = value + (__s64)fetch->deref_offsets[d];
-    __u32 size = d + 1 == fetch->deref_count ? fetch->width : 8;
+    __u32 size = !string_slot && d + 1 == loads ? fetch->width : 8;
     if (size > 8) size = 8;
     if (size == 0) size = 1;
     value = 0;
@@ -89,7 +127,16 @@ static long fetch_step(__u32 i, void *data) {
       break;
     }
   }
-  out->values[i] = error ? 0 : extend(value, fetch->width, fetch->is_signed);
+  if (string_slot) {
+    if (!error && fetch->deref_count) {
+      const __u64 address = value + (__s64)fetch->deref_offsets[(fetch->deref_count - 1) & (XREF_FETCH_MAX_DEREFS - 1)];
+      error = read_string(out, string_slot - 1, fetch->string_bound, address, &value);
+    }
+    out->string_count++;
+    out->values[i] = error ? 0 : value;
+  } else {
+    out->values[i] = error ? 0 : extend(value, fetch->width, fetch->is_signed);
+  }
   out->errors[i] = error;
   if (error) out->failed |= (__u16)(1u << i);
   return 0;
@@ -101,6 +148,7 @@ static __always_inline void read_fetches(struct pt_regs *ctx, const struct xref_
                                          struct saved_regs *regs, struct fetched *out) {
   out->count = count;
   out->failed = 0;
+  out->string_count = 0;
   if (count == 0) return;
   if (bpf_probe_read_kernel(regs->words, sizeof(struct pt_regs), ctx) != 0) {
     out->count = 0;
@@ -123,6 +171,33 @@ struct filter_walk {
   __u32 pc;
   int result;
 };
+
+/* STR_EQ / STR_PREFIX: the string in slot insn->string_slot (its value
+ * `value`: length | XREF_STRING_CUT) against the program's string number
+ * insn->constant, 8 bytes at a time; both are zero past their length. */
+static __always_inline int string_compare(const struct xref_filter_program *program,
+                                          const struct xref_filter_insn *insn, const struct fetched *values,
+                                          __u64 value) {
+  const __u32 index = (__u32)insn->constant & (XREF_FILTER_MAX_STRINGS - 1);
+  const __u32 constant_length = program->string_lengths[index];
+  const __u64 length = value & XREF_STRING_LENGTH_MASK;
+  if (constant_length > XREF_STRING_MAX_BYTES) return 0;
+  if (insn->op == XREF_FILTER_OP_STR_EQ) {
+    if ((value & XREF_STRING_CUT) || length != constant_length) return 0;
+  } else if (length < constant_length) {
+    return 0;
+  }
+  const __u64 *fetched = (const __u64 *)values->strings[insn->string_slot & (XREF_FETCH_MAX_STRINGS - 1)];
+  const __u64 *wanted = (const __u64 *)program->strings[index];
+  for (__u32 word = 0; word < XREF_STRING_MAX_BYTES / 8; word++) {
+    const __u32 done = word * 8;
+    if (done >= constant_length) break;
+    const __u32 left = constant_length - done;
+    const __u64 mask = left >= 8 ? ~0ull : (1ull << (left * 8)) - 1;
+    if ((fetched[word] ^ wanted[word]) & mask) return 0;
+  }
+  return 1;
+}
 
 /* One step of a lowered filter; 1 ends the walk with walk->result. */
 static long filter_step(__u32 step, void *data) {
@@ -153,7 +228,9 @@ static long filter_step(__u32 step, void *data) {
     rhs = values->values[rhs_slot];
   }
   int result;
-  if (insn->is_signed) {
+  if (insn->op == XREF_FILTER_OP_STR_EQ || insn->op == XREF_FILTER_OP_STR_PREFIX) {
+    result = string_compare(program, insn, values, lhs);
+  } else if (insn->is_signed) {
     __s64 a = (__s64)lhs, b = (__s64)rhs;
     switch (insn->op) {
       case XREF_FILTER_OP_EQ: result = a == b; break;

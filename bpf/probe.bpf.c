@@ -71,6 +71,23 @@ KEYED_COUNTS(threads, XREF_PROBE_MAX_THREADS);
 
 KEYED_COUNTS(groups, XREF_PROBE_MAX_GROUPS);
 
+/* --group-by a :string fetch: (site, string) -> hits. */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, XREF_PROBE_MAX_STRING_GROUPS);
+  __type(key, struct xref_probe_string_key);
+  __type(value, __u64);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+} string_groups SEC(".maps");
+
+/* Per CPU: the string key being built (too large for the stack). */
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct xref_probe_string_key);
+} scratch_string_key SEC(".maps");
+
 /* --stacks: user stacks walked by the kernel through frame pointers,
  * deduplicated by their id; the value size (the depth) is set by user space
  * before load. */
@@ -104,7 +121,7 @@ struct {
 } records SEC(".maps");
 
 /* Adds one to `key`'s count; 0 when the map is full. */
-static __always_inline int count_key(void *map, struct xref_probe_key *key) {
+static __always_inline int count_key(void *map, void *key) {
   __u64 *count = bpf_map_lookup_elem(map, key);
   if (count) {
     __sync_fetch_and_add(count, 1);
@@ -159,7 +176,10 @@ static __always_inline void emit_record(struct pt_regs *ctx, __u32 index, const 
                                         struct xref_probe_counts *count, __u64 hit, __u64 return_address,
                                         const struct fetched *values) {
   if (max_records && __sync_fetch_and_add(&records_total, 1) >= max_records) return;
-  struct xref_probe_record *record = bpf_ringbuf_reserve(&records, sizeof(*record), 0);
+  /* The string slots only when a string was read: 1.4 KiB, not 0.4. */
+  const int with_strings = values && values->string_count;
+  struct xref_probe_record *record = with_strings ? bpf_ringbuf_reserve(&records, sizeof(*record), 0)
+                                                  : bpf_ringbuf_reserve(&records, XREF_PROBE_RECORD_STRINGS_OFFSET, 0);
   if (!record) {
     __sync_fetch_and_add(&count->records_lost, 1);
     return;
@@ -183,6 +203,8 @@ static __always_inline void emit_record(struct pt_regs *ctx, __u32 index, const 
   } else {
     __builtin_memset(record->regs, 0, sizeof(record->regs));
   }
+  /* On failure the helper zeroes what it was to fill. */
+  if (with_strings) bpf_probe_read_kernel(record->strings, sizeof(record->strings), values->strings);
   bpf_ringbuf_submit(record, 0);
   __sync_fetch_and_add(&count->records, 1);
 }
@@ -256,9 +278,28 @@ __noinline int stop_when(__u32 index, __u64 hit, __u64 return_address, const str
     stop_info.values[i] = values->values[i];
     stop_info.errors[i] = values->errors[i];
   }
+  /* On failure the helper zeroes what it was to fill. */
+  bpf_probe_read_kernel(stop_info.strings, sizeof(stop_info.strings), values->strings);
   stop_info.signal_result = bpf_send_signal_thread(stop_signal);
   __sync_fetch_and_add(&stop_info.fired, 1);
   return 1;
+}
+
+/* --group-by a :string fetch: counts the hit under its string. 1: counted;
+ * 0: the map was full; -1: the string was unread. A global function. */
+__noinline int count_string_group(__u32 index, __u8 slot, __u8 string_slot, const struct fetched *values) {
+  if (!values || slot >= XREF_FETCH_MAX_ITEMS || ((values->failed >> (slot & 15)) & 1)) return -1;
+  __u32 zero = 0;
+  struct xref_probe_string_key *key = bpf_map_lookup_elem(&scratch_string_key, &zero);
+  if (!key) return -1;
+  key->site = index;
+  key->reserved = 0;
+  key->value = values->values[slot & 15];
+  if (bpf_probe_read_kernel(key->bytes, sizeof(key->bytes),
+                            values->strings[string_slot & (XREF_FETCH_MAX_STRINGS - 1)]) != 0) {
+    return -1;
+  }
+  return count_key(&string_groups, key);
 }
 
 /* Every hit of site `index`. A global function: verified once. */
@@ -312,7 +353,14 @@ __noinline int on_hit(struct pt_regs *ctx, __u32 index) {
    * one the full map had no room for, or as one whose key was unread (ret
    * groups are keyed at the rets, not here). */
   const int keyed = site->group == XREF_GROUP_TID || site->group == XREF_GROUP_CALLER || site->group == XREF_GROUP_FETCH;
-  if (keyed && !grouped) {
+  if (site->group == XREF_GROUP_STRING) {
+    const int counted = count_string_group(index, site->group_slot, site->string_slot, values);
+    if (counted < 0) {
+      __sync_fetch_and_add(&count->groups_unread, 1);
+    } else if (counted == 0) {
+      __sync_fetch_and_add(&count->groups_full, 1);
+    }
+  } else if (keyed && !grouped) {
     __sync_fetch_and_add(&count->groups_unread, 1);
   } else if (grouped && !count_key(&groups, &key)) {
     __sync_fetch_and_add(&count->groups_full, 1);

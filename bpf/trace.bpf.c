@@ -107,23 +107,13 @@ __noinline int fetch_values(struct pt_regs *ctx, __u32 index) {
   __u32 zero = 0;
   struct fetched *out = bpf_map_lookup_elem(&scratch_fetched, &zero);
   if (!out) return 0;
+  out->count = 0;
+  out->failed = 0;
+  out->string_count = 0;
   const struct xref_probe *probe = bpf_map_lookup_elem(&probes, &index);
-  if (!probe) {
-    out->count = 0;
-    out->failed = 0;
-    return 0;
-  }
-  if (probe->fetch_count == 0) {
-    out->count = 0;
-    out->failed = 0;
-    return 0;
-  }
+  if (!probe || probe->fetch_count == 0) return 0;
   struct saved_regs *regs = bpf_map_lookup_elem(&scratch_regs, &zero);
-  if (!regs) {
-    out->count = 0;
-    out->failed = 0;
-    return 0;
-  }
+  if (!regs) return 0;
   read_fetches(ctx, probe->fetches, probe->fetch_count, regs, out);
   return 0;
 }
@@ -152,9 +142,21 @@ static __always_inline void stop_emitting(__u32 reason) {
   }
 }
 
-/* Reserves the next event of the window: the whole record when it carries
- * fetched values (`full`), else its header only (XREF_TRACE_EVENT_HEADER_BYTES,
- * a third of it), so the ring buffer holds three times the events. Every
+/* How much of a record an event with `values` needs: its header only
+ * (RECORD_HEADER), the fetched values (RECORD_VALUES), or those and the
+ * string slots (RECORD_STRINGS), only when a :string fetch was read. */
+#define RECORD_HEADER 0
+#define RECORD_VALUES 1
+#define RECORD_STRINGS 2
+static __always_inline int record_part(const struct fetched *values) {
+  if (values->count == 0) return RECORD_HEADER;
+  return values->string_count ? RECORD_STRINGS : RECORD_VALUES;
+}
+
+/* Reserves the next event of the window: the record up to what it carries
+ * (`full`, a RECORD_* part): its header only (XREF_TRACE_EVENT_HEADER_BYTES,
+ * a third of the values' part) for most, so the ring buffer holds three
+ * times the events. Every
  * attempt consumes a sequence number, so a lost event leaves a gap user
  * space can see. */
 static __always_inline struct xref_trace_event *reserve_event(struct xref_thread_window *window, __u32 tid,
@@ -167,8 +169,10 @@ static __always_inline struct xref_trace_event *reserve_event(struct xref_thread
     return 0;
   }
   struct xref_trace_event *event;
-  if (full) {
+  if (full == RECORD_STRINGS) {
     event = bpf_ringbuf_reserve(&events, sizeof(*event), 0);
+  } else if (full) {
+    event = bpf_ringbuf_reserve(&events, XREF_TRACE_EVENT_STRINGS_OFFSET, 0);
   } else {
     event = bpf_ringbuf_reserve(&events, XREF_TRACE_EVENT_HEADER_BYTES, 0);
   }
@@ -209,6 +213,12 @@ static __always_inline void copy_fetched(struct xref_trace_event *event, const s
   __builtin_memcpy(event->fetch_error, values->errors, sizeof(event->fetch_error));
 }
 
+/* The string slots too, into a record reserved whole (RECORD_STRINGS). */
+static __always_inline void copy_strings(struct xref_trace_event *event, const struct fetched *values) {
+  /* On failure the helper zeroes what it was to fill. */
+  bpf_probe_read_kernel(event->strings, sizeof(event->strings), values->strings);
+}
+
 /* One event on the thread's window: of probe `index` (0xffffffff for a
  * frame's end no probe saw), with the values fetched into scratch_fetched
  * when `with_values`. `what` packs type | flags << 8 | depth << 16, `ids`
@@ -221,7 +231,7 @@ __noinline int emit_record(__u32 tid, __u64 what, __u64 ids, __u64 sp, __u32 wit
   __u32 zero = 0;
   const struct fetched *values = bpf_map_lookup_elem(&scratch_fetched, &zero);
   if (!window || !values) return 0;
-  int full = with_values && values->count > 0;
+  int full = with_values ? record_part(values) : RECORD_HEADER;
   struct xref_trace_event *event = reserve_event(window, tid, (__u8)what, full);
   if (!event) return 0;
   event->depth = (__u16)(what >> 16);
@@ -230,6 +240,7 @@ __noinline int emit_record(__u32 tid, __u64 what, __u64 ids, __u64 sp, __u32 wit
   event->sp = sp;
   event->flags = (__u8)(what >> 8);
   if (full) copy_fetched(event, values);
+  if (full == RECORD_STRINGS) copy_strings(event, values);
   submit(event);
   return 0;
 }
@@ -404,7 +415,7 @@ __noinline int push_entry(__u32 tid, __u32 index, __u32 flags, __u64 sp, __u32 f
     return_address = 0;
   }
   if (probe->flags & XREF_PROBE_F_UNSEEN_EXIT) frame_flags |= XREF_FRAME_F_UNSEEN_EXIT;
-  int full = values->count > 0;
+  int full = record_part(values);
   struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_ENTRY, full);
   if (depth < XREF_TRACE_MAX_DEPTH) {
     window->frames[depth & (XREF_TRACE_MAX_DEPTH - 1)].entry_sp = sp;
@@ -424,6 +435,7 @@ __noinline int push_entry(__u32 tid, __u32 index, __u32 flags, __u64 sp, __u32 f
   event->flags = (__u8)flags;
   if (kind == XREF_PROBE_ENTRY) event->return_address = return_address;
   if (full) copy_fetched(event, values);
+  if (full == RECORD_STRINGS) copy_strings(event, values);
   submit(event);
   return 0;
 }
@@ -439,7 +451,7 @@ __noinline int tail_entry(__u32 tid, __u32 index, __u64 sp) {
   __u32 depth = window->depth;
   if (depth == 0 || depth > XREF_TRACE_MAX_DEPTH) return 0;
   window->frames[(depth - 1) & (XREF_TRACE_MAX_DEPTH - 1)].function_id = probe->function_id;
-  int full = values->count > 0;
+  int full = record_part(values);
   struct xref_trace_event *event = reserve_event(window, tid, XREF_EVENT_ENTRY, full);
   if (!event) return 0;
   event->depth = (__u16)(depth - 1);
@@ -448,6 +460,7 @@ __noinline int tail_entry(__u32 tid, __u32 index, __u64 sp) {
   event->sp = sp;
   event->flags = XREF_EVENT_F_TAIL;
   if (full) copy_fetched(event, values);
+  if (full == RECORD_STRINGS) copy_strings(event, values);
   submit(event);
   return 0;
 }

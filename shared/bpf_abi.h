@@ -18,13 +18,32 @@
 #define XREF_FETCH_MAX_DEREFS 4
 #define XREF_FILTER_MAX_INSNS 32
 
+/* :string fetches. A probe reads at most XREF_FETCH_MAX_STRINGS of them,
+ * each into its own string slot of XREF_STRING_BUFFER_BYTES: the bound (at
+ * most XREF_STRING_MAX_BYTES) plus 2 bytes, the one that tells a string
+ * of exactly `bound` bytes from a longer one and its NUL, rounded up to 8.
+ * A record carries every slot, so these bound its size: 4 x 264 bytes. */
+#define XREF_FETCH_MAX_STRINGS 4
+#define XREF_STRING_MAX_BYTES 256
+#define XREF_STRING_DEFAULT_BYTES 64
+#define XREF_STRING_BUFFER_BYTES 264
+/* A string fetch's value: the bytes read before the NUL (at most the
+ * bound), with this bit set when there was no NUL within the bound. */
+#define XREF_STRING_CUT (1ull << 32)
+#define XREF_STRING_LENGTH_MASK 0xffffffffull
+
 /* One value fetched at a probe hit: read the register at regs_offset in
  * struct pt_regs; then deref_count times, read the 8-byte pointer at
  * (value + deref_offsets[i]), innermost first, except that the last read
  * reads `width` bytes. Finally keep the low `width` bytes and zero-extend,
  * or sign-extend when is_signed, to 64 bits. So "+8(+16(%di)):u32" is
  * {regs_offset = offsetof(pt_regs, di), deref_count = 2,
- *  deref_offsets = {16, 8}, width = 4}. */
+ *  deref_offsets = {16, 8}, width = 4}.
+ * A string (string_slot != 0), as the kernel's uprobe events read one: the
+ * last dereference's address is where the string starts, read up to its
+ * NUL or string_bound bytes into string slot string_slot - 1; the value is
+ * its length, plus XREF_STRING_CUT when it was longer. "+0(%di):string" is
+ * the string di points at. */
 struct xref_fetch {
   __u16 regs_offset;  /* byte offset into x86-64 struct pt_regs */
   __u8 deref_count;   /* 0..XREF_FETCH_MAX_DEREFS */
@@ -35,8 +54,10 @@ struct xref_fetch {
    * its scale (1, 2, 4 or 8). Only the helper's own fetches use it. */
   __u8 index_word_plus_one;
   __u8 index_scale;
-  __u8 reserved;
+  __u8 string_slot;   /* 0: a number; k + 1: a string, read into string slot k */
   __s32 deref_offsets[XREF_FETCH_MAX_DEREFS]; /* 32-bit like the kernel's fetch_insn offset */
+  __u16 string_bound; /* a string: at most this many bytes, 1..XREF_STRING_MAX_BYTES */
+  __u16 reserved[3];
 };
 
 /* Filter instruction targets: the index of a later instruction, or one of
@@ -54,6 +75,13 @@ struct xref_fetch {
 #define XREF_FILTER_OP_LE 3
 #define XREF_FILTER_OP_GT 4
 #define XREF_FILTER_OP_GE 5
+/* String comparisons: lhs_slot is a string fetch read into string slot
+ * string_slot, `constant` the index of a string of the program. EQ: the
+ * same bytes, not cut; PREFIX: the string starts with the program's. */
+#define XREF_FILTER_OP_STR_EQ 6
+#define XREF_FILTER_OP_STR_PREFIX 7
+/* Strings a filter compares with, each at most XREF_STRING_MAX_BYTES. */
+#define XREF_FILTER_MAX_STRINGS 4
 
 /* One step: compare fetched value lhs_slot with fetched value rhs_slot (or
  * with `constant`), as signed or unsigned 64-bit numbers; continue at
@@ -66,7 +94,8 @@ struct xref_filter_insn {
   __u8 is_signed;
   __u8 on_true;  /* later index, XREF_FILTER_ACCEPT or XREF_FILTER_REJECT */
   __u8 on_false;
-  __u8 reserved[2];
+  __u8 string_slot; /* XREF_FILTER_OP_STR_*: the string slot of lhs_slot's fetch */
+  __u8 reserved;
   __u64 constant;
 };
 
@@ -77,6 +106,9 @@ struct xref_filter_program {
   __u32 insn_count;
   __u32 reserved;
   struct xref_filter_insn insns[XREF_FILTER_MAX_INSNS];
+  __u32 string_lengths[XREF_FILTER_MAX_STRINGS];
+  /* zero after each string's length: compared 8 bytes at a time */
+  __u8 strings[XREF_FILTER_MAX_STRINGS][XREF_STRING_MAX_BYTES];
 };
 
 #ifdef __cplusplus
@@ -85,10 +117,13 @@ struct xref_filter_program {
 #define XREF_ABI_STATIC_ASSERT _Static_assert
 #endif
 
-XREF_ABI_STATIC_ASSERT(sizeof(struct xref_fetch) == 24, "xref_fetch layout");
+XREF_ABI_STATIC_ASSERT(sizeof(struct xref_fetch) == 32, "xref_fetch layout");
 XREF_ABI_STATIC_ASSERT(sizeof(struct xref_filter_insn) == 16, "xref_filter_insn layout");
-XREF_ABI_STATIC_ASSERT(sizeof(struct xref_filter_program) == 8 + 16 * XREF_FILTER_MAX_INSNS,
+XREF_ABI_STATIC_ASSERT(sizeof(struct xref_filter_program) ==
+                           8 + 16 * XREF_FILTER_MAX_INSNS + (4 + XREF_STRING_MAX_BYTES) * XREF_FILTER_MAX_STRINGS,
                        "xref_filter_program layout");
+XREF_ABI_STATIC_ASSERT(XREF_STRING_BUFFER_BYTES >= XREF_STRING_MAX_BYTES + 2 && XREF_STRING_BUFFER_BYTES % 8 == 0,
+                       "a string slot holds the bound, one byte more and the NUL, in whole words");
 /* Instruction indices must never collide with the special targets. */
 XREF_ABI_STATIC_ASSERT(XREF_FILTER_MAX_INSNS < XREF_FILTER_REJECT, "targets fit in a __u8");
 

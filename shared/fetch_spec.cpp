@@ -15,7 +15,7 @@ constexpr std::string_view register_hint =
     "registers: ax bx cx dx si di bp sp ip flags r8..r15, or rax rbx rcx rdx rsi rdi rbp rsp rip "
     "eflags";
 constexpr std::string_view type_hint =
-    "append :u64, :s32, :x64 and so on, or omit the type for u64";
+    "append :u64, :s32, :x64 and so on, :string or :string[N] for a string, or omit the type for u64";
 
 // Field names the kernel's trace event format already uses; an argument
 // named like one of them is refused when the uprobe event is created.
@@ -117,6 +117,7 @@ class FetchSpecParser {
                         "give each fetch its own name");
       }
     }
+    const size_t arg_start = position_ + 1;
 
     if (at_end() || peek() != '=') {
       return error_here("expected '=' after the name '" + item.name + "'" + found_suffix(),
@@ -131,6 +132,20 @@ class FetchSpecParser {
       auto type = parse_type();
       if (!type) return type.error();
       item.type = *type;
+    }
+    if (item.type.is_string()) {
+      // As the kernel: the string's address is a dereference's, never a
+      // register's own value.
+      if (item.deref_offsets.empty()) {
+        return error_at(arg_start, "a :string fetch needs a dereference: '" + item.name + "' reads a register",
+                        "write the string's address as +0(%di) for the string di points at");
+      }
+      size_t strings = 1;
+      for (const FetchItem& earlier : earlier_items) strings += earlier.type.is_string() ? 1 : 0;
+      if (strings > fetch_max_strings) {
+        return error_at(name_start, "too many :string fetches: the limit is " + std::to_string(fetch_max_strings),
+                        "each record carries every string; fetch fewer strings per probe");
+      }
     }
     return item;
   }
@@ -231,12 +246,41 @@ class FetchSpecParser {
     if (name.empty()) {
       return error_at(start, "expected a type after ':'" + found_suffix(), type_hint);
     }
+    if (name == "string") return parse_string_bound();
     for (const TypeName& entry : type_names) {
       if (entry.name == name) return entry.type;
     }
     return error_at(start,
-                    "unknown type '" + std::string(name) + "'; use u8..u64, s8..s64 or x8..x64",
+                    "unknown type '" + std::string(name) + "'; use u8..u64, s8..s64, x8..x64 or string",
                     type_hint);
+  }
+
+  // After "string": an optional "[N]", 1 <= N <= fetch_string_max_bytes.
+  Result<FetchType> parse_string_bound() {
+    FetchType type;
+    type.width_bytes = 0;
+    type.string_bound = static_cast<uint16_t>(fetch_string_default_bytes);
+    if (at_end() || peek() != '[') return type;
+    const size_t open = position_;
+    ++position_;
+    const size_t digits_start = position_;
+    while (!at_end() && is_identifier_char(peek())) ++position_;
+    const std::string_view digits = spec_.substr(digits_start, position_ - digits_start);
+    const std::string bound_hint = "write :string[N] with 1 <= N <= " + std::to_string(fetch_string_max_bytes) +
+                                   ": each record carries 4 string slots of that size";
+    if (digits.empty()) return error_at(digits_start, "expected a byte count after 'string['" + found_suffix(), bound_hint);
+    auto bound = parse_u64(digits, "string bound", static_cast<int>(digits_start) + 1);
+    if (!bound) return bound.error();
+    if (*bound == 0 || *bound > fetch_string_max_bytes) {
+      return error_at(digits_start, "string bound " + std::string(digits) + " is out of range", bound_hint);
+    }
+    if (at_end() || peek() != ']') {
+      return error_here("expected ']' to close the '[' at column " + std::to_string(open + 1) + found_suffix(),
+                        bound_hint);
+    }
+    ++position_;
+    type.string_bound = static_cast<uint16_t>(*bound);
+    return type;
   }
 
   bool at_end() const { return position_ >= spec_.size(); }
@@ -265,6 +309,7 @@ class FetchSpecParser {
 }  // namespace
 
 std::string fetch_type_name(FetchType type) {
+  if (type.is_string()) return "string[" + std::to_string(type.string_bound) + "]";
   const char letter = type.hex ? 'x' : (type.is_signed ? 's' : 'u');
   return letter + std::to_string(type.width_bytes * 8);
 }
@@ -284,30 +329,53 @@ std::string offset_text(int32_t offset) {
 
 }  // namespace
 
-std::string to_string(const FetchItem& item) {
-  std::string arg = "%" + std::string(register_kernel_name(item.base));
-  for (int32_t offset : item.deref_offsets) arg = offset_text(offset) + "(" + arg + ")";
-  return item.name + "=" + arg + ":" + fetch_type_name(item.type);
+std::string kernel_fetch_type_name(FetchType type) {
+  return type.is_string() ? "string" : fetch_type_name(type);
 }
 
 namespace {
 
-std::string join_items(std::span<const FetchItem> items, char separator) {
-  std::string joined;
-  for (const FetchItem& item : items) {
-    if (!joined.empty()) joined += separator;
-    joined += to_string(item);
-  }
-  return joined;
+std::string item_text(const FetchItem& item, const std::string& type_name) {
+  std::string arg = "%" + std::string(register_kernel_name(item.base));
+  for (int32_t offset : item.deref_offsets) arg = offset_text(offset) + "(" + arg + ")";
+  return item.name + "=" + arg + ":" + type_name;
 }
 
 }  // namespace
 
-std::string to_string(std::span<const FetchItem> items) { return join_items(items, ','); }
+std::string to_string(const FetchItem& item) { return item_text(item, fetch_type_name(item.type)); }
 
-std::string tracefs_fetch_args(std::span<const FetchItem> items) { return join_items(items, ' '); }
+std::string to_string(std::span<const FetchItem> items) {
+  std::string joined;
+  for (const FetchItem& item : items) joined += (joined.empty() ? "" : ",") + to_string(item);
+  return joined;
+}
 
-xref_fetch compile_fetch(const FetchItem& item) {
+std::string tracefs_fetch_args(std::span<const FetchItem> items) {
+  std::string joined;
+  for (const FetchItem& item : items) {
+    joined += (joined.empty() ? "" : " ") + item_text(item, kernel_fetch_type_name(item.type));
+  }
+  return joined;
+}
+
+std::vector<int> fetch_string_slots(std::span<const FetchItem> items) {
+  std::vector<int> slots;
+  int next = 0;
+  for (const FetchItem& item : items) slots.push_back(item.type.is_string() ? next++ : -1);
+  return slots;
+}
+
+std::vector<xref_fetch> compile_fetches(std::span<const FetchItem> items) {
+  std::vector<xref_fetch> compiled;
+  const std::vector<int> slots = fetch_string_slots(items);
+  for (size_t i = 0; i < items.size(); ++i) {
+    compiled.push_back(compile_fetch(items[i], static_cast<uint8_t>(slots[i] < 0 ? 0 : slots[i])));
+  }
+  return compiled;
+}
+
+xref_fetch compile_fetch(const FetchItem& item, uint8_t string_slot) {
   xref_fetch compiled{};
   compiled.regs_offset = register_pt_regs_offset(item.base);
   // parse_fetch_spec bounds the nesting; the clamp keeps a hand-built item
@@ -323,10 +391,17 @@ xref_fetch compile_fetch(const FetchItem& item) {
   for (size_t i = 0; i < deref_count; ++i) {
     compiled.deref_offsets[i] = item.deref_offsets[i];
   }
+  if (item.type.is_string() && string_slot < fetch_max_strings) {
+    compiled.width = 0;
+    compiled.is_signed = 0;
+    compiled.string_slot = static_cast<__u8>(string_slot + 1);
+    compiled.string_bound = static_cast<__u16>(std::min<size_t>(item.type.string_bound, fetch_string_max_bytes));
+  }
   return compiled;
 }
 
 uint64_t extend_fetched_value(uint64_t raw, FetchType type) {
+  if (type.is_string()) return raw;
   if (type.width_bytes == 0) return 0;
   if (type.width_bytes >= 8) return raw;
   const unsigned bits = type.width_bytes * 8u;

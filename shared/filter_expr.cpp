@@ -12,6 +12,8 @@ constexpr std::string_view expression_hint =
 enum class TokenKind : uint8_t {
   name,
   number,
+  string,  // "text", decoded; prefix when it ended in an unescaped '*'
+
   compare,  // ==, !=, <, <=, >, >=
   logical_and,
   logical_or,
@@ -29,6 +31,8 @@ struct Token {
   CompareOp op = CompareOp::equal;  // compare
   uint64_t value = 0;               // number
   bool negative = false;            // number
+  std::string decoded;              // string
+  bool prefix = false;              // string
   Error error;                      // invalid
 };
 
@@ -43,6 +47,62 @@ Error error_at(int column, std::string message, std::string_view hint = expressi
   Error error = make_error(ErrorCode::invalid_argument, std::move(message), std::string(hint));
   error.column = column;
   return error;
+}
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+constexpr std::string_view string_hint =
+    "write a string as \"text\", \"prefix*\" for a prefix; escape \\\" \\\\ \\* \\n \\t \\xHH";
+
+// A quoted string starting at text[start] ('"'): its decoded bytes, whether
+// it ended in an unescaped '*' (then not part of the bytes), and where it
+// ends; or the error at the offending column.
+Result<size_t> scan_string(std::string_view text, size_t start, std::string& decoded, bool& prefix) {
+  size_t position = start + 1;
+  while (position < text.size()) {
+    const char c = text[position];
+    if (c == '"') return position + 1;
+    if (c == '*') {
+      // Unescaped, it may only end the string: a prefix match.
+      if (position + 1 < text.size() && text[position + 1] == '"') {
+        prefix = true;
+        return position + 2;
+      }
+      return error_at(static_cast<int>(position) + 1, "'*' may only end a string (a prefix match)",
+                      "write \"se*\" for strings starting with se, or \\* for a '*' itself");
+    }
+    if (c != '\\') {
+      decoded += c;
+      ++position;
+      continue;
+    }
+    const int column = static_cast<int>(position) + 1;
+    if (position + 1 >= text.size()) return error_at(column, "the string ends in a lone '\\'", string_hint);
+    const char escaped = text[position + 1];
+    position += 2;
+    switch (escaped) {
+      case '"': decoded += '"'; break;
+      case '\\': decoded += '\\'; break;
+      case '*': decoded += '*'; break;
+      case 'n': decoded += '\n'; break;
+      case 't': decoded += '\t'; break;
+      case 'x': {
+        const int high = position < text.size() ? hex_digit(text[position]) : -1;
+        const int low = position + 1 < text.size() ? hex_digit(text[position + 1]) : -1;
+        if (high < 0 || low < 0) return error_at(column, "expected two hex digits after '\\x'", string_hint);
+        decoded += static_cast<char>(high * 16 + low);
+        position += 2;
+        break;
+      }
+      default: return error_at(column, "unknown escape '\\" + std::string(1, escaped) + "'", string_hint);
+    }
+  }
+  return error_at(static_cast<int>(start) + 1, "unterminated string: no closing '\"'", string_hint);
 }
 
 // Splits the text up front. A lexing error becomes an `invalid` token and
@@ -126,6 +186,18 @@ std::vector<Token> tokenize(std::string_view text) {
       push(TokenKind::logical_or, 2);
     } else if (c == '!') {
       push(TokenKind::bang, 1);
+    } else if (c == '"') {
+      Token token;
+      auto end = scan_string(text, position, token.decoded, token.prefix);
+      if (!end) {
+        push_invalid(end.error());
+        break;
+      }
+      token.kind = TokenKind::string;
+      token.text = text.substr(position, *end - position);
+      token.column = column;
+      position = *end;
+      tokens.push_back(std::move(token));
     } else if (c == '(') {
       push(TokenKind::open_paren, 1);
     } else if (c == ')') {
@@ -278,11 +350,51 @@ class FilterParser {
       comparison.op = CompareOp::not_equal;
       comparison.rhs.is_constant = true;  // constant 0
     }
+    if (comparison.lhs.is_string || comparison.rhs.is_string) {
+      if (auto checked = check_string_comparison(comparison); !checked) return checked.error();
+      return node;
+    }
     comparison.is_signed = makes_signed(comparison.lhs) || makes_signed(comparison.rhs);
     return node;
   }
 
+  // A string comparison is a :string fetch ==/!= a quoted constant, put
+  // with the fetch on the left; the constant must fit in the fetch's bound.
+  Result<void> check_string_comparison(FilterComparison& comparison) const {
+    const int column = comparison.column;
+    if (comparison.lhs.is_constant && comparison.lhs.is_string) {
+      std::swap(comparison.lhs, comparison.rhs);
+    }
+    const FilterOperand& fetch = comparison.lhs;
+    const FilterOperand& constant = comparison.rhs;
+    if (fetch.is_constant) {
+      return error_at(column, "a quoted string compares only with a :string fetch",
+                      "fetch the string as NAME=+0(%di):string and compare NAME == \"text\"");
+    }
+    if (!fetch.is_string) {
+      return error_at(column, "'" + fetch.name + "' is a number; only a :string fetch compares with a quoted string",
+                      "fetch it as :string, or compare it with a number");
+    }
+    if (!constant.is_constant || !constant.is_string) {
+      return error_at(column, "'" + fetch.name + "' is a string; compare it with a quoted string such as \"text\"",
+                      string_hint);
+    }
+    if (comparison.op != CompareOp::equal && comparison.op != CompareOp::not_equal) {
+      return error_at(column, "strings compare only with '==' and '!='",
+                      "write NAME == \"text\", NAME != \"text\" or NAME == \"prefix*\"");
+    }
+    const uint16_t bound = variables_[fetch.slot].string_bound;
+    if (constant.text.size() > bound) {
+      return error_at(column,
+                      "the string compared with '" + fetch.name + "' is " + std::to_string(constant.text.size()) +
+                          " bytes; '" + fetch.name + "' keeps at most " + std::to_string(bound),
+                      "fetch it as :string[" + std::to_string(constant.text.size()) + "] or more");
+    }
+    return {};
+  }
+
   bool makes_signed(const FilterOperand& operand) const {
+    if (operand.is_string) return false;
     return operand.is_constant ? operand.negative : variables_[operand.slot].is_signed;
   }
 
@@ -301,9 +413,18 @@ class FilterParser {
         if (!slot) return slot.error();
         operand.slot = *slot;
         operand.name = std::string(token.text);
+        operand.is_string = variables_[*slot].string_bound != 0;
+        operand.string_slot = variables_[*slot].string_slot;
         advance();
         return operand;
       }
+      case TokenKind::string:
+        operand.is_constant = true;
+        operand.is_string = true;
+        operand.text = token.decoded;
+        operand.prefix = token.prefix;
+        advance();
+        return operand;
       case TokenKind::invalid: return token.error;
       default:
         return error_at(token.column,
@@ -355,7 +476,32 @@ uint64_t operand_value(const FilterOperand& operand, std::span<const uint64_t> v
   return operand.slot < values.size() ? values[operand.slot] : 0;
 }
 
+// A string constant as filter text, escaped so that it parses back.
+std::string string_text(const FilterOperand& operand) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string text = "\"";
+  for (const char c : operand.text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\' || c == '*') {
+      text += '\\';
+      text += c;
+    } else if (c == '\n') {
+      text += "\\n";
+    } else if (c == '\t') {
+      text += "\\t";
+    } else if (byte < 0x20 || byte == 0x7f) {
+      text += "\\x";
+      text += digits[byte >> 4];
+      text += digits[byte & 15];
+    } else {
+      text += c;
+    }
+  }
+  return text + (operand.prefix ? "*\"" : "\"");
+}
+
 std::string operand_text(const FilterOperand& operand) {
+  if (operand.is_constant && operand.is_string) return string_text(operand);
   if (!operand.is_constant) return operand.name;
   if (operand.negative) return "-" + std::to_string(0 - operand.constant);
   return std::to_string(operand.constant);
@@ -365,8 +511,17 @@ std::string operand_text(const FilterOperand& operand) {
 
 std::vector<FilterVariable> filter_variables(std::span<const FetchItem> fetches) {
   std::vector<FilterVariable> variables;
-  for (const FetchItem& fetch : fetches) variables.push_back({fetch.name, fetch.type.is_signed});
+  const std::vector<int> string_slots = fetch_string_slots(fetches);
+  for (size_t i = 0; i < fetches.size(); ++i) {
+    variables.push_back({fetches[i].name, fetches[i].type.is_signed, fetches[i].type.string_bound,
+                         static_cast<uint8_t>(string_slots[i] < 0 ? 0 : string_slots[i])});
+  }
   return variables;
+}
+
+bool string_matches(std::string_view fetched, bool cut, std::string_view constant, bool prefix) {
+  if (prefix) return fetched.substr(0, constant.size()) == constant;
+  return !cut && fetched == constant;
 }
 
 std::string_view compare_op_symbol(CompareOp op) {
@@ -399,22 +554,29 @@ Result<FilterNode> parse_filter(std::string_view text, std::span<const FilterVar
   return FilterParser(text, variables).parse();
 }
 
-bool evaluate_filter(const FilterNode& node, std::span<const uint64_t> values) {
+bool evaluate_filter(const FilterNode& node, std::span<const uint64_t> values, std::span<const std::string> strings) {
   switch (node.kind) {
     case FilterNode::Kind::comparison: {
       const FilterComparison& comparison = node.comparison;
+      if (comparison.rhs.is_string) {
+        const uint8_t slot = comparison.lhs.slot;
+        const std::string_view fetched = slot < strings.size() ? std::string_view(strings[slot]) : "";
+        const bool cut = ((slot < values.size() ? values[slot] : 0) & XREF_STRING_CUT) != 0;
+        const bool matches = string_matches(fetched, cut, comparison.rhs.text, comparison.rhs.prefix);
+        return comparison.op == CompareOp::equal ? matches : !matches;
+      }
       return compare_values(operand_value(comparison.lhs, values), comparison.op,
                             operand_value(comparison.rhs, values), comparison.is_signed);
     }
-    case FilterNode::Kind::logical_not: return !evaluate_filter(node.children.at(0), values);
+    case FilterNode::Kind::logical_not: return !evaluate_filter(node.children.at(0), values, strings);
     case FilterNode::Kind::logical_and:
       for (const FilterNode& child : node.children) {
-        if (!evaluate_filter(child, values)) return false;
+        if (!evaluate_filter(child, values, strings)) return false;
       }
       return true;
     case FilterNode::Kind::logical_or:
       for (const FilterNode& child : node.children) {
-        if (evaluate_filter(child, values)) return true;
+        if (evaluate_filter(child, values, strings)) return true;
       }
       return false;
   }

@@ -4,9 +4,14 @@
 //   and        := unary ('&&' unary)*
 //   unary      := '!' unary | '(' or ')' | comparison
 //   comparison := operand [('=='|'!='|'<'|'<='|'>'|'>=') operand]
-//   operand    := NAME | ['-'] NUMBER        (decimal or 0x hex)
+//   operand    := NAME | ['-'] NUMBER | STRING  (decimal or 0x hex; "text")
 // A bare operand means "!= 0". Values are 64-bit; a comparison is signed when
 // a signed fetch (s8..s64) or a negative constant takes part, else unsigned.
+// A :string fetch compares only with a quoted string, by '==' or '!=':
+// `key == "set"` is the whole string, `key == "se*"` (a '*' at the very end)
+// any string that starts with "se", as bpftrace's strncmp would; `\*`, `\"`,
+// `\\`, `\n`, `\t` and `\xHH` stand for those bytes. A string cut at its
+// bound equals no constant, but its prefix still matches.
 // filter_program.h lowers the tree to the flat form the BPF program runs.
 #pragma once
 
@@ -29,6 +34,8 @@ inline constexpr int filter_max_nesting = 64;
 struct FilterVariable {
   std::string name;
   bool is_signed = false;
+  uint16_t string_bound = 0;  // a :string fetch: its bound; 0: a number
+  uint8_t string_slot = 0;    // a :string fetch: its string slot
 };
 
 // One variable per fetch, in fetch order, so slots index the fetch list.
@@ -48,6 +55,12 @@ struct FilterOperand {
   std::string name;       // variable: its name, for rendering
   uint64_t constant = 0;  // constant: the value's 64-bit two's-complement bits
   bool negative = false;  // constant: written with '-', which makes a comparison signed
+  // A string: a variable that is a :string fetch (string_slot says where
+  // it is read), or a quoted constant (text; prefix: it ended in '*').
+  bool is_string = false;
+  uint8_t string_slot = 0;
+  std::string text;
+  bool prefix = false;
 
   bool operator==(const FilterOperand&) const = default;
 };
@@ -86,7 +99,15 @@ Result<FilterNode> parse_filter(std::string_view text, std::span<const FilterVar
 // The reference semantics: evaluates the tree over values[slot], which are
 // fetched values already extended to 64 bits (extend_fetched_value). Slots
 // beyond `values` read as 0, like the BPF program's zero-filled value array.
-bool evaluate_filter(const FilterNode& node, std::span<const uint64_t> values);
+// A string fetch's value is its length | XREF_STRING_CUT when cut, and its
+// bytes are strings[slot] (the same slots as values; missing ones are "").
+bool evaluate_filter(const FilterNode& node, std::span<const uint64_t> values,
+                     std::span<const std::string> strings = {});
+
+// Whether a fetched string (its bytes, and whether it was cut at its bound)
+// meets `constant`: equal (not cut, the same bytes), or with `prefix`,
+// starting with it.
+bool string_matches(std::string_view fetched, bool cut, std::string_view constant, bool prefix);
 
 // Filter text that parses back to an equivalent tree; comparisons are
 // written out ("flag" becomes "flag != 0") and nested &&/|| get parentheses.

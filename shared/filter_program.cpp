@@ -142,6 +142,38 @@ void emit(const FilterNode& node, Target on_true, Target on_false,
   }
 }
 
+// The index of `text` in the program's strings, added when new.
+Result<size_t> string_index(std::vector<std::string>& strings, const FilterComparison& comparison) {
+  for (size_t i = 0; i < strings.size(); ++i) {
+    if (strings[i] == comparison.rhs.text) return i;
+  }
+  if (strings.size() == XREF_FILTER_MAX_STRINGS) {
+    Error error = make_error(ErrorCode::invalid_argument,
+                             "filter compares with more than " + std::to_string(XREF_FILTER_MAX_STRINGS) +
+                                 " different strings",
+                             "compare with fewer strings, e.g. one prefix for several");
+    error.column = comparison.column;
+    return error;
+  }
+  strings.push_back(comparison.rhs.text);
+  return strings.size() - 1;
+}
+
+// A string comparison: STR_EQ or STR_PREFIX; '!=' swaps the targets.
+xref_filter_insn encode_string(const PendingInstruction& pending, size_t string) {
+  const FilterComparison& comparison = *pending.comparison;
+  xref_filter_insn insn{};
+  insn.lhs_slot = comparison.lhs.slot;
+  insn.rhs_slot = XREF_FILTER_CONSTANT_SLOT;
+  insn.op = comparison.rhs.prefix ? XREF_FILTER_OP_STR_PREFIX : XREF_FILTER_OP_STR_EQ;
+  insn.string_slot = comparison.lhs.string_slot;
+  const bool equal = comparison.op == CompareOp::equal;
+  insn.on_true = static_cast<__u8>(equal ? pending.on_true : pending.on_false);
+  insn.on_false = static_cast<__u8>(equal ? pending.on_false : pending.on_true);
+  insn.constant = string;
+  return insn;
+}
+
 xref_filter_insn encode(const PendingInstruction& pending) {
   const FilterComparison& comparison = *pending.comparison;
   xref_filter_insn insn{};
@@ -213,6 +245,12 @@ Result<FilterProgram> lower_filter(const FilterNode& root) {
       error.column = pending.comparison->column;
       return error;
     }
+    if (pending.comparison->rhs.is_string) {
+      auto string = string_index(program.strings, *pending.comparison);
+      if (!string) return string.error();
+      program.instructions.push_back(encode_string(pending, *string));
+      continue;
+    }
     program.instructions.push_back(encode(pending));
   }
   return program;
@@ -223,10 +261,34 @@ xref_filter_program to_bpf_program(const FilterProgram& program) {
   const size_t count = std::min(program.instructions.size(), filter_max_instructions);
   packed.insn_count = static_cast<__u32>(count);
   std::copy_n(program.instructions.begin(), count, packed.insns);
+  for (size_t i = 0; i < program.strings.size() && i < XREF_FILTER_MAX_STRINGS; ++i) {
+    const size_t length = std::min(program.strings[i].size(), size_t{XREF_STRING_MAX_BYTES});
+    packed.string_lengths[i] = static_cast<__u32>(length);
+    std::copy_n(program.strings[i].begin(), length, packed.strings[i]);
+  }
   return packed;
 }
 
-bool evaluate_program(const xref_filter_program& program, std::span<const uint64_t> values) {
+namespace {
+
+// The BPF side's string comparison, on the packed program's bytes: the
+// fetched string (by string slot) against the program's string `index`.
+bool run_string_comparison(const xref_filter_program& program, const xref_filter_insn& insn, __u64 value,
+                           std::span<const std::string> strings, bool& known) {
+  known = insn.constant < XREF_FILTER_MAX_STRINGS && insn.string_slot < XREF_FETCH_MAX_STRINGS &&
+          program.string_lengths[insn.constant] <= XREF_STRING_MAX_BYTES;
+  if (!known) return false;
+  const std::string_view constant(reinterpret_cast<const char*>(program.strings[insn.constant]),
+                                  program.string_lengths[insn.constant]);
+  const std::string_view fetched = insn.string_slot < strings.size() ? std::string_view(strings[insn.string_slot]) : "";
+  return string_matches(fetched.substr(0, value & XREF_STRING_LENGTH_MASK), (value & XREF_STRING_CUT) != 0, constant,
+                        insn.op == XREF_FILTER_OP_STR_PREFIX);
+}
+
+}  // namespace
+
+bool evaluate_program(const xref_filter_program& program, std::span<const uint64_t> values,
+                      std::span<const std::string> strings) {
   __u64 slots[XREF_FETCH_MAX_ITEMS] = {};
   std::copy_n(values.begin(), std::min(values.size(), size_t{XREF_FETCH_MAX_ITEMS}), slots);
 
@@ -243,8 +305,9 @@ bool evaluate_program(const xref_filter_program& program, std::span<const uint64
       rhs = slots[insn.rhs_slot];
     }
     bool known_op = false;
-    const bool outcome =
-        run_comparison(insn.op, slots[insn.lhs_slot], rhs, insn.is_signed != 0, known_op);
+    const bool is_string = insn.op == XREF_FILTER_OP_STR_EQ || insn.op == XREF_FILTER_OP_STR_PREFIX;
+    const bool outcome = is_string ? run_string_comparison(program, insn, slots[insn.lhs_slot], strings, known_op)
+                                   : run_comparison(insn.op, slots[insn.lhs_slot], rhs, insn.is_signed != 0, known_op);
     if (!known_op) return false;
     const __u8 next = outcome ? insn.on_true : insn.on_false;
     if (next == XREF_FILTER_ACCEPT) return true;
@@ -255,9 +318,10 @@ bool evaluate_program(const xref_filter_program& program, std::span<const uint64
   return false;
 }
 
-bool evaluate_program(const FilterProgram& program, std::span<const uint64_t> values) {
+bool evaluate_program(const FilterProgram& program, std::span<const uint64_t> values,
+                      std::span<const std::string> strings) {
   if (program.instructions.size() > filter_max_instructions) return false;
-  return evaluate_program(to_bpf_program(program), values);
+  return evaluate_program(to_bpf_program(program), values, strings);
 }
 
 }  // namespace xref

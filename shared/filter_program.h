@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "bpf_abi.h"
@@ -23,6 +24,9 @@ inline constexpr size_t filter_max_instructions = XREF_FILTER_MAX_INSNS;
 // true. A filter that folds to false is one unconditional jump to REJECT.
 struct FilterProgram {
   std::vector<xref_filter_insn> instructions;
+  // The quoted strings the STR_* instructions compare with (`constant` is
+  // the index), each once, at most XREF_FILTER_MAX_STRINGS.
+  std::vector<std::string> strings;
 };
 
 // Lowers a parsed filter. Comparisons of two constants are folded away; a
@@ -38,8 +42,12 @@ xref_filter_program to_bpf_program(const FilterProgram& program);
 // Runs the program exactly as the BPF program does: the same bounded loop,
 // the same checks (a malformed program rejects). `values` are the fetched
 // values by slot, extended to 64 bits; missing ones read as 0, like the
-// BPF program's zero-filled array of XREF_FETCH_MAX_ITEMS values.
-bool evaluate_program(const xref_filter_program& program, std::span<const uint64_t> values);
-bool evaluate_program(const FilterProgram& program, std::span<const uint64_t> values);
+// BPF program's zero-filled array of XREF_FETCH_MAX_ITEMS values. The
+// strings fetched are by string slot (fetch_string_slots), as the BPF
+// program holds them; missing ones read as "".
+bool evaluate_program(const xref_filter_program& program, std::span<const uint64_t> values,
+                      std::span<const std::string> strings = {});
+bool evaluate_program(const FilterProgram& program, std::span<const uint64_t> values,
+                      std::span<const std::string> strings = {});
 
 }  // namespace xref

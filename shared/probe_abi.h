@@ -16,6 +16,10 @@
 #define XREF_PROBE_MAX_CALLERS 65536  /* (site, return address) pairs */
 #define XREF_PROBE_MAX_THREADS 65536  /* (site, tid) pairs */
 #define XREF_PROBE_MAX_GROUPS 65536   /* (site, group key) pairs */
+/* (site, string) pairs of --group-by a :string fetch: each key holds the
+ * whole string slot (272 bytes), so fewer than the numbers' 65536 — about
+ * 5 MiB of keys when full (entries are made as keys come). */
+#define XREF_PROBE_MAX_STRING_GROUPS 16384
 #define XREF_PROBE_MAX_STACKS 4096    /* distinct user stacks (--stacks), and (site, stack) pairs */
 #define XREF_PROBE_MAX_STACK_DEPTH 127 /* frames per stack: the kernel's PERF_MAX_STACK_DEPTH */
 /* --stacks: a stack's count key is (return address << 16) | stack id at a
@@ -39,6 +43,7 @@
 #define XREF_GROUP_CALLER 2  /* the return address */
 #define XREF_GROUP_TID 3
 #define XREF_GROUP_FETCH 4   /* a fetched value (group_slot) */
+#define XREF_GROUP_STRING 5  /* a fetched string (group_slot; its string slot is string_slot) */
 
 /* xref_probe_site.flags */
 #define XREF_SITE_F_RET 1    /* a ret site: counts only into its address's ret groups */
@@ -64,7 +69,7 @@ struct xref_probe_site {
   __u8 group_slot;     /* XREF_GROUP_FETCH: the fetch it groups by */
   __u8 hist_slot;      /* --hist NAME: the fetch; XREF_NO_SLOT: none */
   __u8 flags;          /* XREF_SITE_F_* */
-  __u8 reserved;
+  __u8 string_slot;    /* XREF_GROUP_STRING: the string slot of group_slot's fetch */
   __s32 caller_offset; /* XREF_CALLER_CFA: the return address is at base + caller_offset */
   __u32 reserved2;
   struct xref_fetch fetches[XREF_FETCH_MAX_ITEMS];
@@ -94,6 +99,15 @@ struct xref_probe_key {
   __u64 value; /* a return address, a tid, a group key */
 };
 
+/* --group-by a :string fetch: the string's value (length | XREF_STRING_CUT)
+ * and its slot's bytes, zero after the string. */
+struct xref_probe_string_key {
+  __u32 site;
+  __u32 reserved;
+  __u64 value;
+  __u8 bytes[XREF_STRING_BUFFER_BYTES];
+};
+
 /* Detail records: header, then fetched values, then (XREF_SITE_F_REGS)
  * the registers, in struct pt_regs order. */
 #define XREF_PROBE_REG_WORDS 21
@@ -111,7 +125,10 @@ struct xref_probe_record {
   __u64 values[XREF_FETCH_MAX_ITEMS];
   __s16 errors[XREF_FETCH_MAX_ITEMS];
   __u64 regs[XREF_PROBE_REG_WORDS];
+  /* Only in a record of a hit that read a :string fetch; others end here. */
+  __u8 strings[XREF_FETCH_MAX_STRINGS][XREF_STRING_BUFFER_BYTES];
 };
+#define XREF_PROBE_RECORD_STRINGS_OFFSET (40 + 8 * XREF_FETCH_MAX_ITEMS + 2 * XREF_FETCH_MAX_ITEMS + 8 * XREF_PROBE_REG_WORDS)
 
 /* --stop-when: the hit that stopped its thread (the stop filter's
  * skip+1th pass), written once, in .bss, before the signal is sent; user
@@ -131,6 +148,15 @@ struct xref_probe_stop {
   __u32 reserved2;
   __u64 values[XREF_FETCH_MAX_ITEMS];
   __s16 errors[XREF_FETCH_MAX_ITEMS];
+  __u8 strings[XREF_FETCH_MAX_STRINGS][XREF_STRING_BUFFER_BYTES];
 };
+
+#ifdef __cplusplus
+static_assert(__builtin_offsetof(struct xref_probe_record, strings) == XREF_PROBE_RECORD_STRINGS_OFFSET,
+              "a record without strings ends before them");
+#else
+_Static_assert(__builtin_offsetof(struct xref_probe_record, strings) == XREF_PROBE_RECORD_STRINGS_OFFSET,
+               "a record without strings ends before them");
+#endif
 
 #endif

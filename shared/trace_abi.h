@@ -175,17 +175,25 @@ struct xref_trace_event {
   __u16 fetch_failed;   /* bit i: fetch i could not be read */
   __s16 fetch_error[XREF_FETCH_MAX_ITEMS]; /* -errno of the failed read, 0 if read */
   __u64 values[XREF_FETCH_MAX_ITEMS];
+  /* :string fetches' bytes (bpf_abi.h), only in a record of an event that
+   * read one: the others end before them. */
+  __u8 strings[XREF_FETCH_MAX_STRINGS][XREF_STRING_BUFFER_BYTES];
 };
 
 /* A record without fetched values is its header only: the fields up to
- * fetch_error (fetch_count 0). */
+ * fetch_error (fetch_count 0); one without strings ends before them. */
 #define XREF_TRACE_EVENT_HEADER_BYTES 64
+#define XREF_TRACE_EVENT_STRINGS_OFFSET (XREF_TRACE_EVENT_HEADER_BYTES + 32 + 8 * XREF_FETCH_MAX_ITEMS)
 #ifdef __cplusplus
 static_assert(__builtin_offsetof(struct xref_trace_event, fetch_error) == XREF_TRACE_EVENT_HEADER_BYTES,
               "the header is what comes before fetch_error");
+static_assert(__builtin_offsetof(struct xref_trace_event, strings) == XREF_TRACE_EVENT_STRINGS_OFFSET,
+              "the strings come after the values");
 #else
 _Static_assert(__builtin_offsetof(struct xref_trace_event, fetch_error) == XREF_TRACE_EVENT_HEADER_BYTES,
                "the header is what comes before fetch_error");
+_Static_assert(__builtin_offsetof(struct xref_trace_event, strings) == XREF_TRACE_EVENT_STRINGS_OFFSET,
+               "the strings come after the values");
 #endif
 
 /* Per window, kept after the window's end (HASH window_id -> result), so

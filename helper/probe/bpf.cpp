@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "attach/fetched_value.h"
 #include "attach/libbpf_log.h"
 #include "command/option_values.h"
 #include "probe.skel.h"
@@ -75,7 +76,8 @@ probe_bpf* open_configured(const ProbePlan& plan, const ProbeBpfOptions& options
   bool callers = false;
   for (const ProbeSite& site : plan.sites) callers |= site.compiled.caller != XREF_CALLER_NONE;
   if (!callers) bpf_map__set_max_entries(skeleton->maps.callers, 1);
-  if (plan.group_by.empty()) bpf_map__set_max_entries(skeleton->maps.groups, 1);
+  if (plan.group_by.empty() || plan.group_string_bound != 0) bpf_map__set_max_entries(skeleton->maps.groups, 1);
+  if (plan.group_string_bound == 0) bpf_map__set_max_entries(skeleton->maps.string_groups, 1);
   const int loaded = probe_bpf__load(skeleton);
   if (loaded != 0) {
     error = bpf_load_error(loaded, "the probe BPF program");
@@ -108,6 +110,26 @@ std::map<uint32_t, std::map<uint64_t, uint64_t>> read_keyed(const bpf_map* map) 
   while (bpf_map_get_next_key(fd, previous, &next) == 0) {
     uint64_t count = 0;
     if (bpf_map_lookup_elem(fd, &next, &count) == 0) all[next.site][next.value] = count;
+    key = next;
+    previous = &key;
+  }
+  return all;
+}
+
+// Every (site, string) -> count of the string group map; `bound` cuts
+// what a key holds past the bound (the byte that told a cut string).
+std::map<uint32_t, std::map<std::pair<std::string, bool>, uint64_t>> read_string_keyed(const bpf_map* map,
+                                                                                          size_t bound) {
+  std::map<uint32_t, std::map<std::pair<std::string, bool>, uint64_t>> all;
+  const int fd = bpf_map__fd(map);
+  xref_probe_string_key key{}, next{};
+  const xref_probe_string_key* previous = nullptr;
+  while (bpf_map_get_next_key(fd, previous, &next) == 0) {
+    uint64_t count = 0;
+    if (bpf_map_lookup_elem(fd, &next, &count) == 0) {
+      const size_t length = std::min<uint64_t>(next.value & XREF_STRING_LENGTH_MASK, bound);
+      all[next.site][{string_slot_text(next.bytes, length), (next.value & XREF_STRING_CUT) != 0}] += count;
+    }
     key = next;
     previous = &key;
   }
@@ -159,6 +181,7 @@ Result<std::unique_ptr<ProbeBpf>> ProbeBpf::start(const ProbePlan& plan, const P
   probe->backend_ = *backend;
   probe->sets_ = std::move(sets);
   probe->pid_ = options.pid;
+  probe->group_string_bound_ = plan.group_string_bound;
   return probe;
 }
 
@@ -229,6 +252,9 @@ ProbeCounts ProbeBpf::counts(size_t sites) const {
   counts.callers = read_keyed(skeleton_->maps.callers);
   counts.threads = read_keyed(skeleton_->maps.threads);
   counts.groups = read_keyed(skeleton_->maps.groups);
+  if (group_string_bound_ != 0) {
+    counts.string_groups = read_string_keyed(skeleton_->maps.string_groups, group_string_bound_);
+  }
   counts.stacks = read_keyed(skeleton_->maps.stacks);
   const size_t depth = bpf_map__value_size(skeleton_->maps.stack_traces) / sizeof(uint64_t);
   for (const auto& [site, keys] : counts.stacks) {

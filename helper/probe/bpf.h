@@ -42,6 +42,8 @@ struct ProbeCounts {
   std::map<uint32_t, std::map<uint64_t, uint64_t>> callers;             // site -> return address -> hits
   std::map<uint32_t, std::map<uint64_t, uint64_t>> threads;             // site -> tid -> passing hits
   std::map<uint32_t, std::map<uint64_t, uint64_t>> groups;              // site -> key -> hits
+  // --group-by a :string fetch: site -> (string, cut at its bound) -> hits
+  std::map<uint32_t, std::map<std::pair<std::string, bool>, uint64_t>> string_groups;
   std::map<uint32_t, std::map<uint64_t, uint64_t>> stacks;              // site -> stack key (probe_abi.h) -> hits
   std::map<uint32_t, std::vector<uint64_t>> stack_frames;               // stack id -> live frames, innermost first
 };
@@ -82,6 +84,7 @@ class ProbeBpf {
   std::vector<UprobeSet> sets_;
   int program_fd_ = -1;
   pid_t pid_ = 0;
+  uint16_t group_string_bound_ = 0;  // --group-by a :string fetch: its bound
 };
 
 }  // namespace xref

@@ -1,5 +1,6 @@
 #include "probe/bpf_engine.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "attach/ring_drain.h"
@@ -7,14 +8,16 @@
 namespace xref {
 namespace {
 
-ProbeRecord decode(const xref_probe_record& raw, const ProbePlan& plan) {
+// `raw.strings` only when the record carried them (with_strings).
+ProbeRecord decode(const xref_probe_record& raw, const ProbePlan& plan, bool with_strings) {
   ProbeRecord record;
   record.site = raw.site;
   record.tid = raw.tid;
   record.hit = raw.hit;
   record.timestamp_ns = raw.timestamp_ns;
   record.return_address = raw.return_address;
-  record.fetches = fetched_values(plan.fetches, raw.fetch_count, raw.failed, raw.values, raw.errors);
+  record.fetches = fetched_values(plan.fetches, raw.fetch_count, raw.failed, raw.values, raw.errors,
+                                  with_strings ? &raw.strings[0][0] : nullptr);
   if (raw.has_regs) record.regs.assign(raw.regs, raw.regs + XREF_PROBE_REG_WORDS);
   return record;
 }
@@ -29,7 +32,8 @@ std::optional<ProbeStop> decode_stop(const std::optional<xref_probe_stop>& raw, 
   stop.timestamp_ns = raw->timestamp_ns;
   stop.return_address = raw->return_address;
   stop.signal_result = raw->signal_result;
-  stop.fetches = fetched_values(plan.fetches, raw->fetch_count, raw->failed, raw->values, raw->errors);
+  stop.fetches = fetched_values(plan.fetches, raw->fetch_count, raw->failed, raw->values, raw->errors,
+                                &raw->strings[0][0]);
   return stop;
 }
 
@@ -68,10 +72,11 @@ Result<std::unique_ptr<ProbeEngine>> start_bpf_probe_engine(const ProbePlan& pla
   auto bpf = ProbeBpf::start(plan, options);
   if (!bpf) return bpf.error();
   auto ring = RingDrain::open((*bpf)->ringbuf_fd(), [&plan, sink = std::move(sink)](const void* data, size_t size) {
-    if (size < sizeof(xref_probe_record)) return;
+    // A record ends before its string slots unless a string was read.
+    if (size < XREF_PROBE_RECORD_STRINGS_OFFSET) return;
     xref_probe_record raw;
-    std::memcpy(&raw, data, sizeof raw);
-    sink(decode(raw, plan));
+    std::memcpy(&raw, data, std::min(size, sizeof raw));
+    sink(decode(raw, plan, size >= sizeof raw));
   });
   if (!ring) return ring.error();
   return std::unique_ptr<ProbeEngine>(new BpfProbeEngine(plan, std::move(*bpf), std::move(*ring)));

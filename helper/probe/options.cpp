@@ -108,6 +108,9 @@ void add_probe_options(CLI::App& command_app, ProbeCommandOptions& options_ref) 
                       "count passing hits by ret (the function's return value at its rets), caller, tid, or a "
                       "fetched NAME")
       ->check(not_empty("a group key", "--group-by caller"));
+  command->add_option("--max-addresses", request.max_addresses,
+                      "the most functions one glob ('set*', 'libc.so.6:str*') may match (default 1000)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{XREF_PROBE_MAX_SITES}));
   command->add_option("--hist", request.hist, "a log2 histogram of a fetched NAME")
       ->check(not_empty("a fetched name", "--fetch 'size=%si:u64' --hist size"));
   command->add_option("--stacks", request.stacks,

@@ -17,8 +17,9 @@ namespace {
 constexpr size_t kTopGroups = 32;   // group keys shown per address (all are counted)
 
 // Counts of a key map, the largest first (ties by key).
-std::vector<std::pair<uint64_t, uint64_t>> by_count(const std::map<uint64_t, uint64_t>& counts) {
-  std::vector<std::pair<uint64_t, uint64_t>> sorted(counts.begin(), counts.end());
+template <typename Key>
+std::vector<std::pair<Key, uint64_t>> by_count(const std::map<Key, uint64_t>& counts) {
+  std::vector<std::pair<Key, uint64_t>> sorted(counts.begin(), counts.end());
   std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
     return a.second != b.second ? a.second > b.second : a.first < b.first;
   });
@@ -238,22 +239,39 @@ nlohmann::json ProbeRenderer::address_json(size_t index, const ProbeRun& run) {
   }
   if (!plan_.group_by.empty()) {
     std::map<uint64_t, uint64_t> groups;
+    std::map<std::pair<std::string, bool>, uint64_t> string_groups;
     uint64_t counted = 0, not_counted = 0, unread = 0;
     for (uint32_t site : group_sites(plan_, index)) {
       for (const auto& [key, hits] : of_site(run.counts.groups, site)) {
         groups[key] += hits;
         counted += hits;
       }
+      if (auto strings = run.counts.string_groups.find(site); strings != run.counts.string_groups.end()) {
+        for (const auto& [key, hits] : strings->second) {
+          string_groups[key] += hits;
+          counted += hits;
+        }
+      }
       not_counted += run.counts.sites[site].groups_full;
       unread += run.counts.sites[site].groups_unread;
     }
     nlohmann::json values = nlohmann::json::array();
-    const auto sorted = by_count(groups);
-    for (size_t i = 0; i < sorted.size() && i < kTopGroups; ++i) {
-      values.push_back({{"key", to_hex(sorted[i].first)}, {"hits", sorted[i].second}});
+    size_t keys = 0;
+    if (plan_.group_string_bound != 0) {
+      keys = string_groups.size();
+      for (const auto& [key, hits] : by_count(string_groups)) {
+        if (values.size() == kTopGroups) break;
+        values.push_back({{"string", key.first}, {"length", key.first.size()}, {"truncated", key.second}, {"hits", hits}});
+      }
+    } else {
+      const auto sorted = by_count(groups);
+      keys = sorted.size();
+      for (size_t i = 0; i < sorted.size() && i < kTopGroups; ++i) {
+        values.push_back({{"key", to_hex(sorted[i].first)}, {"hits", sorted[i].second}});
+      }
     }
     json["groups"] = {{"by", plan_.group_by},
-                      {"keys", sorted.size()},
+                      {"keys", keys},
                       {"shown", values.size()},
                       {"complete", not_counted == 0 && unread == 0},
                       {"counted", counted},
@@ -298,7 +316,7 @@ void ProbeRenderer::map_full_warnings(const ProbeRun& run, std::vector<std::stri
     for (uint32_t group_site : group_sites(plan_, index)) groups_full += run.counts.sites[group_site].groups_full;
     if (groups_full != 0) {
       warnings.push_back(map_full_warning("groups_full", address, groups_full, "by --group-by " + plan_.group_by,
-                                          XREF_PROBE_MAX_GROUPS,
+                                          plan_.group_string_bound != 0 ? XREF_PROBE_MAX_STRING_GROUPS : XREF_PROBE_MAX_GROUPS,
                                           "group by something with fewer values, or --filter the hits"));
     }
     if (counts.callers_full != 0) {
@@ -417,6 +435,11 @@ nlohmann::json ProbeRenderer::document(const ProbeRun& run) {
       {"stops", run.stop_reason.empty() ? nlohmann::json::array() : nlohmann::json::array({run.stop_reason})},
   };
   if (!request_.stop_when.empty()) document["stop_when"] = stop_json(run);
+  if (!plan_.globs.empty()) {
+    nlohmann::json globs = nlohmann::json::array();
+    for (const ProbeGlob& glob : plan_.globs) globs.push_back({{"pattern", glob.pattern}, {"matched", glob.matched}});
+    document["globs"] = globs;
+  }
   return document;
 }
 

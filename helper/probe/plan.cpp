@@ -1,5 +1,6 @@
 #include "probe/plan.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -10,6 +11,7 @@
 #include "number_parse.h"
 #include "process/ifunc_binding.h"
 #include "sites/breakpoints.h"
+#include "sites/function_glob.h"
 #include "sites/function_names.h"
 #include "sites/function_sites.h"
 #include "sites/probe_site_check.h"
@@ -115,7 +117,25 @@ Result<std::vector<ProbeAddress>> resolve_addresses(ProbePlan& plan, const Probe
       continue;
     }
     const size_t first = addresses.size();
-    if (auto id = breakpoint_reference(given)) {
+    if (is_function_glob(given) && !breakpoint_reference(given)) {
+      auto expansion = expand_function_glob(plan.modules, given, "probe", request.max_addresses, "--max-addresses");
+      if (!expansion) return expansion.error();
+      plan.globs.push_back({given, expansion->functions.size()});
+      if (const std::string skipped = glob_skipped_warning(*expansion); !skipped.empty()) {
+        plan.warnings.push_back(skipped);
+      }
+      for (const ModuleFunction& function : expansion->functions) {
+        ProbeAddress address;
+        const std::string module = split_module(given).first;
+        address.given = (module.empty() ? "" : module + ":") + function.demangled;
+        address.module_index = function.module_index;
+        address.static_va = function.start;
+        address.function = function;
+        address.implementation = function.implementation;
+        address.at_entry = true;
+        addresses.push_back(std::move(address));
+      }
+    } else if (auto id = breakpoint_reference(given)) {
       auto located = breakpoint_addresses(plan.modules, request.debugger, *id);
       if (!located) return located.error();
       addresses.insert(addresses.end(), located->begin(), located->end());
@@ -195,8 +215,8 @@ Result<ProbePlan> plan_probe(const Target& target, const ProbeRequest& request) 
   }
   auto modules = ProbeModules::of_process(target);
   if (!modules) return modules.error();
-  ProbePlan plan{std::move(*modules), {}, {}, {}, std::nullopt, std::nullopt, request.group_by, request.hist,
-                 request.stacks, {}, {}};
+  ProbePlan plan{std::move(*modules), {}, {}, {}, std::nullopt, std::nullopt, request.group_by, 0, request.hist,
+                 request.stacks, {}, {}, {}};
 
   if (!request.fetch.empty()) {
     auto fetches = parse_fetch_spec(request.fetch);
@@ -219,6 +239,7 @@ Result<ProbePlan> plan_probe(const Target& target, const ProbeRequest& request) 
   }
   uint8_t group = XREF_GROUP_NONE;
   uint8_t group_slot = XREF_NO_SLOT;
+  uint8_t group_string_slot = 0;
   if (request.group_by == "ret") {
     group = XREF_GROUP_RET;
   } else if (request.group_by == "caller") {
@@ -230,11 +251,20 @@ Result<ProbePlan> plan_probe(const Target& target, const ProbeRequest& request) 
     if (!slot) return slot.error();
     group = XREF_GROUP_FETCH;
     group_slot = *slot;
+    if (plan.fetches[*slot].type.is_string()) {
+      group = XREF_GROUP_STRING;
+      group_string_slot = static_cast<uint8_t>(fetch_string_slots(plan.fetches)[*slot]);
+      plan.group_string_bound = plan.fetches[*slot].type.string_bound;
+    }
   }
   uint8_t hist_slot = XREF_NO_SLOT;
   if (!request.hist.empty()) {
     auto slot = fetch_slot(plan.fetches, request.hist, "--hist");
     if (!slot) return slot.error();
+    if (plan.fetches[*slot].type.is_string()) {
+      return make_error(ErrorCode::invalid_argument, "--hist " + request.hist + ": '" + request.hist + "' is a string",
+                        "draw a histogram of a number, or --group-by the string");
+    }
     hist_slot = *slot;
   }
 
@@ -296,11 +326,13 @@ Result<ProbePlan> plan_probe(const Target& target, const ProbeRequest& request) 
     compiled.address = site.address;
     compiled.group = group;
     compiled.group_slot = group_slot;
+    compiled.string_slot = group_string_slot;
     compiled.hist_slot = hist_slot;
     compiled.flags = static_cast<uint8_t>((request.regs ? XREF_SITE_F_REGS : 0) |
                                           (request.stacks != 0 ? XREF_SITE_F_STACKS : 0));
     compiled.fetch_count = static_cast<uint8_t>(plan.fetches.size());
-    for (size_t i = 0; i < plan.fetches.size(); ++i) compiled.fetches[i] = compile_fetch(plan.fetches[i]);
+    const std::vector<xref_fetch> fetches = compile_fetches(plan.fetches);
+    std::copy(fetches.begin(), fetches.end(), compiled.fetches);
     if (request.callers || group == XREF_GROUP_CALLER) {
       if (address->at_entry) {
         compiled.caller = XREF_CALLER_AT_SP;

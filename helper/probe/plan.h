@@ -50,6 +50,12 @@ struct ProbeSite {
   xref_probe_site compiled{};   // what the BPF program reads (cookie = the site's index)
 };
 
+// A glob the user typed and how many functions it matched.
+struct ProbeGlob {
+  std::string pattern;
+  size_t matched = 0;
+};
+
 struct ProbePlan {
   ProbeModules modules;
   std::vector<ProbeAddress> addresses;
@@ -58,10 +64,12 @@ struct ProbePlan {
   std::optional<FilterProgram> filter;
   std::optional<FilterProgram> stop_filter;  // --stop-when
   std::string group_by;                   // as asked
+  uint16_t group_string_bound = 0;        // --group-by a :string fetch: its bound (0: not a string)
   std::string hist;
   uint64_t stacks = 0;                    // --stacks: frames per stack (0: none)
   std::vector<std::string> warnings;
-  std::vector<uint32_t> breakpoints_to_disable;  // bp:N addresses: the debugger disables N while probing
+  std::vector<uint32_t> breakpoints_to_disable;
+  std::vector<ProbeGlob> globs;           // each glob typed, with its count  // bp:N addresses: the debugger disables N while probing
 };
 
 Result<ProbePlan> plan_probe(const Target& target, const ProbeRequest& request);

@@ -11,7 +11,8 @@
 namespace xref {
 
 struct ProbeRequest {
-  std::vector<std::string> addresses;  // sym, 0xVA, module:sym, module:0xVA (any instruction start), bp:N
+  std::vector<std::string> addresses;  // sym, 0xVA, module:sym, module:0xVA (any instruction start), bp:N, a glob
+  uint64_t max_addresses = 1000;       // functions one glob may match (sites/function_glob.h)
   std::string backend = "auto";        // auto, uprobe_multi, perf_uprobe, tracefs
   bool callers = false;                // the call sites each hit came from
   bool regs = false;                   // detail records carry every general register

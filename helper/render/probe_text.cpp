@@ -93,6 +93,9 @@ std::string address_text(const nlohmann::json& listed, Names& names) {
 }
 
 std::string group_key(const std::string& by, const nlohmann::json& value) {
+  if (const auto found = value.find("string"); found != value.end() && found->is_string()) {
+    return string_text(found->get<std::string>(), value.value("truncated", false), count_or_zero(value, "length"));
+  }
   if (by == "tid") {
     if (auto tid = address_at(value, "key")) return std::to_string(*tid);
   }
@@ -192,8 +195,9 @@ void groups_lines(const nlohmann::json& listed, std::vector<std::string>& lines)
   const std::string by = text_at(groups, "by");
   std::string heading = "    by " + by + " (" + plural(count_or_zero(groups, "keys"), "key");
   if (const uint64_t full = count_or_zero(groups, "not_counted"); full != 0) {
+    const bool strings = !array_at(groups, "values").empty() && array_at(groups, "values")[0].contains("string");
     heading += "; " + plural(full, "hit") + " not counted: the group map of " +
-               std::to_string(XREF_PROBE_MAX_GROUPS) + " keys was full";
+               std::to_string(strings ? XREF_PROBE_MAX_STRING_GROUPS : XREF_PROBE_MAX_GROUPS) + " keys was full";
   }
   if (const uint64_t unread = count_or_zero(groups, "unread"); unread != 0) {
     heading += "; " + plural(unread, "hit") + " whose key was unread";
@@ -303,6 +307,9 @@ std::vector<std::string> probe_lines(const nlohmann::json& document, Names& name
   }
   for (const nlohmann::json& warning : array_at(document, "warnings")) {
     if (warning.is_string()) lines.push_back("warning: " + warning.get<std::string>());
+  }
+  for (const nlohmann::json& glob : array_at(document, "globs")) {
+    lines.push_back(text_at(glob, "pattern") + ": " + plural(count_or_zero(glob, "matched"), "function") + " matched");
   }
   for (const nlohmann::json& listed : array_at(document, "addresses")) {
     lines.push_back("  " + address_text(listed, names) + "  hits " + std::to_string(count_or_zero(listed, "hits")) +

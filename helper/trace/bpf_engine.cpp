@@ -90,8 +90,9 @@ Result<std::unique_ptr<TraceEngine>> start_bpf_engine(const TracePlan& plan, con
       sink.add(record);
       return;
     }
+    // Only the part the record carries (header, values, strings).
     std::memcpy(&record, data, std::min(size, sizeof record));
-    if (size < sizeof record) record.fetch_count = 0;
+    if (size < XREF_TRACE_EVENT_STRINGS_OFFSET) record.fetch_count = 0;
     sink.add(record);
   });
   if (!ring) return ring.error();

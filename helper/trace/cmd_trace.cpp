@@ -13,6 +13,7 @@
 #include "output/output_queue.h"
 #include "output/report.h"
 #include "output/status_line.h"
+#include "trace_abi.h"
 #include "trace/commands.h"
 #include "trace/options.h"
 #include "trace/output.h"
@@ -201,8 +202,11 @@ void add_trace_options(CLI::App& command_app, TraceCommandOptions& options_ref) 
   // Not split here: a comma inside a C++ name ("std::map<int, int>::find")
   // is part of it; the planner splits at top-level commas only.
   command->add_option("--functions", request.functions,
-                      "functions to trace: names or static VAs, comma-separated (commas inside <>, (), [], {} belong "
-                      "to the name); may repeat");
+                      "functions to trace: names, globs ('set*', 'libc.so.6:str*') or static VAs, comma-separated "
+                      "(commas inside <>, (), [], {} belong to the name); may repeat");
+  command->add_option("--max-functions", request.max_functions,
+                      "the most functions one --functions glob may match (default 1000)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{XREF_TRACE_MAX_PROBES}));
   command->add_option("--callees-of", request.callees_of,
                       "trace the static callee tree of this function, at call and return sites");
   command->add_option("--depth", request.depth, "levels of the --callees-of tree (default 1; 2 with --here)")

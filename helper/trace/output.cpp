@@ -56,6 +56,7 @@ void TraceRenderer::print_header(std::ostream& out, const std::string& backend) 
                                       : match)
       << "), loaded at slide +" << to_hex(slide()) << "\n";
   for (const std::string& warning : warnings()) out << "warning: " << warning << "\n";
+  for (const auto& [pattern, matched] : plan_.globs) out << pattern << ": " << matched << " functions matched\n";
   if (marks_ != nullptr) {
     out << "mark file " << marks_->path() << ", clock " << marks_->clock_name();
     if (!marks_->untimed_reason().empty()) out << " (" << marks_->untimed_reason() << ")";
@@ -153,13 +154,21 @@ nlohmann::json TraceRenderer::process_json_after() const {
 }
 
 nlohmann::json TraceRenderer::document_head(const std::string& backend) const {
-  return {
+  nlohmann::json head = {
       {"schema_version", kSchemaVersion},
       {"tool", "xref"},
       {"tool_version", XREF_VERSION},
       {"operation", "live_trace"},
       {"backend", backend},
   };
+  if (!plan_.globs.empty()) head["globs"] = globs_json();
+  return head;
+}
+
+nlohmann::json TraceRenderer::globs_json() const {
+  nlohmann::json globs = nlohmann::json::array();
+  for (const auto& [pattern, matched] : plan_.globs) globs.push_back({{"pattern", pattern}, {"matched", matched}});
+  return globs;
 }
 
 nlohmann::json TraceRenderer::document_tail(const TraceRun* run, const std::optional<Error>& error) const {

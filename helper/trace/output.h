@@ -50,6 +50,8 @@ class TraceRenderer {
   // those known once the probes are in, and those known at the end; `run`
   // is null when the run failed.
   nlohmann::json document_head(const std::string& backend) const;
+  // --functions globs: [{"pattern", "matched"}], empty without any.
+  nlohmann::json globs_json() const;
   nlohmann::json document_tail(const TraceRun* run, const std::optional<Error>& error) const;
 
  private:

@@ -2,6 +2,8 @@
 // whole probe set (no probe on a debugger's breakpoint, the probe limit).
 #include "trace/plan.h"
 
+#include "sites/function_glob.h"
+
 #include "sites/breakpoints.h"
 #include "sites/probe_site_check.h"
 #include "trace/planning/here_cfa.h"
@@ -43,6 +45,19 @@ Result<ModuleFunction> add_named_functions(PlanState& state, const ModuleFunctio
   if (auto added = state.add_function(*stop_return); !added) return added.error();
   for (const std::string& list : request.functions) {
     for (const std::string& name : split_function_list(list)) {
+      if (is_function_glob(name)) {
+        auto expansion = expand_function_glob(state.modules, name, "--functions", request.max_functions,
+                                              "--max-functions");
+        if (!expansion) return expansion.error();
+        state.plan.globs.push_back({name, expansion->functions.size()});
+        if (const std::string skipped = glob_skipped_warning(*expansion); !skipped.empty()) {
+          state.plan.warnings.push_back(skipped);
+        }
+        for (const ModuleFunction& function : expansion->functions) {
+          if (auto added = state.add_function(function); !added) return added.error();
+        }
+        continue;
+      }
       auto function = state.resolve(name, "--functions");
       if (!function) return function.error();
       if (auto added = state.add_function(*function); !added) return added.error();

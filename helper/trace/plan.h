@@ -91,6 +91,8 @@ struct TracePlan {
   std::string return_mode = "ret_site_exact";
   std::string mode = "functions";            // functions, callees_of, all_calls_in
   std::vector<std::string> warnings;
+  // --functions globs: each pattern with how many functions it matched.
+  std::vector<std::pair<std::string, size_t>> globs;
   std::vector<uint64_t> entry_nop_probes;    // probes that sit on a 5-byte nop (fast on 6.18)
   std::optional<HereWindow> here;            // --here
   std::vector<uint32_t> breakpoints_to_disable;  // --start bp:N: N, whose locations carry start probes

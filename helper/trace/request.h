@@ -26,6 +26,7 @@ struct TraceRequest {
   std::vector<std::pair<std::string, std::string>> fetch_at;   // VA -> spec, at entry
   std::vector<std::pair<std::string, std::string>> fetch_ret;  // VA -> spec, at return
   uint64_t max_windows = 0;           // 0: unbounded
+  uint64_t max_functions = 1000;      // functions one --functions glob may match (sites/function_glob.h)
   uint64_t max_events = 0;            // 0: unbounded
   uint64_t duration_ms = 0;           // 0: until another bound or Ctrl-C
   uint64_t heartbeat_ms = 0;          // a progress line this often (0: none)

@@ -1,5 +1,7 @@
 #include "attach/tracefs/format.h"
 
+#include <cstring>
+
 #include <charconv>
 
 namespace xref {
@@ -16,13 +18,17 @@ std::optional<uint32_t> number_after(std::string_view line, std::string_view key
   return value;
 }
 
-// "field:unsigned long __probe_ip;" -> "__probe_ip"; "field:char data[4080];" -> "data"
+// "field:unsigned long __probe_ip;" -> "__probe_ip"; "field:char data[4080];" -> "data";
+// "field:__data_loc char[] key;" -> "key"
 std::string field_name(std::string_view line) {
   const size_t start = line.find("field:");
   const size_t semicolon = line.find(';', start);
   if (start == std::string_view::npos || semicolon == std::string_view::npos) return {};
   std::string_view declaration = line.substr(start + 6, semicolon - start - 6);
-  if (const size_t bracket = declaration.find('['); bracket != std::string_view::npos) {
+  // An array's size ends the declaration; a string's "__data_loc char[] key"
+  // has its brackets in the type.
+  if (const size_t bracket = declaration.rfind('[');
+      bracket != std::string_view::npos && declaration.ends_with(']')) {
     declaration = declaration.substr(0, bracket);
   }
   while (!declaration.empty() && declaration.back() == ' ') declaration.remove_suffix(1);
@@ -74,6 +80,14 @@ std::optional<uint64_t> read_field(std::span<const uint8_t> record, const EventF
   uint64_t value = 0;
   for (uint32_t i = 0; i < field.size; ++i) value |= uint64_t{record[field.offset + i]} << (8 * i);
   return value;
+}
+
+std::optional<std::string> read_string_field(std::span<const uint8_t> record, uint64_t data_loc) {
+  const size_t offset = data_loc & 0xffff;
+  const size_t length = (data_loc >> 16) & 0xffff;
+  if (length == 0 || offset + length > record.size()) return std::nullopt;
+  const auto* begin = reinterpret_cast<const char*>(record.data() + offset);
+  return std::string(begin, strnlen(begin, length));
 }
 
 }  // namespace xref

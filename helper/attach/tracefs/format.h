@@ -35,4 +35,10 @@ Result<EventFormat> parse_event_format(std::string_view text);
 // nothing when the record is too short for it.
 std::optional<uint64_t> read_field(std::span<const uint8_t> record, const EventField& field);
 
+// A `__data_loc char[]` field (a :string fetch) whose 32-bit value is
+// `data_loc` (length << 16 | offset in the record): the string without its
+// NUL; nothing when the kernel could not read it (length 0, printed
+// "(fault)") or the record is too short.
+std::optional<std::string> read_string_field(std::span<const uint8_t> record, uint64_t data_loc);
+
 }  // namespace xref

@@ -51,6 +51,7 @@ Result<SiteRecordDecoder> SiteRecordDecoder::from_formats(const std::vector<Even
         layout.fetches.push_back(*found);
         layout.types.push_back(item.type);
       }
+      layout.string_slots = fetch_string_slots(plan.fetches);
     }
     for (const std::string& name : names.regs) {
       auto found = field(name);
@@ -86,8 +87,22 @@ std::optional<SiteHit> SiteRecordDecoder::decode(std::span<const uint8_t> record
   for (size_t i = 0; i < layout.fetches.size() && i < XREF_FETCH_MAX_ITEMS; ++i) {
     auto raw = read_field(record, layout.fetches[i]);
     if (!raw) return std::nullopt;
-    hit.values[i] = extend_fetched_value(*raw, layout.types[i]);
     hit.fetch_count = static_cast<uint8_t>(i + 1);
+    if (layout.types[i].is_string()) {
+      const int slot = i < layout.string_slots.size() ? layout.string_slots[i] : -1;
+      if (slot < 0 || slot >= XREF_FETCH_MAX_STRINGS) return std::nullopt;
+      auto string = read_string_field(record, *raw);
+      if (!string) {
+        hit.failed |= static_cast<uint16_t>(1u << i);
+        continue;
+      }
+      const size_t bound = layout.types[i].string_bound;
+      const bool cut = string->size() > bound;
+      hit.strings[static_cast<size_t>(slot)] = cut ? string->substr(0, bound) : *string;
+      hit.values[i] = (cut ? bound : string->size()) | (cut ? XREF_STRING_CUT : 0);
+      continue;
+    }
+    hit.values[i] = extend_fetched_value(*raw, layout.types[i]);
   }
   for (size_t i = 0; i < layout.regs.size() && i < XREF_PROBE_REG_WORDS; ++i) {
     auto value = read_field(record, layout.regs[i]);

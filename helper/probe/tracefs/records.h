@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -31,6 +32,11 @@ struct SiteHit {
   // kernel cannot say that a read failed: it stores zero bytes.
   std::array<uint64_t, XREF_FETCH_MAX_ITEMS> values{};
   std::array<uint64_t, XREF_PROBE_REG_WORDS> regs{};
+  // :string fetches, by string slot: the bytes kept (at most the bound);
+  // values[i] is the length | XREF_STRING_CUT. A string the kernel could
+  // not read is stored empty, with no bytes: its bit in `failed` is set.
+  std::array<std::string, XREF_FETCH_MAX_STRINGS> strings{};
+  uint16_t failed = 0;
 };
 
 class SiteRecordDecoder {
@@ -50,6 +56,7 @@ class SiteRecordDecoder {
     std::optional<EventField> ret;
     std::vector<EventField> fetches;
     std::vector<FetchType> types;
+    std::vector<int> string_slots;  // per fetch: its string slot, -1 for a number
     std::vector<EventField> regs;
   };
   EventField type_field_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cerrno>
 #include <span>
 
 #include "filter_program.h"
@@ -49,7 +50,15 @@ void ProbeTally::emit_record(const SiteHit& hit, xref_probe_counts& count, uint6
   __u64 values[XREF_FETCH_MAX_ITEMS];
   const __s16 no_errors[XREF_FETCH_MAX_ITEMS] = {};
   std::copy(hit.values.begin(), hit.values.end(), values);
-  record.fetches = fetched_values(plan_.fetches, hit.fetch_count, 0, values, no_errors);
+  __s16 errors[XREF_FETCH_MAX_ITEMS];
+  for (size_t i = 0; i < XREF_FETCH_MAX_ITEMS; ++i) errors[i] = ((hit.failed >> i) & 1u) ? -EFAULT : no_errors[i];
+  // The string slots as the BPF record holds them.
+  __u8 strings[XREF_FETCH_MAX_STRINGS][XREF_STRING_BUFFER_BYTES] = {};
+  for (size_t slot = 0; slot < XREF_FETCH_MAX_STRINGS; ++slot) {
+    std::copy_n(hit.strings[slot].begin(), std::min(hit.strings[slot].size(), size_t{XREF_STRING_MAX_BYTES}),
+                strings[slot]);
+  }
+  record.fetches = fetched_values(plan_.fetches, hit.fetch_count, hit.failed, values, errors, &strings[0][0]);
   if (hit.has_regs) record.regs.assign(hit.regs.begin(), hit.regs.end());
   ++count.records;
   sample(std::move(record));
@@ -69,9 +78,10 @@ void ProbeTally::hit(const SiteHit& hit, const ProbeRecordSink& sample) {
   }
 
   // filter_result: no failed read to make a hit unfiltered (the kernel
-  // reads 0 where it cannot read), so only accepted or rejected.
+  // reads 0 where it cannot read, and a string it could not read is ""),
+  // so only accepted or rejected.
   const std::span<const uint64_t> values(hit.values.data(), hit.fetch_count);
-  if (plan_.filter && !evaluate_program(*plan_.filter, values)) return;
+  if (plan_.filter && !evaluate_program(*plan_.filter, values, hit.strings)) return;
   if (options_.until_hits != 0) {
     const uint64_t total = ++passed_total_;
     if (total > options_.until_hits) return;
@@ -109,7 +119,25 @@ void ProbeTally::hit(const SiteHit& hit, const ProbeRecordSink& sample) {
   }
   const bool keyed = compiled.group == XREF_GROUP_TID || compiled.group == XREF_GROUP_CALLER ||
                      compiled.group == XREF_GROUP_FETCH;
-  if (keyed && !grouped) {
+  if (compiled.group == XREF_GROUP_STRING) {
+    // count_string_group: the string and whether it was cut, as the key.
+    const uint8_t slot = compiled.group_slot;
+    if (slot >= hit.fetch_count || ((hit.failed >> slot) & 1u)) {
+      ++count.groups_unread;
+    } else {
+      auto& of_site = counts_.string_groups[hit.site];
+      const std::pair<std::string, bool> string_key{hit.strings[compiled.string_slot % XREF_FETCH_MAX_STRINGS],
+                                                    (hit.values[slot] & XREF_STRING_CUT) != 0};
+      if (auto found = of_site.find(string_key); found != of_site.end()) {
+        ++found->second;
+      } else if (string_groups_entries_ < XREF_PROBE_MAX_STRING_GROUPS) {
+        of_site[string_key] = 1;
+        ++string_groups_entries_;
+      } else {
+        ++count.groups_full;
+      }
+    }
+  } else if (keyed && !grouped) {
     ++count.groups_unread;
   } else if (grouped && !count_key(counts_.groups, groups_entries_, XREF_PROBE_MAX_GROUPS, hit.site, key)) {
     ++count.groups_full;

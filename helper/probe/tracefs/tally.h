@@ -60,6 +60,7 @@ class ProbeTally {
   size_t callers_entries_ = 0;
   size_t threads_entries_ = 0;
   size_t groups_entries_ = 0;
+  size_t string_groups_entries_ = 0;
 };
 
 }  // namespace xref

@@ -242,7 +242,9 @@ TEST(FetchSpec, CompilesToTheBpfStruct) {
   EXPECT_EQ(deepest.is_signed, 0);  // x types are unsigned
 
   // The padding is zeroed, so the struct can be compared or hashed as bytes.
-  EXPECT_EQ(plain.reserved, 0);
+  EXPECT_EQ(plain.string_slot, 0);  // a number, not a string
+  EXPECT_EQ(plain.string_bound, 0);
+  EXPECT_EQ(plain.reserved[0] | plain.reserved[1] | plain.reserved[2], 0);
   EXPECT_EQ(plain.index_word_plus_one, 0);  // no index register
 }
 
@@ -276,7 +278,7 @@ struct ErrorCase {
 
 TEST(FetchSpec, ErrorsPointAtTheOffendingCharacter) {
   const ErrorCase cases[] = {
-      {"a=%r8:u7", 7, "unknown type 'u7'; use u8..u64, s8..s64 or x8..x64"},
+      {"a=%r8:u7", 7, "unknown type 'u7'; use u8..u64, s8..s64, x8..x64 or string"},
       {"a=+16(%dx:u64", 10,
        "unbalanced parenthesis: expected ')' to close the '(' at column 6 but found ':'"},
       {"a=+8(+16(%di):u32", 14,
@@ -315,7 +317,7 @@ TEST(FetchSpec, ErrorsPointAtTheOffendingCharacter) {
       {"a=%r8:", 7, "expected a type after ':' but the spec ended"},
       {"a=%r8:,b=%r9", 7, "expected a type after ':' but found ','"},
       {"a=%r8:u64x", 7, "unknown type 'u64x'"},
-      {"a=%r8:string", 7, "unknown type 'string'"},
+      {"a=%r8:string", 3, "a :string fetch needs a dereference"},
       {"a=%r8 b=%r9", 7, "expected ',' or the end of the spec but found 'b'"},
       {"a=%r8:u64:u32", 10, "expected ',' or the end of the spec but found ':'"},
       {"a=+1(+2(+3(+4(+5(%di)))))", 15, "too many nested dereferences: the limit is 4"},
@@ -350,7 +352,7 @@ TEST(FetchSpec, NameLongerThanTheKernelAllowsIsRejected) {
 }
 
 TEST(FetchSpec, ErrorMessagesAreExactWhereTheBriefFixesThem) {
-  EXPECT_EQ(parse_error("a=%r8:u7").message, "unknown type 'u7'; use u8..u64, s8..s64 or x8..x64");
+  EXPECT_EQ(parse_error("a=%r8:u7").message, "unknown type 'u7'; use u8..u64, s8..s64, x8..x64 or string");
   EXPECT_EQ(parse_error("a=%:u64").message, "expected a register name after '%'");
   EXPECT_EQ(parse_error("a=%r8,a=%r9").message, "duplicate name 'a'");
 }

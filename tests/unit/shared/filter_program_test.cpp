@@ -58,8 +58,8 @@ void expect_instructions(const FilterProgram& program, const std::vector<Expecte
     EXPECT_EQ(insn.on_true, expected[i].on_true);
     EXPECT_EQ(insn.on_false, expected[i].on_false);
     EXPECT_EQ(insn.constant, expected[i].constant);
-    EXPECT_EQ(insn.reserved[0], 0);
-    EXPECT_EQ(insn.reserved[1], 0);
+    EXPECT_EQ(insn.string_slot, 0);  // a number's comparison
+    EXPECT_EQ(insn.reserved, 0);
   }
 }
 
@@ -245,7 +245,7 @@ TEST(FilterProgram, MalformedProgramsReject) {
   EXPECT_FALSE(evaluate_program(one_instruction(past_end), values));
 
   xref_filter_insn bad_op = good;
-  bad_op.op = 6;
+  bad_op.op = XREF_FILTER_OP_STR_PREFIX + 1;  // the first op no program has
   EXPECT_FALSE(evaluate_program(one_instruction(bad_op), values));
 
   xref_filter_insn bad_lhs = good;

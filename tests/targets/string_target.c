@@ -1,0 +1,85 @@
+// string_target: the ground truth for :string fetches. After its go file
+// appears it passes a fixed list of keys, `--rounds` times, to
+// lookup_key(const char *key) and to handle_command(const struct command *),
+// whose name is an array 8 bytes into the struct; then it writes every
+// distinct key (hex, so any byte survives) with how often it was passed,
+// and exits. Built by gcc and clang -O2 as users build.
+//   string_target --record FILE --go-file FILE [--rounds N]
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct command {
+  int id;
+  int flags;
+  char name[72];
+};
+
+static const char *const keys[] = {
+    "set", "setex", "set", "get", "getdel", "del", "set", "setex", "",
+    // 100 bytes: longer than the default bound of 64, cut there
+    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    // exactly 64 bytes: not cut
+    "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy",
+    "caf\xff", "say \"hi\"",
+};
+#define KEY_COUNT (sizeof keys / sizeof keys[0])
+
+volatile unsigned long sink;
+
+__attribute__((noinline)) int lookup_key(const char *key) {
+  sink += strlen(key);
+  return (int)(sink & 1);
+}
+
+__attribute__((noinline)) int handle_command(const struct command *command) {
+  sink += (unsigned long)command->id + strlen(command->name);
+  return (int)(sink & 1);
+}
+
+int main(int argc, char **argv) {
+  const char *record = NULL, *go_file = NULL;
+  int rounds = 3;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (strcmp(argv[i], "--record") == 0) record = argv[i + 1];
+    else if (strcmp(argv[i], "--go-file") == 0) go_file = argv[i + 1];
+    else if (strcmp(argv[i], "--rounds") == 0) rounds = atoi(argv[i + 1]);
+  }
+  if (!record || !go_file || rounds < 1) {
+    fprintf(stderr, "usage: string_target --record FILE --go-file FILE [--rounds N]\n");
+    return 2;
+  }
+  printf("ready\n");
+  fflush(stdout);
+  // A finite run even when no go file comes: a minute at most.
+  for (int waited = 0; access(go_file, F_OK) != 0; ++waited) {
+    if (waited == 60000) return 3;
+    usleep(1000);
+  }
+  unsigned long passed[KEY_COUNT] = {0};
+  for (int round = 0; round < rounds; ++round) {
+    for (size_t i = 0; i < KEY_COUNT; ++i) {
+      struct command command = {(int)i, 0, {0}};
+      strncpy(command.name, keys[i], sizeof command.name - 1);
+      lookup_key(keys[i]);
+      handle_command(&command);
+      ++passed[i];
+    }
+  }
+  FILE *out = fopen(record, "w");
+  if (!out) return 4;
+  // One line per distinct key: "HEX COUNT" ("-" for the empty key).
+  for (size_t i = 0; i < KEY_COUNT; ++i) {
+    int first = 1;
+    for (size_t j = 0; j < i; ++j) first &= strcmp(keys[i], keys[j]) != 0;
+    if (!first) continue;
+    unsigned long count = 0;
+    for (size_t j = 0; j < KEY_COUNT; ++j) count += strcmp(keys[i], keys[j]) == 0 ? passed[j] : 0;
+    if (keys[i][0] == 0) fputs("-", out);
+    for (const char *c = keys[i]; *c; ++c) fprintf(out, "%02x", (unsigned char)*c);
+    fprintf(out, " %lu\n", count);
+  }
+  fclose(out);
+  return 0;
+}
