@@ -28,6 +28,10 @@ std::pair<std::string, std::string> split_module(const std::string& text) {
   return {"", text};
 }
 
+std::string nm_command(const ElfImage& image) {
+  return image.has_symtab() || image.symbols_path() != image.path() ? "nm -C" : "nm -D -C";
+}
+
 Result<FunctionSymbol> resolve_function(const ElfImage& image, const std::string& text, const std::string& what) {
   if (names_static_va(text)) {
     auto va = parse_u64(text, what + " address");
@@ -48,7 +52,7 @@ Result<FunctionSymbol> resolve_function(const ElfImage& image, const std::string
   const auto found = image.match_functions(text);
   if (found.empty()) {
     return make_error(ErrorCode::invalid_argument, what + ": no function named '" + text + "'",
-                      "use the name nm -C prints (with or without its parameter list), or a static VA");
+                      "use the name " + nm_command(image) + " prints (with or without its parameter list), or a static VA");
   }
   if (found.size() > 1) {
     std::string list;
@@ -57,7 +61,7 @@ Result<FunctionSymbol> resolve_function(const ElfImage& image, const std::string
     }
     if (found.size() > 8) list += ", ...";
     return make_error(ErrorCode::invalid_argument, what + ": '" + text + "' names several functions:" + list,
-                      "give the full name nm -C prints or the static VA of the one you mean");
+                      "give the full name " + nm_command(image) + " prints or the static VA of the one you mean");
   }
   // The name the user gave, not another alias at that address ("getpid",
   // not "__getpid"): output prints it.
@@ -71,6 +75,30 @@ Result<FunctionSymbol> resolve_function(const ElfImage& image, const std::string
   return function;
 }
 
+// A static VA that is no code of its module but a live address of the
+// process: the error that converts it.
+std::optional<Error> live_address_as_static(ProbeModules& modules, uint64_t va, const std::string& what) {
+  const Target& target = modules.target();
+  const LiveAddress live = target.space.resolve_live(va);
+  if (live.candidates.empty() || !live.candidates.front().file_backed || live.candidates.front().module == nullptr) {
+    return std::nullopt;
+  }
+  const StaticCandidate& candidate = live.candidates.front();
+  const std::string static_text = candidate.module->name() + ":" + to_hex(candidate.static_va);
+  std::string symbolic;
+  if (auto image = target.space.image(*candidate.module)) {
+    if (const FunctionSymbol* function = (*image)->function_containing(candidate.static_va)) {
+      symbolic = (candidate.module == modules[0].module ? "" : candidate.module->name() + ":") + function->demangled +
+                 (candidate.static_va == function->start ? "" : "+" + to_hex(candidate.static_va - function->start));
+    }
+  }
+  return make_error(ErrorCode::address_unmapped,
+                    what + ": " + to_hex(va) + " is a live address of this process: its static VA is " + static_text +
+                        (symbolic.empty() ? "" : " (" + symbolic + ")"),
+                    "in the CLI write " + static_text + (symbolic.empty() ? "" : " or " + symbolic) +
+                        ", or pass it from a debugger");
+}
+
 Result<ModuleFunction> resolve_function_name(ProbeModules& modules, const std::string& text, const std::string& what) {
   const auto [module_name, rest] = split_module(text);
   uint32_t module_index = 0;
@@ -81,6 +109,11 @@ Result<ModuleFunction> resolve_function_name(ProbeModules& modules, const std::s
   }
   const ProbeModule& module = modules[module_index];
   auto symbol = resolve_function(*module.image, rest, what);
+  if (!symbol && names_static_va(rest) && symbol.error().code == ErrorCode::address_unmapped) {
+    if (auto va = parse_u64(rest, what); va && module.image->function_containing(*va) == nullptr) {
+      if (auto live = live_address_as_static(modules, *va, what + " " + text)) return *live;
+    }
+  }
   if (!symbol) return symbol.error();
   ModuleFunction function;
   static_cast<FunctionSymbol&>(function) = *symbol;
