@@ -1,6 +1,8 @@
 #include "sites/function_names.h"
 
 #include <algorithm>
+#include <string_view>
+#include <vector>
 
 #include "sites/probe_site_check.h"
 #include "demangle.h"
@@ -28,6 +30,56 @@ std::pair<std::string, std::string> split_module(const std::string& text) {
   return {"", text};
 }
 
+namespace {
+
+// Edit distance of a and b when it is at most `most`, else most + 1; one
+// row at a time, given up as soon as a row's best exceeds `most`.
+size_t bounded_distance(std::string_view a, std::string_view b, size_t most) {
+  if ((a.size() > b.size() ? a.size() - b.size() : b.size() - a.size()) > most) return most + 1;
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    size_t best = row[0];
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+      best = std::min(best, row[j]);
+    }
+    if (best > most) return most + 1;
+  }
+  return row[b.size()];
+}
+
+// The function names nearest to a misspelt `text`: edit distance at most a
+// third of its length (1 to 3), best first, at most three. A huge symbol
+// table is read only up to kNamesCompared names, so the hint costs little.
+std::vector<std::string> names_like(const ElfImage& image, std::string_view text) {
+  constexpr size_t kNamesCompared = 1'000'000;
+  constexpr size_t kLongestCompared = 256;
+  const size_t most = std::clamp<size_t>(text.size() / 3, 1, 3);
+  std::vector<std::pair<size_t, std::string>> near;
+  size_t compared = 0;
+  (void)image.functions_named_if([&](std::string_view name) {
+    if (++compared > kNamesCompared || name.size() > kLongestCompared) return false;
+    const size_t distance = bounded_distance(text, name, most);
+    if (distance <= most && distance > 0) near.emplace_back(distance, std::string(name));
+    return false;
+  });
+  std::sort(near.begin(), near.end());
+  near.erase(std::unique(near.begin(), near.end()), near.end());
+  std::vector<std::string> names;
+  for (const auto& [distance, name] : near) {
+    if (names.size() == 3) break;
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  return names;
+}
+
+}  // namespace
+
 std::string nm_command(const ElfImage& image) {
   return image.has_symtab() || image.symbols_path() != image.path() ? "nm -C" : "nm -D -C";
 }
@@ -51,8 +103,12 @@ Result<FunctionSymbol> resolve_function(const ElfImage& image, const std::string
   }
   const auto found = image.match_functions(text);
   if (found.empty()) {
+    const std::vector<std::string> near = names_like(image, text);
+    std::string guess;
+    for (size_t i = 0; i < near.size(); ++i) guess += (i == 0 ? "" : i + 1 == near.size() ? " or " : ", ") + near[i];
     return make_error(ErrorCode::invalid_argument, what + ": no function named '" + text + "'",
-                      "use the name " + nm_command(image) + " prints (with or without its parameter list), or a static VA");
+                      (guess.empty() ? "" : "did you mean " + guess + "? ") + "use the name " + nm_command(image) +
+                          " prints (with or without its parameter list), or a static VA");
   }
   if (found.size() > 1) {
     std::string list;

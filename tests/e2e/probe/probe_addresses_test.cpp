@@ -143,5 +143,50 @@ TEST(ProbeAddresses, MisspeltNameHintSaysNmDOnlyForDynamicSymbols) {
   EXPECT_EQ(hint.find("nm -D"), std::string::npos) << hint;
 }
 
+// A misspelt name: the nearest names of the module (edit distance), from
+// nm -D's list, as a "did you mean".
+TEST(ProbeAddresses, MisspeltNameGetsDidYouMean) {
+  RedisTarget redis;
+  (void)RedisTarget::nm_dynamic(kFunction);  // nm -D lists it
+  const XrefRun run = run_xref({"probe", "--pid", redis.pid_text(), "setComand", "--json"});
+  EXPECT_EQ(run.exit_status, 2) << run.out;
+  const auto error = run.json()["error"];
+  EXPECT_EQ(error["message"], "probe: no function named 'setComand'");
+  const std::string hint = error["hint"];
+  EXPECT_EQ(hint.rfind("did you mean setCommand", 0), 0u) << hint;
+  // Nothing near: no guess.
+  const XrefRun far = run_xref({"probe", "--pid", redis.pid_text(), "zzqqxxyy_no_such", "--json"});
+  EXPECT_EQ(far.json()["error"]["hint"].get<std::string>().find("did you mean"), std::string::npos) << far.out;
+}
+
+// Started by its symlink /usr/bin/redis-server, the process runs
+// redis-check-rdb: the document names both, and the module answers to the
+// name it was started by.
+TEST(ProbeAddresses, SymlinkedExecutableIsNamedAsStarted) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  RedisTarget redis;
+  ASSERT_NE(RedisTarget::executable(), kRedisServer) << "Debian's redis-server is a symlink";
+  const XrefRun run = run_xref({"probe", "--pid", redis.pid_text(), std::string("redis-server:") + kFunction,
+                                "--duration-ms", "1", "--json"});
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  const auto document = run.json();
+  EXPECT_EQ(document["process"]["exe_path"], RedisTarget::executable());
+  EXPECT_EQ(document["process"]["started_as"], kRedisServer);
+  EXPECT_EQ(document["addresses"][0]["static_va"], hex(RedisTarget::nm_dynamic(kFunction)));
+
+  const XrefRun unknown = run_xref({"probe", "--pid", redis.pid_text(), "no-such-module:f", "--json"});
+  EXPECT_EQ(unknown.exit_status, 2);
+  EXPECT_NE(unknown.json()["error"]["hint"].get<std::string>().find(
+                module_name() + " (started as " + std::string(kRedisServer) + ")"),
+            std::string::npos)
+      << unknown.out;
+
+  // Started by its own name, nothing more is said.
+  SampleTarget sample;
+  const XrefRun plain = run_xref({"maps", "--pid", sample.pid(), "--json"});
+  ASSERT_EQ(plain.exit_status, 0) << plain.err;
+  EXPECT_TRUE(plain.json()["process"]["started_as"].is_null()) << plain.out;
+}
+
 }  // namespace
 }  // namespace xref::test
