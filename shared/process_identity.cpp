@@ -147,6 +147,17 @@ Result<ProcessHandle> ProcessHandle::open(pid_t pid) {
   handle.identity_.exe_device = exe_status.st_dev;
   handle.identity_.exe_inode = exe_status.st_ino;
 
+  {
+    const std::string cmdline = read_small_file(proc + "/cmdline", error_number);
+    const std::string argv0 = error_number == 0 ? cmdline.substr(0, cmdline.find('\0')) : "";
+    const std::string root = proc + "/root";
+    handle.identity_.started_as = started_as_name(argv0, stat->comm, exe, [&](const std::string& path) {
+      struct stat named;
+      return ::stat((root + path).c_str(), &named) == 0 && named.st_dev == exe_status.st_dev &&
+             named.st_ino == exe_status.st_ino;
+    });
+  }
+
   auto digest = sha256_file(handle.exe_link());
   if (!digest) return handle.alive() ? digest.error() : gone(pid);
   handle.identity_.exe_sha256 = *digest;
@@ -208,6 +219,22 @@ Result<void> ProcessHandle::recheck() const {
                       "rerun the command against the new image");
   }
   return {};
+}
+
+std::string started_as_name(const std::string& argv0, const std::string& comm, const std::string& exe_path,
+                            const std::function<bool(const std::string&)>& resolves_to_exe) {
+  const std::string exe_name = exe_path.substr(exe_path.rfind('/') + 1);
+  // A process may rewrite its argv (redis-server's title "redis-server
+  // *:6379"): only the first word can be the path it was started by.
+  const std::string word = argv0.substr(0, argv0.find(' '));
+  const std::string word_name = word.substr(word.rfind('/') + 1);
+  if (!word.empty() && word.front() == '/' && word != exe_path && word_name != exe_name && resolves_to_exe(word)) {
+    return word;
+  }
+  // comm is the basename execve was given, cut to 15 bytes.
+  if (comm.empty() || exe_name.compare(0, comm.size(), comm) == 0) return {};
+  if (!word_name.empty() && word_name.compare(0, comm.size(), comm) == 0) return word_name;
+  return comm;
 }
 
 }  // namespace xref

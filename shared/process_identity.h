@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "result.h"
@@ -24,7 +25,19 @@ struct ProcessIdentity {
   uint64_t exe_inode = 0;
   std::string exe_sha256;
   std::string build_id;          // empty when the executable has none
+  // The name the process was started by when it is not the executable's own
+  // (a symlink: /usr/bin/redis-server -> redis-check-rdb): argv[0]'s first
+  // word when it names the executable through a link, else comm when comm
+  // (the basename execve was given) differs from the executable's; "" when
+  // the process was started by the executable's own name.
+  std::string started_as;
 };
+
+// started_as from the pieces read from /proc (exposed for tests): argv0 is
+// cmdline's first string, `resolves_to_exe` whether a path names the
+// executable (through the target's root).
+std::string started_as_name(const std::string& argv0, const std::string& comm, const std::string& exe_path,
+                            const std::function<bool(const std::string&)>& resolves_to_exe);
 
 // /proc/PID/stat fields needed to judge a process (exposed for tests).
 struct ProcessStat {

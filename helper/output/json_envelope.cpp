@@ -17,6 +17,7 @@ nlohmann::json process_json(const ProcessIdentity& identity, const std::string& 
       {"comm", identity.comm},
       {"uid", identity.uid},
       {"exe_path", identity.exe_path},
+      {"started_as", identity.started_as.empty() ? nlohmann::json(nullptr) : nlohmann::json(identity.started_as)},
       {"exe_deleted", identity.exe_deleted},
       {"exe_sha256", identity.exe_sha256},
       {"build_id", identity.build_id},

@@ -15,6 +15,7 @@
 #include "sites/function_names.h"
 #include "sites/function_sites.h"
 #include "sites/probe_site_check.h"
+#include "sites/typed_address.h"
 
 namespace xref {
 namespace {
@@ -24,49 +25,20 @@ Error with_context(Error error, const std::string& context) {
   return error;
 }
 
-// An address inside a function: "0x1234" or "module:0x1234", any
-// instruction start of a function of that module.
-Result<ProbeAddress> resolve_code_address(ProbeModules& modules, const std::string& given, const std::string& module,
-                                          const std::string& va_text) {
-  const std::string what = "probe " + given;
-  uint32_t module_index = 0;
-  if (!module.empty()) {
-    auto index = modules.index_of_named(module, what);
-    if (!index) return index.error();
-    module_index = *index;
-  }
-  auto va = parse_u64(va_text, what + ": address");
-  if (!va) return va.error();
-  const ElfImage& image = modules.image(module_index);
-  if (auto data = data_not_code(image, *va, what)) return *data;
-  const FunctionSymbol* function = image.function_containing(*va);
-  if (function == nullptr) {
-    return make_error(ErrorCode::address_unmapped, what + ": no function of " + modules[module_index].module->name() +
-                                                       " holds " + to_hex(*va),
-                      "give an address inside a function, as nm -C and objdump -d show them");
-  }
+// An address as typed (sites/typed_address.h): a function, NAME+OFF, a
+// static VA, or from a debugger a live one.
+Result<ProbeAddress> resolve_address(ProbeModules& modules, const std::string& given, bool from_debugger,
+                                     std::vector<std::string>& warnings) {
+  auto placed = place_typed_address(modules, given, "probe", from_debugger);
+  if (!placed) return placed.error();
+  if (!placed->function.implementation.empty()) warnings.push_back(ifunc_warning(given, placed->function, "probing"));
   ProbeAddress address;
   address.given = given;
-  address.module_index = module_index;
-  address.static_va = *va;
-  address.function = *function;
-  address.at_entry = *va == function->start;
-  return address;
-}
-
-Result<ProbeAddress> resolve_address(ProbeModules& modules, const std::string& given, std::vector<std::string>& warnings) {
-  const auto [module, rest] = split_module(given);
-  if (names_static_va(rest)) return resolve_code_address(modules, given, module, rest);
-  auto function = resolve_function_name(modules, given, "probe");
-  if (!function) return function.error();
-  if (!function->implementation.empty()) warnings.push_back(ifunc_warning(given, *function, "probing"));
-  ProbeAddress address;
-  address.given = given;
-  address.module_index = function->module_index;
-  address.static_va = function->start;
-  address.function = *function;
-  address.implementation = function->implementation;
-  address.at_entry = true;
+  address.module_index = placed->function.module_index;
+  address.static_va = placed->static_va;
+  address.function = placed->function;
+  address.implementation = placed->function.implementation;
+  address.at_entry = placed->at_entry;
   return address;
 }
 
@@ -141,7 +113,7 @@ Result<std::vector<ProbeAddress>> resolve_addresses(ProbePlan& plan, const Probe
       addresses.insert(addresses.end(), located->begin(), located->end());
       plan.breakpoints_to_disable.push_back(*id);
     } else {
-      auto address = resolve_address(plan.modules, given, plan.warnings);
+      auto address = resolve_address(plan.modules, given, request.debugger.present, plan.warnings);
       if (!address) return address.error();
       addresses.push_back(std::move(*address));
     }

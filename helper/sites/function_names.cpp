@@ -1,6 +1,8 @@
 #include "sites/function_names.h"
 
 #include <algorithm>
+#include <string_view>
+#include <vector>
 
 #include "sites/probe_site_check.h"
 #include "demangle.h"
@@ -28,6 +30,60 @@ std::pair<std::string, std::string> split_module(const std::string& text) {
   return {"", text};
 }
 
+namespace {
+
+// Edit distance of a and b when it is at most `most`, else most + 1; one
+// row at a time, given up as soon as a row's best exceeds `most`.
+size_t bounded_distance(std::string_view a, std::string_view b, size_t most) {
+  if ((a.size() > b.size() ? a.size() - b.size() : b.size() - a.size()) > most) return most + 1;
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    size_t best = row[0];
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+      best = std::min(best, row[j]);
+    }
+    if (best > most) return most + 1;
+  }
+  return row[b.size()];
+}
+
+// The function names nearest to a misspelt `text`: edit distance at most a
+// third of its length (1 to 3), best first, at most three. A huge symbol
+// table is read only up to kNamesCompared names, so the hint costs little.
+std::vector<std::string> names_like(const ElfImage& image, std::string_view text) {
+  constexpr size_t kNamesCompared = 1'000'000;
+  constexpr size_t kLongestCompared = 256;
+  const size_t most = std::clamp<size_t>(text.size() / 3, 1, 3);
+  std::vector<std::pair<size_t, std::string>> near;
+  size_t compared = 0;
+  (void)image.functions_named_if([&](std::string_view name) {
+    if (++compared > kNamesCompared || name.size() > kLongestCompared) return false;
+    const size_t distance = bounded_distance(text, name, most);
+    if (distance <= most && distance > 0) near.emplace_back(distance, std::string(name));
+    return false;
+  });
+  std::sort(near.begin(), near.end());
+  near.erase(std::unique(near.begin(), near.end()), near.end());
+  std::vector<std::string> names;
+  for (const auto& [distance, name] : near) {
+    if (names.size() == 3) break;
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  return names;
+}
+
+}  // namespace
+
+std::string nm_command(const ElfImage& image) {
+  return image.has_symtab() || image.symbols_path() != image.path() ? "nm -C" : "nm -D -C";
+}
+
 Result<FunctionSymbol> resolve_function(const ElfImage& image, const std::string& text, const std::string& what) {
   if (names_static_va(text)) {
     auto va = parse_u64(text, what + " address");
@@ -47,8 +103,12 @@ Result<FunctionSymbol> resolve_function(const ElfImage& image, const std::string
   }
   const auto found = image.match_functions(text);
   if (found.empty()) {
+    const std::vector<std::string> near = names_like(image, text);
+    std::string guess;
+    for (size_t i = 0; i < near.size(); ++i) guess += (i == 0 ? "" : i + 1 == near.size() ? " or " : ", ") + near[i];
     return make_error(ErrorCode::invalid_argument, what + ": no function named '" + text + "'",
-                      "use the name nm -C prints (with or without its parameter list), or a static VA");
+                      (guess.empty() ? "" : "did you mean " + guess + "? ") + "use the name " + nm_command(image) +
+                          " prints (with or without its parameter list), or a static VA");
   }
   if (found.size() > 1) {
     std::string list;
@@ -57,7 +117,7 @@ Result<FunctionSymbol> resolve_function(const ElfImage& image, const std::string
     }
     if (found.size() > 8) list += ", ...";
     return make_error(ErrorCode::invalid_argument, what + ": '" + text + "' names several functions:" + list,
-                      "give the full name nm -C prints or the static VA of the one you mean");
+                      "give the full name " + nm_command(image) + " prints or the static VA of the one you mean");
   }
   // The name the user gave, not another alias at that address ("getpid",
   // not "__getpid"): output prints it.
@@ -71,6 +131,30 @@ Result<FunctionSymbol> resolve_function(const ElfImage& image, const std::string
   return function;
 }
 
+// A static VA that is no code of its module but a live address of the
+// process: the error that converts it.
+std::optional<Error> live_address_as_static(ProbeModules& modules, uint64_t va, const std::string& what) {
+  const Target& target = modules.target();
+  const LiveAddress live = target.space.resolve_live(va);
+  if (live.candidates.empty() || !live.candidates.front().file_backed || live.candidates.front().module == nullptr) {
+    return std::nullopt;
+  }
+  const StaticCandidate& candidate = live.candidates.front();
+  const std::string static_text = candidate.module->name() + ":" + to_hex(candidate.static_va);
+  std::string symbolic;
+  if (auto image = target.space.image(*candidate.module)) {
+    if (const FunctionSymbol* function = (*image)->function_containing(candidate.static_va)) {
+      symbolic = (candidate.module == modules[0].module ? "" : candidate.module->name() + ":") + function->demangled +
+                 (candidate.static_va == function->start ? "" : "+" + to_hex(candidate.static_va - function->start));
+    }
+  }
+  return make_error(ErrorCode::address_unmapped,
+                    what + ": " + to_hex(va) + " is a live address of this process: its static VA is " + static_text +
+                        (symbolic.empty() ? "" : " (" + symbolic + ")"),
+                    "in the CLI write " + static_text + (symbolic.empty() ? "" : " or " + symbolic) +
+                        ", or pass it from a debugger");
+}
+
 Result<ModuleFunction> resolve_function_name(ProbeModules& modules, const std::string& text, const std::string& what) {
   const auto [module_name, rest] = split_module(text);
   uint32_t module_index = 0;
@@ -81,6 +165,11 @@ Result<ModuleFunction> resolve_function_name(ProbeModules& modules, const std::s
   }
   const ProbeModule& module = modules[module_index];
   auto symbol = resolve_function(*module.image, rest, what);
+  if (!symbol && names_static_va(rest) && symbol.error().code == ErrorCode::address_unmapped) {
+    if (auto va = parse_u64(rest, what); va && module.image->function_containing(*va) == nullptr) {
+      if (auto live = live_address_as_static(modules, *va, what + " " + text)) return *live;
+    }
+  }
   if (!symbol) return symbol.error();
   ModuleFunction function;
   static_cast<FunctionSymbol&>(function) = *symbol;

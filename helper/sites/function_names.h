@@ -34,11 +34,23 @@ std::pair<std::string, std::string> split_module(const std::string& text);
 // name: names never start with a digit.
 bool names_static_va(const std::string& text);
 
+// The nm command that lists the names `image` is read with: "nm -C" when
+// they come from a .symtab (its own or its debug file's), "nm -D -C" for a
+// binary with only dynamic symbols (a stripped release build), where plain
+// nm prints "no symbols".
+std::string nm_command(const ElfImage& image);
+
 // Resolves "symbol" or "0xSTATIC_VA" to a function of `image` (a VA must be
 // a function's first byte; names as ElfImage::match_functions). The result
 // carries the name the user gave when it is an alias ("getpid", not
 // "__getpid" at the same address). `what` starts errors ("--start").
 Result<FunctionSymbol> resolve_function(const ElfImage& image, const std::string& text, const std::string& what);
+
+// A static VA (`va`, typed as `what`) that is no code of its module but a
+// live address of the process: the error that converts it ("... is a live
+// address of this process: its static VA is redis-server:0xaa063"). nullopt
+// when the process maps no module's code there.
+std::optional<Error> live_address_as_static(ProbeModules& modules, uint64_t va, const std::string& what);
 
 // The same with an optional "module:" in front (the executable without
 // one), the module added to `modules`, and a GNU IFUNC bound.

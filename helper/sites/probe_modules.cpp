@@ -26,10 +26,19 @@ uint32_t ProbeModules::index_of(const Module* module, std::shared_ptr<const ElfI
 
 Result<uint32_t> ProbeModules::index_of_named(const std::string& name, const std::string& what) {
   const Module* module = target_->space.find_module(name);
+  // The executable also answers to the name the process was started by (a
+  // symlink: redis-server for redis-check-rdb).
+  const std::string& started_as = target_->process.identity().started_as;
+  if (module == nullptr && !started_as.empty() &&
+      (name == started_as || name == started_as.substr(started_as.rfind('/') + 1))) {
+    module = modules_.front().module;
+  }
   if (module == nullptr) {
     std::string names;
     for (const Module& known : target_->space.modules()) {
-      if (names.size() < 200) names += (names.empty() ? "" : ", ") + known.name();
+      if (names.size() >= 200) continue;
+      names += (names.empty() ? "" : ", ") + known.name();
+      if (known.main_executable && !started_as.empty()) names += " (started as " + started_as + ")";
     }
     return make_error(ErrorCode::invalid_argument, what + ": the process has no module named '" + name + "'",
                       "name a module by its file name, soname or path; it has " + names);

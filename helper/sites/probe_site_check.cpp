@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "hex.h"
+#include "sites/function_names.h"
 
 namespace xref {
 
@@ -36,7 +37,8 @@ std::optional<Error> data_not_code(const ElfImage& image, uint64_t va, const std
     }
   }
   return make_error(ErrorCode::not_an_instruction, what + " " + to_hex(va) + " is in " + place + ", not code",
-                    "give a function's name or the static VA of its first instruction, as nm -C prints them");
+                    "give a function's name or the static VA of its first instruction, as " + nm_command(image) +
+                        " prints them");
 }
 
 bool kernel_refuses_uprobe(const ElfImage& image, uint64_t va) {

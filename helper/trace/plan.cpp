@@ -6,6 +6,8 @@
 
 #include "sites/breakpoints.h"
 #include "sites/probe_site_check.h"
+#include "sites/typed_address.h"
+#include "hex.h"
 #include "trace/planning/here_cfa.h"
 #include "trace/planning/roles.h"
 #include "trace/planning/stages.h"
@@ -27,6 +29,24 @@ std::vector<LiveProbe> probe_addresses(const PlanState& state) {
     addresses.push_back({*live, role_label(probe.kind) + std::string(" ") + function});
   }
   return addresses;
+}
+
+// A name of --functions; from a debugger a bare 0xVA is a live address,
+// which must be a function's first byte.
+Result<ModuleFunction> resolve_listed_function(PlanState& state, const std::string& name) {
+  if (!names_instruction_address(name, state.request.debugger.present) || split_symbol_offset(name)) {
+    return state.resolve(name, "--functions");
+  }
+  auto placed = place_typed_address(state.modules, name, "--functions", true);
+  if (!placed) return placed.error();
+  if (!placed->at_entry) {
+    const uint64_t slide = *placed->live - placed->static_va;
+    return make_error(ErrorCode::invalid_argument,
+                      "--functions " + name + " is inside " + placed->function.demangled + " (starts at " +
+                          to_hex(placed->function.start + slide) + "), not at a function start",
+                      "give the function's start address or its name");
+  }
+  return placed->function;
 }
 
 // The functions traced for themselves: the start function(s), the
@@ -58,7 +78,7 @@ Result<ModuleFunction> add_named_functions(PlanState& state, const ModuleFunctio
         }
         continue;
       }
-      auto function = state.resolve(name, "--functions");
+      auto function = resolve_listed_function(state, name);
       if (!function) return function.error();
       if (auto added = state.add_function(*function); !added) return added.error();
     }

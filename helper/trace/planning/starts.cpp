@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sites/breakpoints.h"
+#include "sites/typed_address.h"
 #include "cfa_rule.h"
 #include "hex.h"
 #include "trace/planning/here_cfa.h"
@@ -63,6 +64,23 @@ Result<ModuleFunction> resolve_start(PlanState& state) {
     }
     state.plan.breakpoints_to_disable.push_back(*breakpoint);
     return state.start_sites.front().function;
+  }
+  // NAME+OFF, or from a debugger a live address: the window opens at that
+  // instruction, as at a breakpoint's location inside a function.
+  if (names_instruction_address(state.request.start, state.request.debugger.present)) {
+    auto placed = place_typed_address(state.modules, state.request.start, "--start", state.request.debugger.present);
+    if (!placed) return placed.error();
+    if (placed->at_entry) {
+      state.start_entries.insert(function_key(placed->function));
+      return placed->function;
+    }
+    StartSite start;
+    start.function = placed->function;
+    start.static_va = placed->static_va;
+    start.at_entry = false;
+    state.mid_start_functions.insert(function_key(start.function));
+    state.start_sites.push_back(start);
+    return start.function;
   }
   auto start = state.resolve(state.request.start, "--start");
   if (!start) return start.error();
