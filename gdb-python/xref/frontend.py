@@ -322,7 +322,9 @@ class Preparation:
             except gdb.error as error:
                 self.undo(lines)
                 raise XrefError("xref: --stop-when: gdb would not catch %s: %s" % (stop_signal.SIGNAL, error))
-            prepared["stop_signal"] = {"by": "catchpoint %d" % self.catchpoint}
+            prepared["stop_signal"] = {"by": "catchpoint %d" % self.catchpoint,
+                                       "own": "the program's own %s go as `handle %s` says" % (
+                                           stop_signal.SIGNAL, stop_signal.SIGNAL)}
         if self.prepare.get("stop_at_end"):
             try:
                 self.stop_at_end, prepared["stop_at_end"] = set_stop_at_end()

@@ -479,10 +479,18 @@ std::string ProbeRenderer::heartbeat_text(const nlohmann::json& heartbeat) const
   return line.str();
 }
 
+ProbeRenderer::ProbeRenderer(const Target& target, const ProbePlan& plan, const ProbeRequest& request)
+    : target_(target), plan_(plan), request_(request), symbolizer_(target.space, plan.modules[0].module),
+      names_(target.space) {
+  for (const ProbeAddress& address : plan.addresses) {
+    const Module* module = plan.modules[address.module_index].module;
+    names_.place({module->main_executable ? std::string() : module->name(), address.static_va, std::nullopt});
+  }
+}
+
 void ProbeRenderer::print_text(std::ostream& out, const ProbeRun& run) {
   // The document's text, as serve shows it in a debugger (render/probe_text.h).
-  render::HelperNames names(target_.space);
-  for (const std::string& line : render::probe_lines(document(run), names, {})) out << line << "\n";
+  for (const std::string& line : render::probe_lines(document(run), names_, {})) out << line << "\n";
 }
 
 }  // namespace xref

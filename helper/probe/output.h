@@ -13,13 +13,15 @@
 #include "probe/session.h"
 #include "process/symbolizer.h"
 #include "process/target.h"
+#include "render/helper_names.h"
 
 namespace xref {
 
 class ProbeRenderer {
  public:
-  ProbeRenderer(const Target& target, const ProbePlan& plan, const ProbeRequest& request)
-      : target_(target), plan_(plan), request_(request), symbolizer_(target.space, plan.modules[0].module) {}
+  // Names the plan's addresses at once, while the process runs: the text
+  // comes at the end, when the process may be gone.
+  ProbeRenderer(const Target& target, const ProbePlan& plan, const ProbeRequest& request);
 
   // --mark-file: samples and heartbeats are stamped from this follower.
   void set_marks(MarkFollower* marks) { marks_ = marks; }
@@ -46,6 +48,7 @@ class ProbeRenderer {
   const ProbePlan& plan_;
   const ProbeRequest& request_;
   Symbolizer symbolizer_;
+  render::HelperNames names_;
   MarkFollower* marks_ = nullptr;
   uint64_t last_heartbeat_ms_ = 0;
   std::vector<uint64_t> last_passed_;

@@ -68,8 +68,8 @@ struct ProbePlan {
   std::string hist;
   uint64_t stacks = 0;                    // --stacks: frames per stack (0: none)
   std::vector<std::string> warnings;
-  std::vector<uint32_t> breakpoints_to_disable;
-  std::vector<ProbeGlob> globs;           // each glob typed, with its count  // bp:N addresses: the debugger disables N while probing
+  std::vector<uint32_t> breakpoints_to_disable;  // bp:N addresses: the debugger disables N while probing
+  std::vector<ProbeGlob> globs;           // each glob typed, with its count
 };
 
 Result<ProbePlan> plan_probe(const Target& target, const ProbeRequest& request);

@@ -201,7 +201,8 @@ Display::Shown Display::show(const Selection& selection, NamesCache& names) {
         }
       }
       kept.changes.clear();
-      kept.document_shown = true;
+      // The result as a whole is shown by `xref show` (once, for an ended probe), not by a stop.
+      if (whole) kept.document_shown = true;
     }
     if (kept.ended && (!kept.end_shown || selection.all)) {
       auto lines = end_text(info, kept.end);

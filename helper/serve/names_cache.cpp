@@ -20,9 +20,23 @@ std::string text_of(const nlohmann::json& entry, const char* key) {
   return found != entry.end() && found->is_string() ? found->get<std::string>() : std::string();
 }
 
+// One process's helper names, shared by the texts rendered on any thread.
+class LockedNames : public render::Names {
+ public:
+  explicit LockedNames(std::unique_ptr<render::Names> names) : names_(std::move(names)) {}
+  std::optional<render::Place> place(const render::CodeAddress& address) override {
+    std::lock_guard lock(mutex_);
+    return names_->place(address);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unique_ptr<render::Names> names_;
+};
+
 class CachedNames : public render::Names {
  public:
-  CachedNames(std::map<uint64_t, std::optional<render::Place>> places, std::unique_ptr<render::Names> fallback)
+  CachedNames(std::map<uint64_t, std::optional<render::Place>> places, std::shared_ptr<render::Names> fallback)
       : places_(std::move(places)), fallback_(std::move(fallback)) {}
 
   std::optional<render::Place> place(const render::CodeAddress& address) override {
@@ -35,7 +49,7 @@ class CachedNames : public render::Names {
 
  private:
   std::map<uint64_t, std::optional<render::Place>> places_;
-  std::unique_ptr<render::Names> fallback_;
+  std::shared_ptr<render::Names> fallback_;
 };
 
 }  // namespace
@@ -80,12 +94,22 @@ bool NamesCache::has(pid_t pid, uint64_t live) const {
 
 std::unique_ptr<render::Names> NamesCache::names_for(pid_t pid, bool debugger) {
   std::map<uint64_t, std::optional<render::Place>> places;
-  if (debugger) {
+  std::shared_ptr<render::Names> helper;
+  {
     std::lock_guard lock(mutex_);
-    const auto found = places_.find(pid);
-    if (found != places_.end()) places = found->second;
+    if (debugger) {
+      const auto found = places_.find(pid);
+      if (found != places_.end()) places = found->second;
+    }
+    helper = helper_by_pid_[pid];
   }
-  return std::make_unique<CachedNames>(std::move(places), helper_names_ ? helper_names_(pid) : nullptr);
+  if (!helper && helper_names_) {
+    if (auto made = helper_names_(pid)) helper = std::make_shared<LockedNames>(std::move(made));
+    std::lock_guard lock(mutex_);
+    if (helper) helper_by_pid_[pid] = helper;
+    while (helper_by_pid_.size() > kKeptProcesses) helper_by_pid_.erase(helper_by_pid_.begin());
+  }
+  return std::make_unique<CachedNames>(std::move(places), std::move(helper));
 }
 
 }  // namespace xref::serve

@@ -46,6 +46,9 @@ class NamesCache {
   // live address -> the debugger's place, nullopt when it knows none
   std::map<pid_t, std::map<uint64_t, std::optional<render::Place>>> places_;
   HelperNames helper_names_;
+  // The helper's own names per process, made once: they still name the
+  // addresses of a process that exited (its modules were read while it ran).
+  std::map<pid_t, std::shared_ptr<render::Names>> helper_by_pid_;
 };
 
 }  // namespace xref::serve

@@ -146,6 +146,11 @@ nlohmann::json Server::run_session_start(const Request& request, const std::vect
     const uint64_t id = started.value("session", uint64_t{0});
     display_.started(id, command, pid, typed, started);
     auto names = names_.names_for(pid);
+    // The helper's names of the probed modules, read while the process runs:
+    // they still name its addresses once it exited.
+    for (const nlohmann::json& site : started.value("probe_sites", nlohmann::json::array())) {
+      if (site.is_string()) names->place({"", std::nullopt, std::stoull(site.get<std::string>(), nullptr, 0)});
+    }
     std::vector<std::string> lines = start_text(command, pid, started, done, *names);
     nlohmann::json session = {{"id", id},
                               {"command", command},
@@ -274,6 +279,7 @@ nlohmann::json Server::run_stop(const Request& request, const FrontendCommand& s
         for (uint64_t one : chosen) {
           Display::Selection selection;
           selection.session = one;
+          selection.at_stop = true;  // what changed since the last stop, then how it ended
           nlohmann::json shown = shown_answer(selection, false, true, params);
           if (shown.contains("names_needed")) {
             for (auto& entry : shown["names_needed"]) needed.push_back(entry);

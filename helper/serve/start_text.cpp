@@ -147,14 +147,18 @@ std::vector<std::string> start_text(const std::string& command, pid_t pid, const
   }
   if (started.contains("stop_signal") && started["stop_signal"].is_number_integer()) {
     const int signal = started["stop_signal"].get<int>();
+    // The front end says how its debugger catches the signal, and what
+    // becomes of the program's own.
     std::string how = "the debugger stops there";
+    std::string own = "the program's own signal " + std::to_string(signal) + " still reaches it";
     if (prepared.contains("stop_signal") && prepared["stop_signal"].is_object()) {
       const std::string by = prepared["stop_signal"].value("by", std::string());
       if (!by.empty()) how = by + " stops there";
+      const std::string theirs = prepared["stop_signal"].value("own", std::string());
+      if (!theirs.empty()) own = theirs;
     }
     lines.push_back("xref: the first hit where --stop-when holds stops its thread with signal " + std::to_string(signal) +
-                    " (SIGRTMAX-1): " + how + " and keeps it from the process; the program's own signal " +
-                    std::to_string(signal) + " still reaches it");
+                    " (SIGRTMAX-1): " + how + " and keeps it from the process; " + own);
   }
   return lines;
 }

@@ -255,7 +255,7 @@ def python_api():
         check(calls is not None, "no record of request 0 on the window's thread", run)
         check(seen[1:] == recorded_sequence(calls)[1:], "window %s != record %s" % (seen, calls), run)
         check(re.search(r"API error: xref: .*--bogus-flag", run.output) is not None, "no XrefError", run)
-        check(run.has("API drain 0"), "xref.drain", run)
+        check(run.has("API drain 1"), "xref.drain does not count the window kept", run)
 
 
 # (h) non-stop mode: only the thread at the breakpoint is stopped (and gdb
@@ -301,7 +301,7 @@ def validate_entries(record):
 def probe_counts_at_stops():
     require_bpf()
     requests = 20
-    caller = r"svc::handle_request\(svc::Request\*\)\+%#x at trace_target\.cpp:\d+" % validate_call_site()
+    caller = r"svc::handle_request(?:\(svc::Request\*\))?\+%#x at trace_target\.cpp:\d+" % validate_call_site()
     with TempRecord("probe-counts") as record:
         run = run_gdb(["break main", "break svc::compute_price", "ignore 2 9", "run",
                        "xref probe svc::validate --callers --duration-ms 0", "continue", "continue", "delete",
@@ -341,8 +341,8 @@ def probe_counts_at_stops():
                         r"\d+ exited during the probe\n" % (requests, requests), ending) is not None,
               "no end line with the record's %d calls" % requests, run)
         shown = run.between("(gdb) xref show", "(gdb) xref show --all --json")
-        check(re.search(r"\nxref: probe session 1 \(ended target_exited\), \d+ ms, backend \w+\n  svc::validate  "
-                        r"svc::validate\(unsigned long, unsigned long\) at trace_target\.cpp:\d+  hits %d  passed %d  "
+        check(re.search(r"\nxref: probe session 1 \(ended target_exited\), \d+ ms, backend \w+\n  svc::validate "
+                        r"at trace_target\.cpp:\d+  hits %d  passed %d  "
                         r"threads 1  rate [0-9.]+/s\n    callers \(exact\):\n      %d  %s\n"
                         % (requests, requests, requests, caller), shown) is not None,
               "xref show does not give the record's %d calls" % requests, run)
@@ -362,7 +362,7 @@ def probe_counts_at_stops():
 def probe_breakpoint():
     require_bpf()
     with TempRecord("probe-bp") as record:
-        run = run_gdb(["break svc::validate", "run", "xref probe bp:1 --until-hits 5 --duration-ms 0",
+        run = run_gdb(["break svc::validate", "run", "xref probe bp:1 --fetch id=%di:u64 --until-hits 5 --duration-ms 0",
                        "info breakpoints 1", "break svc::compute_price", "ignore 2 7", "continue",
                        "info breakpoints 1", "xref show", "delete", "continue"], trace_target(record, 12))
         check(run.exit_status == 0, "gdb failed", run)
@@ -380,9 +380,10 @@ def probe_breakpoint():
         # The first five calls of validate, the one gdb stopped at included.
         worker = validate_entries(record)[0][0]
         shown = run.between("(gdb) xref show", "(gdb) delete")
-        listed = r"\n  bp:1  svc::validate\(unsigned long, unsigned long\) at trace_target\.cpp:\d+  hits 5  passed 5  "
+        # validate(id, amount) of request n has id n: hits 1 to 5 are requests 0 to 4.
+        listed = r"\n  bp:1  svc::validate at trace_target\.cpp:\d+  hits 5  passed 5  "
         listed += r"threads 1  rate [0-9.]+/s\n"
-        listed += "".join(r"    sample hit %d  tid %d\n" % (hit, worker) for hit in range(1, 6))
+        listed += "".join(r"    sample hit %d  thread %d  id=%#x\n" % (hit, worker, hit - 1) for hit in range(1, 6))
         check(re.search(listed, shown) is not None,
               "xref show does not give hits 1 to 5 of the worker", run)
         check(re.search(r"\[Inferior 1 \(process \d+\) exited normally\]", run.output) is not None,
@@ -401,7 +402,8 @@ def probe_stop_when():
                        "--skip 2 --duration-ms 0", "continue", "info frame", "print id", "print amount", "continue",
                        "xref show"], trace_target(record, 20))
         check(run.exit_status == 0, "gdb failed", run)
-        check(run.has("xref: the first hit where --stop-when holds stops its thread with SIG63: catchpoint 2 stops "
+        check(run.has("xref: the first hit where --stop-when holds stops its thread with signal 63 (SIGRTMAX-1): "
+                      "catchpoint 2 stops "
                       "there and keeps it from the process"), "no line about the stop signal", run)
         stop = run.between("(gdb) continue", "(gdb) info frame")
         check(re.search(r' hit Catchpoint 2 \(signal SIG63\), ', stop) is not None, "gdb did not stop on SIG63", run)
@@ -410,17 +412,18 @@ def probe_stop_when():
                         r"--stop-when 'amount > 300' held: id=0x8 amount=0x18c\n", stop) is not None,
               "no stop line for hit 9 (request 8)", run)
         check(re.search(r"\nxref: \(a signal from the probe: the thread stopped just after the probed instruction at "
-                        r"svc::validate\(", stop) is not None, "no line saying where the thread stopped", run)
+                        r"svc::validate\b", stop) is not None, "no line saying where the thread stopped", run)
         check(re.search(r"\$1 = 8\n", run.between("(gdb) print id", "(gdb) print amount")) is not None,
               "the stopped frame's id is not 8", run)
         check(re.search(r"\$2 = 396\n", run.between("(gdb) print amount", "(gdb) continue")) is not None,
               "the stopped frame's amount is not 396", run)
-        check(run.count("stopped thread") == 1, "not one stop", run)
+        # One stop; `xref show` then prints the whole result, the stop in it.
+        check(run.between("(gdb) continue", "(gdb) xref show").count("stopped thread") == 1, "not one stop", run)
         check(re.search(r"\[Inferior 1 \(process \d+\) exited normally\]", run.output) is not None,
               "the process did not exit normally", run)
         entries = validate_entries(record)
         check(len(entries) == 20, "the record has %d entries of validate, not 20" % len(entries), run)
-        check(re.search(r"\n  svc::validate  .*  hits 20  passed 20  ", run.after("(gdb) xref show")) is not None,
+        check(re.search(r"\n  svc::validate .*  hits 20  passed 20  ", run.after("(gdb) xref show")) is not None,
               "xref show does not count the 20 calls", run)
 
 
@@ -437,17 +440,19 @@ def probe_refusals():
     check(third - second > 1, "validate's second instruction is one byte long")
     with TempRecord("probe-refusals") as record:
         run = run_gdb(["break svc::compute_price", "run", "break *((char *) &svc::validate + %d)" % (second - entry),
-                       "xref probe %#x" % second, "xref probe %#x" % (second + 1), "xref sessions", HELPER_SESSIONS,
+                       "xref probe trace_target:%#x" % second, "xref probe trace_target:%#x" % (second + 1),
+                       "xref sessions", HELPER_SESSIONS,
                        "continue", "delete", "continue"], trace_target(record, 4))
         check(run.exit_status == 0, "gdb failed", run)
-        collision = run.between("(gdb) xref probe %#x\n" % second, "(gdb) xref probe %#x\n" % (second + 1))
+        collision = run.between("(gdb) xref probe trace_target:%#x\n" % second,
+                                "(gdb) xref probe trace_target:%#x\n" % (second + 1))
         lines = [line for line in collision.split("\n")[1:] if line]
         check(len(lines) == 1, "not one line for the collision", run)
-        check(re.search(r"^xref: the %#x \(svc::validate\(unsigned long, unsigned long\)\) probe at 0x[0-9a-f]+ is "
+        check(re.search(r"^xref: the trace_target:%#x \(svc::validate\(unsigned long, unsigned long\)\) probe at 0x[0-9a-f]+ is "
                         r"breakpoint 2\.1's location: the uprobe would swallow the breakpoint; .*"
                         r"--allow-breakpoint-collision$" % second, lines[0]) is not None,
               "the collision line does not name the probe and breakpoint 2", run)
-        inside = run.between("(gdb) xref probe %#x\n" % (second + 1), "(gdb) xref sessions")
+        inside = run.between("(gdb) xref probe trace_target:%#x\n" % (second + 1), "(gdb) xref sessions")
         lines = [line for line in inside.split("\n")[1:] if line]
         check(len(lines) == 1 and lines[0].startswith("xref: ") and ("%#x" % (second + 1)) in lines[0],
               "not one line naming the address inside an instruction", run)

@@ -66,7 +66,8 @@ def own_signals(compiler, end_by_stop):
     check(run.has("\n" + ALL_RECEIVED.format(count=30) + "\n"), "the program did not receive its 30 signals", run)
     check(re.search(r"\[Inferior 1 \(process \d+\) exited normally\]", run.output) is not None,
           "the program did not exit 0", run)
-    check(run.has("xref: the first hit where --stop-when holds stops its thread with SIG63: catchpoint 2 stops there "
+    check(run.has("xref: the first hit where --stop-when holds stops its thread with signal 63 (SIGRTMAX-1): "
+                  "catchpoint 2 stops there "
                   "and keeps it from the process; the program's own SIG63 go as `handle SIG63` says"),
           "no line about the catchpoint", run)
     expect_probe_stop(run, stop, 1)

@@ -98,6 +98,7 @@ def plain(line):
     line = re.sub(r"\bthread \d+", "thread", line)
     line = re.sub(r"^(  \d+:\d+ +)%s" % _DURATION, r"\1", line)
     line = re.sub(r"\[bp \d+\]", "", line)
+    line = re.sub(r"\brate [0-9.]+/s", "rate", line)
     return re.sub(r"\s+", " ", line).strip()
 
 
@@ -135,7 +136,9 @@ def trace():
     for name, runner in (("shell", shell), ("gdb", in_gdb), ("lldb", in_lldb)):
         output, record = runner("trace", TRACE_WORDS)
         texts[name] = window_text(output)
-        entered = [function for tid, request, kind, function in record if request == 3 and kind == ">"]
+        traced = {"handle_request", "validate", "compute_price"}
+        entered = [function for tid, request, kind, function in record
+                   if request == 3 and kind == ">" and function in traced]
         names = [re.search(r"> (\S+)", line).group(1) for line in texts[name][1:] if re.search(r"> (\S+)", line)]
         check([name.split("::")[-1] for name in names] == entered,
               "%s: window %s != record of request 3 %s" % (name, names, entered), output)

@@ -93,6 +93,14 @@ nlohmann::json debugger_names(const TargetProcess& target, const nlohmann::json&
   return names;
 }
 
+// A sample service recording its requests, and a protocol 2 helper beside it.
+struct Scene {
+  explicit Scene(const std::string& name) : record(name), target(service_argv(record.path())) { hello(helper); }
+  TempFile record;
+  TargetProcess target;
+  ServeClient helper;
+};
+
 // `run show` as a front end does it at a stop: names first, then the text.
 nlohmann::json show_at_stop(ServeClient& helper, const TargetProcess& target, int* rounds = nullptr) {
   for (int round = 1;; ++round) {
@@ -113,10 +121,9 @@ nlohmann::json show_at_stop(ServeClient& helper, const TargetProcess& target, in
 
 TEST(ServeRun, TraceWindowTextUsesTheDebuggersNamesInTheRecordsOrder) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
-  TempFile record("serve-run-record");
-  TargetProcess target(service_argv(record.path()));
-  ServeClient helper;
-  hello(helper);
+  Scene scene("serve-run-record");
+  TargetProcess& target = scene.target;
+  ServeClient& helper = scene.helper;
   const auto started =
       run(helper, {"trace", "--start", "handle_request", "--fetch", "id=+0(%di):u64", "--functions", kFunctions,
                    "--max-windows", "1"},
@@ -147,7 +154,7 @@ TEST(ServeRun, TraceWindowTextUsesTheDebuggersNamesInTheRecordsOrder) {
   EXPECT_EQ(rounds, 2) << "the first show asks for names, the second prints";
   const std::string text = text_of(shown);
   // Every function the request called, by the debugger's name, in the record's order.
-  const auto calls = recorded_calls_of(record.path(), window["tid"].get<uint32_t>(), window);
+  const auto calls = recorded_calls_of(scene.record.path(), window["tid"].get<uint32_t>(), window);
   ASSERT_FALSE(calls.empty());
   size_t at = 0;
   for (const std::string& function : calls) {
@@ -173,10 +180,9 @@ TEST(ServeRun, TraceWindowTextUsesTheDebuggersNamesInTheRecordsOrder) {
 
 TEST(ServeRun, FailedStartKeepsNumbersPrepareAndStop) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
-  TempFile record("serve-run-prepare");
-  TargetProcess target(service_argv(record.path()));
-  ServeClient helper;
-  hello(helper);
+  Scene scene("serve-run-prepare");
+  TargetProcess& target = scene.target;
+  ServeClient& helper = scene.helper;
   // A misspelt function: one line to print, and no session number used up.
   const auto failed = run(helper, {"probe", "no_such_function_here"}, target.pid());
   ASSERT_TRUE(failed.contains("error")) << failed.dump();
@@ -209,10 +215,9 @@ TEST(ServeRun, FailedStartKeepsNumbersPrepareAndStop) {
 
 TEST(ServeRun, CompletesCommandsOptionsAndFunctionNames) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
-  TempFile record("serve-run-complete");
-  TargetProcess target(service_argv(record.path()));
-  ServeClient helper;
-  hello(helper);
+  Scene scene("serve-run-complete");
+  TargetProcess& target = scene.target;
+  ServeClient& helper = scene.helper;
   auto candidates = [&](std::vector<std::string> words, const std::string& partial) {
     const auto answer =
         helper.request("complete", {{"argv", words}, {"partial", partial}, {"context", {{"pid", target.pid()}}}});
@@ -226,10 +231,9 @@ TEST(ServeRun, CompletesCommandsOptionsAndFunctionNames) {
 }
 
 TEST(ServeRun, OneShotCommandsPrintTheShellsText) {
-  TempFile record("serve-run-maps");
-  TargetProcess target(service_argv(record.path()));
-  ServeClient helper;
-  hello(helper);
+  Scene scene("serve-run-maps");
+  TargetProcess& target = scene.target;
+  ServeClient& helper = scene.helper;
   const auto maps = run(helper, {"maps"}, target.pid());
   EXPECT_NE(text_of(maps).find("sample_service"), std::string::npos) << maps.dump();
   const auto unknown = run(helper, {"trcae"}, target.pid());

@@ -24,7 +24,7 @@ struct OneSitePlan {
     auto modules = ProbeModules::of_process(*target);
     if (!modules) throw std::runtime_error(modules.error().message);
     plan = std::make_unique<ProbePlan>(ProbePlan{std::move(*modules), {}, {}, {}, std::nullopt, std::nullopt,
-                                                 "i", "", 0, {}, {}});
+                                                 "i", 0, "", 0, {}, {}, {}});
     auto fetches = parse_fetch_spec("i=%di:u64");
     if (!fetches) throw std::runtime_error(fetches.error().message);
     plan->fetches = *fetches;
