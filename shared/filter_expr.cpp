@@ -99,7 +99,14 @@ Result<size_t> scan_string(std::string_view text, size_t start, std::string& dec
         position += 2;
         break;
       }
-      default: return error_at(column, "unknown escape '\\" + std::string(1, escaped) + "'", string_hint);
+      default: {
+        // Shown printable: the message stays one line whatever byte follows the '\\'.
+        const auto byte = static_cast<unsigned char>(escaped);
+        static constexpr char kHex[] = "0123456789abcdef";
+        const std::string shown = byte < 0x20 || byte == 0x7f ? std::string("x") + kHex[byte >> 4] + kHex[byte & 15]
+                                                              : std::string(1, escaped);
+        return error_at(column, "unknown escape '\\" + shown + "'", string_hint);
+      }
     }
   }
   return error_at(static_cast<int>(start) + 1, "unterminated string: no closing '\"'", string_hint);
@@ -227,7 +234,22 @@ std::vector<Token> tokenize(std::string_view text) {
 
 std::string describe(const Token& token) {
   if (token.kind == TokenKind::end) return "the end of the expression";
-  return "'" + std::string(token.text) + "'";
+  // A string literal may hold any byte: the message stays one printable line.
+  std::string text = "'";
+  for (const char c : token.text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      text += "\\n";
+    } else if (byte < 0x20 || byte == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      text += "\\x";
+      text += kHex[byte >> 4];
+      text += kHex[byte & 15];
+    } else {
+      text += c;
+    }
+  }
+  return text + "'";
 }
 
 class FilterParser {

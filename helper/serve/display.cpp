@@ -54,13 +54,8 @@ bool Display::take_event(const nlohmann::json& event) {
     if (!event.contains("changes")) return true;
     into.document = event.value("document", nlohmann::json());
     into.document_shown = false;
-    // A drain that found nothing new prints nothing.
-    const nlohmann::json& changes = event["changes"];
-    if (changes.value("hits_added", uint64_t{0}) == 0 && changes.value("lost_added", uint64_t{0}) == 0 &&
-        !changes.contains("stop")) {
-      return true;
-    }
-    into.changes.push_back(changes);
+    // Each drain is a stop the user sees: "0 new hits" says the probe is there.
+    into.changes.push_back(event["changes"]);
     while (into.changes.size() > kKeptChanges) into.changes.pop_front();
     return true;
   }

@@ -22,8 +22,12 @@ namespace xref {
 
 class TraceRenderer {
  public:
+  // Names the start at once, while the process runs (its executable's
+  // symbols and lines are then read): a window may be written after it exited.
   TraceRenderer(const Target& target, const TracePlan& plan)
-      : target_(target), plan_(plan), windows_(target, plan), names_(target.space) {}
+      : target_(target), plan_(plan), windows_(target, plan), names_(target.space) {
+    names_.place({"", plan.start_va, std::nullopt});
+  }
   // --mark-file: windows are stamped from this follower (null: no marks).
   void set_marks(MarkFollower* marks) {
     marks_ = marks;

@@ -100,7 +100,7 @@ def worker_between_requests(terminal):
 def probe_block(terminal):
     """The next probe report of session 1: the hits of svc::validate so far."""
     terminal.expect(r"xref: probe session 1 at ")
-    return int(terminal.expect(r"\n  svc::validate  [^\n]*  hits (\d+)").group(1))
+    return int(terminal.expect(r"\n  svc::validate [^\n]*  hits (\d+)").group(1))
 
 
 def expect_one_report_per_stop(terminal, stops):
@@ -184,7 +184,7 @@ def stop_when_case():
         terminal.expect(r"xref: probe session 1 at ")
         terminal.expect(r"\nxref: probe session 1 stopped thread \d+: hit 31 of svc::validate, the 1st where "
                         r"--stop-when 'id == 30' held: id=0x1e")
-        hits = int(terminal.expect(r"\n  svc::validate  [^\n]*  hits (\d+)").group(1))
+        hits = int(terminal.expect(r"\n  svc::validate [^\n]*  hits (\d+)").group(1))
         terminal.expect(r"stop reason = signal SIGRTMAX-1")
         # Requests 0 to 29 are in the record; request 30 is the stopped one.
         calls = recorded(record, ">", "validate")
