@@ -25,4 +25,8 @@ Error usage_error(const CLI::ParseError& failure, const CLI::App& app);
 // `typed` begins. nullopt when none is near.
 std::optional<std::string> nearest_option(const CLI::App& command, const std::string& typed);
 
+// Letters to add, drop, change or swap to turn `a` into `b` (optimal string
+// alignment); for short words such as option and command names.
+size_t edit_distance(const std::string& a, const std::string& b);
+
 }  // namespace xref

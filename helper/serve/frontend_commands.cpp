@@ -5,6 +5,7 @@
 #include <map>
 
 #include "command/option_values.h"
+#include "command/usage_text.h"
 #include "number_parse.h"
 #include "probe/commands.h"
 #include "serve/commands.h"
@@ -60,22 +61,6 @@ struct AllCommands {
   }
 };
 
-// Levenshtein distance of two short words (command names).
-size_t word_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
 ProtocolError usage(const std::string& message, const std::string& hint) {
   return cli_error(make_error(ErrorCode::invalid_argument, message, hint));
 }
@@ -90,7 +75,7 @@ std::variant<FrontendCommand, HelpText, ProtocolError> parse_frontend_command(co
     std::string best;
     size_t best_distance = 3;
     for (const CLI::App* sub : all.app.get_subcommands({})) {
-      const size_t distance = word_distance(sub->get_name(), name);
+      const size_t distance = edit_distance(sub->get_name(), name);
       if (distance < best_distance) best_distance = distance, best = sub->get_name();
     }
     if (!best.empty()) hint = "did you mean `xref " + best + "`? " + hint;
