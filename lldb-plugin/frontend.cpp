@@ -108,6 +108,19 @@ HelperClient* Frontend::helper(Lines& lines, Failure& failure) {
   return helper_.get();
 }
 
+Failure Frontend::with_helper(const std::function<void(HelperClient&)>& use) {
+  if (HelperClient* running = running_helper()) {
+    use(*running);
+    return std::nullopt;
+  }
+  std::string source, error;
+  auto lent = HelperClient::start(configured_or_default(source), "xref-lldb 0.2.0", kHandshakeTimeout, error);
+  if (!lent) return "xref: " + error;
+  use(*lent);
+  lent->close(std::chrono::milliseconds(3000));
+  return std::nullopt;
+}
+
 void Frontend::helper_died(Lines& lines) {
   std::string line = "xref: the helper '" + helper_->command().display() + "' (pid " + std::to_string(helper_->pid()) +
                      ") " + helper_->ending();

@@ -13,6 +13,7 @@
 #include <lldb/API/LLDB.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -75,6 +76,10 @@ class Frontend {
   void stop_hook_ran(lldb::SBProcess process);
 
   HelperClient* running_helper();
+  // Lends the running helper to `use`, else one started for it and closed
+  // after (the next command starts the one it keeps: `xref helper` can still
+  // change which). The Tab-completion shim's table (completion_shim.h).
+  Failure with_helper(const std::function<void(HelperClient&)>& use);
   std::map<uint64_t, SessionRecord>& sessions() { return sessions_; }
   // Marks a session ended: its breakpoints come back at apply_restores.
   void end_session(uint64_t id);

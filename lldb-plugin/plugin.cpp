@@ -16,6 +16,8 @@
 #include <utility>
 
 #include "breakpoint_guard.h"
+#include "completion_shim.h"
+#include "helper_process.h"
 #include "frontend.h"
 #include "stop_signal.h"
 
@@ -65,6 +67,11 @@ constexpr std::pair<const char*, const char*> kCommands[] = {
     {"helper", "show or set the command that starts the helper"},
 };
 
+// The completion shim's way in (completion_shim.h): the words it parsed, and
+// the helper's commands and options it declares to LLDB.
+constexpr const char* kShimRun = "_run";
+constexpr const char* kShimTable = "_complete";
+
 // Per debugger: the `xref` multiword and its subcommands' names.
 struct Multiword {
   lldb::SBCommand xref;
@@ -94,6 +101,16 @@ class XrefCommand : public lldb::SBCommandPluginInterface {
   bool execute(lldb::SBDebugger debugger, char** command, lldb::SBCommandReturnObject& result) {
     std::vector<std::string> words{name_};
     for (char** word = command; word != nullptr && *word != nullptr; ++word) words.emplace_back(*word);
+    if (name_ == kShimRun) {  // a command the completion shim parsed (completion_shim.h)
+      auto parsed = shim_words(command);
+      if (!parsed) {
+        result.SetError("xref: _run takes one hex-encoded JSON array of words (xref_complete.py's)");
+        return false;
+      }
+      words = std::move(*parsed);
+    } else if (name_ == kShimTable) {
+      return completion_table(debugger, result);
+    }
     const bool stop_hook = words == std::vector<std::string>{"show", "--new"};
     // A stop by the program's own --stop-when signal goes on (stop_signal.h).
     if (stop_hook && pass_program_signal(debugger, result)) return true;
@@ -128,6 +145,23 @@ class XrefCommand : public lldb::SBCommandPluginInterface {
     return true;
   }
 
+  static bool completion_table(lldb::SBDebugger debugger, lldb::SBCommandReturnObject& result) {
+    auto frontend = Frontend::of(debugger);
+    std::string json;
+    Failure failure;
+    {
+      auto held = frontend->lock();
+      failure = xref::lldb_plugin::completion_table(*frontend, json);
+    }
+    if (failure) {
+      result.SetError(failure->c_str());
+      return false;
+    }
+    result.AppendMessage(json.c_str());
+    result.SetStatus(lldb::eReturnStatusSuccessFinishResult);
+    return true;
+  }
+
   // The helper's commands that are no subcommand yet (a newer helper's).
   static void add_new_commands(lldb::SBDebugger debugger, Frontend& frontend) {
     auto found = multiwords().find(debugger.GetID());
@@ -159,8 +193,12 @@ bool lldb::PluginInitialize(lldb::SBDebugger debugger) {
   if (!xref.IsValid()) return false;
   Multiword& added = multiwords()[debugger.GetID()];
   added.xref = xref;
+  xref.AddCommand(kShimRun, new XrefCommand(kShimRun), "(for xref_complete.py, Tab completion) runs WORDS given as hex JSON");
+  xref.AddCommand(kShimTable, new XrefCommand(kShimTable), "(for xref_complete.py, Tab completion) the helper's options");
+  added.names = {kShimRun, kShimTable};
+  for (const std::string& name : import_completion_shim(debugger, plugin_library_path())) added.names.insert(name);
   for (const auto& [name, help] : kCommands) {
-    added.names.insert(name);
+    if (!added.names.insert(name).second) continue;  // the shim's
     xref.AddCommand(name, new XrefCommand(name), help, (std::string("xref ") + name + " [WORDS...]   (`xref " + name +
                                                          " --help`: every option)").c_str());
   }

@@ -153,24 +153,36 @@ Completion complete_words(const std::vector<std::string>& words, const std::stri
   }
   static const std::vector<std::string> code_options = {"--start", "--functions", "--callees-of", "--all-calls-in",
                                                         "--stop", "--stop-return", "--fetch-at", "--fetch-ret"};
+  const bool positional_code = words.front() == "probe";  // a probe's addresses
+  auto takes_code = [&](const std::string& name) {
+    return std::find(code_options.begin(), code_options.end(), name) != code_options.end();
+  };
   if (previous) {
     for (const std::string& name : previous->get_lnames()) {
-      if (std::find(code_options.begin(), code_options.end(), "--" + name) != code_options.end()) {
-        completion.wants_function = "--" + name;
-      }
+      if (takes_code("--" + name)) completion.wants_function = "--" + name;
     }
     return completion;
   }
   if (partial.rfind("-", 0) == 0) {
     for (const CLI::Option* option : sub->get_options()) {
-      for (const std::string& name : option->get_lnames()) add("--" + name);
+      const std::vector<std::string>& shorts = option->get_snames();
+      for (const std::string& name : option->get_lnames()) {
+        add("--" + name);
+        if (("--" + name).rfind(partial, 0) != 0) continue;
+        completion.options.push_back({{"name", "--" + name},
+                                      {"short", shorts.empty() ? "" : shorts.front()},
+                                      {"value", option->get_expected_min() > 0},
+                                      {"code", takes_code("--" + name)},
+                                      {"help", option->get_description()}});
+      }
     }
+    completion.positional_code = positional_code;
     std::sort(completion.candidates.begin(), completion.candidates.end());
     completion.candidates.erase(std::unique(completion.candidates.begin(), completion.candidates.end()),
                                 completion.candidates.end());
     return completion;
   }
-  if (words.front() == "probe") completion.wants_function = "";
+  if (positional_code) completion.wants_function = "";
   return completion;
 }
 

@@ -49,7 +49,12 @@ nlohmann::json Server::complete(const Request& request) {
       completion.candidates = function_candidates(*known->pid, partial);
     }
   }
-  return result_response(request.id, {{"candidates", completion.candidates}});
+  nlohmann::json result = {{"candidates", completion.candidates}};
+  if (!completion.options.empty()) {
+    result["options"] = completion.options;
+    result["positional_code"] = completion.positional_code;
+  }
+  return result_response(request.id, result);
 }
 
 bool Server::handle(const LineSplitter::Line& line) {

@@ -49,6 +49,39 @@ class Terminal:
         """The text after the last complete line (a prompt, a line being typed)."""
         return _ESCAPES.sub("", self._raw[self._decoded:].decode("utf-8", "replace"))
 
+    def line(self):
+        """The line being typed as the terminal shows it: a line editor redraws
+        it after a Tab with carriage returns, column moves (ESC [ n G) and
+        erases (ESC [ K), which pending() only strips."""
+        raw = self._raw[self._raw.rfind(b"\n") + 1:].decode("utf-8", "replace")
+        cells, column = [], 0
+        for token in re.findall(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]|[\s\S]", raw):
+            if token == "\r":
+                column = 0
+            elif token == "\b":
+                column = max(0, column - 1)
+            elif token.startswith("\x1b[") and token.endswith("G"):
+                column = max(0, int(token[2:-1] or "1") - 1)
+            elif token.startswith("\x1b[") and token.endswith("K"):
+                del cells[column:]
+            elif token.startswith("\x1b") or token == "\x07":
+                continue
+            else:
+                cells[len(cells):column + 1] = [" "] * (column + 1 - len(cells))
+                cells[column] = token
+                column += 1
+        return "".join(cells)
+
+    def expect_line(self, pattern, bound=60):
+        """Like expect_pending, on the line as shown (line())."""
+        regex = re.compile(pattern)
+        deadline = time.monotonic() + bound
+        while not regex.search(self.line()):
+            self.read(0.2)
+            if self.ended or time.monotonic() > deadline:
+                raise AssertionError("the line shown never matched %r: %r" % (pattern, self.line()))
+        return regex.search(self.line())
+
     def read(self, seconds):
         """Reads what the program prints during at most `seconds`; False once it has ended."""
         if self.ended:

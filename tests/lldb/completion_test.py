@@ -1,0 +1,173 @@
+"""Tab completion in interactive lldb-19, as a person types it under a
+pseudo-terminal: option names of the helper's commands (the helper's own
+definitions, compared with `xref COMMAND --help`) and function names of the
+running target (compared with nm's), through the plugin's completion shim
+(lldb-plugin/xref_complete.py); then the completed commands run.
+`python3 completion_test.py probe|trace`."""
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "support"))
+from facility import require, run_named  # noqa: E402
+from terminal import Terminal  # noqa: E402
+
+LLDB = os.environ.get("XREF_LLDB_PROGRAM", "")
+PLUGIN = os.environ.get("XREF_LLDB_PLUGIN", "")
+HELPER = os.environ.get("XREF_BINARY", "")
+TARGET = os.environ.get("XREF_SAMPLE_SERVICE", "")
+PROMPT = r"\(lldb\) +"
+
+
+def check(condition, message, output=None):
+    if not condition:
+        raise AssertionError(message + ("\n--- what lldb printed ---\n" + output if output is not None else ""))
+
+
+def options_of(command, prefix):
+    """The options of the helper's `command` that start with `prefix`, from its --help."""
+    text = subprocess.run([HELPER, command, "--help"], capture_output=True, text=True).stdout
+    return sorted(set(re.findall(r"(?<![\w-])(%s[a-z-]*)" % re.escape(prefix), text)))
+
+
+def functions_of(prefix):
+    """The target's functions that start with `prefix`, as nm lists them."""
+    text = subprocess.run(["nm", TARGET], capture_output=True, text=True, check=True).stdout
+    return sorted({line.split()[2] for line in text.splitlines()
+                   if len(line.split()) == 3 and line.split()[1] in "tT" and line.split()[2].startswith(prefix)})
+
+
+def start_lldb():
+    require(bool(LLDB) and os.access(LLDB, os.X_OK), "lldb-19")
+    require(os.geteuid() == 0, "BPF (run as root)")
+    env = dict(os.environ)
+    env["XREF_HELPER"] = shlex.quote(HELPER) + " serve"
+    env["TERM"] = "xterm"
+    terminal = Terminal([LLDB, "--no-lldbinit", "-o", "plugin load " + PLUGIN, "--", TARGET, "--threads", "1",
+                         "--requests", "0", "--interval-us", "20000"], env)
+    try:
+        type_command(terminal, "breakpoint set -n main", r"Breakpoint 1: ")
+        terminal.target = int(type_command(terminal, "run", r"Process (\d+) launched").group(1))
+        terminal.expect(r"stop reason = breakpoint 1\.")
+        type_command(terminal, "breakpoint delete 1", r"1 breakpoints deleted")
+    except BaseException:
+        terminal.kill()
+        raise
+    return terminal
+
+
+def end(terminal):
+    terminal.kill()
+    target = getattr(terminal, "target", None)
+    try:
+        with open("/proc/%d/cmdline" % target, "rb") as cmdline:  # this test's target, not a reused pid
+            if TARGET.encode() in cmdline.read():
+                os.kill(target, 9)
+    except (TypeError, OSError):
+        pass
+
+
+def type_command(terminal, command, answer):
+    terminal.expect_line("^" + PROMPT + "$")
+    terminal.send(command + "\r")
+    return terminal.expect(answer)
+
+
+def tab(terminal, typed, completed):
+    """Types `typed` and Tab at the prompt: the line must read `completed`."""
+    terminal.expect_line("^" + PROMPT + "$")
+    terminal.send(typed + "\t")
+    terminal.expect_line("^" + PROMPT + re.escape(completed) + "$")
+
+
+def clear_line(terminal):
+    terminal.send("\x15")  # Ctrl-U: the line is empty again
+    terminal.expect_line("^" + PROMPT + "$")
+
+
+def unique(candidates, what):
+    check(len(candidates) == 1, "%s: expected one candidate, found %s" % (what, candidates))
+    return candidates[0]
+
+
+def listed(terminal, typed):
+    """Types `typed` and Tab where several names complete it: the names LLDB lists."""
+    terminal.expect_line("^" + PROMPT + "$")
+    terminal.send(typed + "\t")
+    return terminal.expect(r"Available completions:\n((?:\t[^\n]*\n)+)").group(1).split()
+
+
+def probe_case():
+    terminal = start_lldb()
+    try:
+        # An option name: --fe is only --fetch.
+        fetch = unique(options_of("probe", "--fe"), "probe --fe")
+        tab(terminal, "xref probe --fe", "xref probe %s " % fetch)
+        clear_line(terminal)
+        # A function name from the target's symbols (price_ is only price_order),
+        # then an option after it; the completed command runs.
+        price = unique(functions_of("price_"), "price_")
+        tab(terminal, "xref probe price_", "xref probe %s " % price)
+        terminal.send("--fe\t")
+        terminal.expect_line("^" + PROMPT + re.escape("xref probe %s %s " % (price, fetch)) + "$")
+        terminal.send("n=%di\r")
+        terminal.expect(r"xref: session 1 probing PID %d: 1 address" % terminal.target)
+        # Several candidates: LLDB lists them, from every module it has symbols
+        # of (libc's too); the target's are all there.
+        routes = functions_of("route_")
+        check(len(routes) == 2, "nm lists route_even and route_odd: %s" % routes)
+        names = listed(terminal, "xref probe route_")
+        check(set(routes) <= set(names), "route_<TAB> listed %s, nm has %s" % (names, routes), terminal.text())
+        terminal.send("o\t")
+        terminal.expect_line("^" + PROMPT + re.escape("xref probe route_odd ") + "$")
+        terminal.send("\r")
+        terminal.expect(r"xref: session 2 probing PID %d: 1 address" % terminal.target)
+        handles = functions_of("handle_")
+        names = listed(terminal, "xref probe handle_")
+        check(handles and set(handles) <= set(names), "handle_<TAB> listed %s, nm has %s" % (names, handles),
+              terminal.text())
+        clear_line(terminal)
+        sessions = type_command(terminal, "xref sessions", r"\n2 +running[^\n]*\n").group(0)
+        check("probe route_odd" in sessions, "xref sessions shows the command as typed", terminal.text())
+        type_command(terminal, "xref stop --all", r"session 2 ended")
+        terminal.expect_line("^" + PROMPT + "$")
+        terminal.send("process kill\r")
+        terminal.expect(r"Process \d+ exited")
+        terminal.expect_line("^" + PROMPT + "$")
+        terminal.send("quit\r")
+        terminal.finish()
+    finally:
+        end(terminal)
+
+
+def trace_case():
+    terminal = start_lldb()
+    try:
+        functions = unique(options_of("trace", "--fu"), "trace --fu")
+        tab(terminal, "xref trace --fu", "xref trace %s " % functions)
+        # An option's value that is code: the target's functions.
+        price = unique(functions_of("price_"), "price_")
+        terminal.send("price_\t")
+        terminal.expect_line("^" + PROMPT + re.escape("xref trace %s %s " % (functions, price)) + "$")
+        clear_line(terminal)
+        # --start's value is code too.
+        validate = unique(functions_of("valida"), "valida")
+        tab(terminal, "xref trace --start valida", "xref trace --start %s " % validate)
+        clear_line(terminal)
+        # The debugger's own words complete too (show --all).
+        tab(terminal, "xref show --a", "xref show --all ")
+        clear_line(terminal)
+        terminal.send("process kill\r")
+        terminal.expect(r"Process \d+ exited")
+        terminal.expect_line("^" + PROMPT + "$")
+        terminal.send("quit\r")
+        terminal.finish()
+    finally:
+        end(terminal)
+
+
+if __name__ == "__main__":
+    sys.exit(run_named({"probe": probe_case, "trace": trace_case}, sys.argv))

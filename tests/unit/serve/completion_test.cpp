@@ -1,0 +1,52 @@
+// Tab completion's table (serve/frontend_commands.h): option names with
+// whether each takes a value and whether that value is code, which LLDB 19
+// needs declared up front (lldb-plugin/xref_complete.py). Compared with the
+// commands' CLI11 definitions as `xref COMMAND --help` prints them.
+#include <gtest/gtest.h>
+
+#include "serve/frontend_commands.h"
+
+namespace xref::serve {
+namespace {
+
+const nlohmann::json* option_named(const Completion& completion, const std::string& name) {
+  for (const auto& option : completion.options) {
+    if (option["name"] == name) return &option;
+  }
+  return nullptr;
+}
+
+TEST(ServeCompletion, OptionsSayWhetherTheyTakeAValueAndWhetherItIsCode) {
+  const Completion trace = complete_words({"trace"}, "-");
+  ASSERT_EQ(trace.options.size(), trace.candidates.size());
+  const nlohmann::json* start = option_named(trace, "--start");
+  const nlohmann::json* here = option_named(trace, "--here");
+  const nlohmann::json* depth = option_named(trace, "--depth");
+  ASSERT_TRUE(start && here && depth);
+  EXPECT_EQ((*start)["value"], true);
+  EXPECT_EQ((*start)["code"], true);
+  EXPECT_EQ((*here)["value"], false);
+  EXPECT_EQ((*depth)["value"], true);
+  EXPECT_EQ((*depth)["code"], false);
+  EXPECT_FALSE(trace.positional_code);
+  const nlohmann::json* help = option_named(trace, "--help");
+  ASSERT_TRUE(help);
+  EXPECT_EQ((*help)["short"], "h");
+}
+
+TEST(ServeCompletion, ProbesPositionalWordsAreCode) {
+  const Completion probe = complete_words({"probe"}, "--fe");
+  ASSERT_EQ(probe.candidates, std::vector<std::string>{"--fetch"});
+  ASSERT_EQ(probe.options.size(), 1u);
+  EXPECT_EQ(probe.options[0]["value"], true);
+  EXPECT_EQ(probe.options[0]["code"], false);
+  EXPECT_TRUE(probe.positional_code);
+}
+
+TEST(ServeCompletion, NoTableForAValueOrAPositionalWord) {
+  EXPECT_TRUE(complete_words({"trace", "--start"}, "han").options.empty());
+  EXPECT_TRUE(complete_words({"probe"}, "han").options.empty());
+}
+
+}  // namespace
+}  // namespace xref::serve
