@@ -7,24 +7,15 @@ running target (compared with nm's), through the plugin's completion shim
 
 import os
 import re
-import shlex
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "support"))
-from facility import require, run_named  # noqa: E402
-from terminal import Terminal  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+from interrupt_test import HELPER, check, lldb_at_main  # noqa: E402  (the same lldb under a terminal)
+from facility import run_named  # noqa: E402  (on the path interrupt_test set)
 
-LLDB = os.environ.get("XREF_LLDB_PROGRAM", "")
-PLUGIN = os.environ.get("XREF_LLDB_PLUGIN", "")
-HELPER = os.environ.get("XREF_BINARY", "")
 TARGET = os.environ.get("XREF_SAMPLE_SERVICE", "")
 PROMPT = r"\(lldb\) +"
-
-
-def check(condition, message, output=None):
-    if not condition:
-        raise AssertionError(message + ("\n--- what lldb printed ---\n" + output if output is not None else ""))
 
 
 def options_of(command, prefix):
@@ -41,17 +32,8 @@ def functions_of(prefix):
 
 
 def start_lldb():
-    require(bool(LLDB) and os.access(LLDB, os.X_OK), "lldb-19")
-    require(os.geteuid() == 0, "BPF (run as root)")
-    env = dict(os.environ)
-    env["XREF_HELPER"] = shlex.quote(HELPER) + " serve"
-    env["TERM"] = "xterm"
-    terminal = Terminal([LLDB, "--no-lldbinit", "-o", "plugin load " + PLUGIN, "--", TARGET, "--threads", "1",
-                         "--requests", "0", "--interval-us", "20000"], env)
+    terminal = lldb_at_main([TARGET, "--threads", "1", "--requests", "0", "--interval-us", "20000"])
     try:
-        type_command(terminal, "breakpoint set -n main", r"Breakpoint 1: ")
-        terminal.target = int(type_command(terminal, "run", r"Process (\d+) launched").group(1))
-        terminal.expect(r"stop reason = breakpoint 1\.")
         type_command(terminal, "breakpoint delete 1", r"1 breakpoints deleted")
     except BaseException:
         terminal.kill()
@@ -86,6 +68,16 @@ def tab(terminal, typed, completed):
 def clear_line(terminal):
     terminal.send("\x15")  # Ctrl-U: the line is empty again
     terminal.expect_line("^" + PROMPT + "$")
+
+
+def quit_lldb(terminal):
+    """Kills the target from lldb, then quits it."""
+    terminal.expect_line("^" + PROMPT + "$")
+    terminal.send("process kill\r")
+    terminal.expect(r"Process \d+ exited")
+    terminal.expect_line("^" + PROMPT + "$")
+    terminal.send("quit\r")
+    terminal.finish()
 
 
 def unique(candidates, what):
@@ -133,12 +125,7 @@ def probe_case():
         sessions = type_command(terminal, "xref sessions", r"\n2 +running[^\n]*\n").group(0)
         check("probe route_odd" in sessions, "xref sessions shows the command as typed", terminal.text())
         type_command(terminal, "xref stop --all", r"session 2 ended")
-        terminal.expect_line("^" + PROMPT + "$")
-        terminal.send("process kill\r")
-        terminal.expect(r"Process \d+ exited")
-        terminal.expect_line("^" + PROMPT + "$")
-        terminal.send("quit\r")
-        terminal.finish()
+        quit_lldb(terminal)
     finally:
         end(terminal)
 
@@ -160,11 +147,7 @@ def trace_case():
         # The debugger's own words complete too (show --all).
         tab(terminal, "xref show --a", "xref show --all ")
         clear_line(terminal)
-        terminal.send("process kill\r")
-        terminal.expect(r"Process \d+ exited")
-        terminal.expect_line("^" + PROMPT + "$")
-        terminal.send("quit\r")
-        terminal.finish()
+        quit_lldb(terminal)
     finally:
         end(terminal)
 

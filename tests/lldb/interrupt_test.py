@@ -37,15 +37,21 @@ def recorded(record, kind, function):
 
 
 def start_lldb(record):
+    # Requests 20 ms apart: the worker sits in its sleep between requests
+    # (where the record is complete) nearly all the time.
+    return lldb_at_main([TARGET, "--threads", "1", "--requests", "1000000", "--interval-us", "20000",
+                         "--record", record])
+
+
+def lldb_at_main(target):
+    """lldb-19 with the plugin under a terminal, `target` (program and
+    arguments) run and stopped at main."""
     require(bool(LLDB) and os.access(LLDB, os.X_OK), "lldb-19")
     require(os.geteuid() == 0, "BPF (run as root)")
     env = dict(os.environ)
     env["XREF_HELPER"] = shlex.quote(HELPER) + " serve"
     env["TERM"] = "xterm"
-    # Requests 20 ms apart: the worker sits in its sleep between requests
-    # (where the record is complete) nearly all the time.
-    terminal = Terminal([LLDB, "--no-lldbinit", "-o", "plugin load " + PLUGIN, "--", TARGET, "--threads", "1",
-                         "--requests", "1000000", "--interval-us", "20000", "--record", record], env)
+    terminal = Terminal([LLDB, "--no-lldbinit", "-o", "plugin load " + PLUGIN, "--"] + target, env)
     try:
         type_command(terminal, "breakpoint set -n main", r"Breakpoint 1: ")
         terminal.target = int(type_command(terminal, "run", r"Process (\d+) launched").group(1))

@@ -74,13 +74,16 @@ class Terminal:
 
     def expect_line(self, pattern, bound=60):
         """Like expect_pending, on the line as shown (line())."""
+        return self._expect_in(self.line, "the line shown", pattern, bound)
+
+    def _expect_in(self, text, what, pattern, bound):
         regex = re.compile(pattern)
         deadline = time.monotonic() + bound
-        while not regex.search(self.line()):
+        while not regex.search(text()):
             self.read(0.2)
             if self.ended or time.monotonic() > deadline:
-                raise AssertionError("the line shown never matched %r: %r" % (pattern, self.line()))
-        return regex.search(self.line())
+                raise AssertionError("%s never matched %r: %r" % (what, pattern, text()))
+        return regex.search(text())
 
     def read(self, seconds):
         """Reads what the program prints during at most `seconds`; False once it has ended."""
@@ -123,13 +126,7 @@ class Terminal:
 
     def expect_pending(self, pattern, bound=60):
         """Like expect, for text on the line still being written (after a Tab)."""
-        regex = re.compile(pattern)
-        deadline = time.monotonic() + bound
-        while not regex.search(self.pending()):
-            self.read(0.2)
-            if self.ended or time.monotonic() > deadline:
-                raise AssertionError("the line being typed never matched %r: %r" % (pattern, self.pending()))
-        return regex.search(self.pending())
+        return self._expect_in(self.pending, "the line being typed", pattern, bound)
 
     def wait_for(self, predicate, what, bound=180):
         """Keeps reading the terminal until `predicate()` holds."""
