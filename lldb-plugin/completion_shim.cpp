@@ -4,7 +4,7 @@
 
 namespace xref::lldb_plugin {
 
-Failure completion_table(Frontend& frontend, std::string& json) {
+Failure completion_table(Frontend& frontend, const std::map<std::string, std::string>& helps, std::string& json) {
   nlohmann::json commands = nlohmann::json::array();
   Failure failure;
   Failure started = frontend.with_helper([&](HelperClient& helper) {
@@ -18,7 +18,9 @@ Failure completion_table(Frontend& frontend, std::string& json) {
       if (!name.is_string()) continue;
       const HelperReply options = helper.request("complete", {{"argv", {name}}, {"partial", "-"}}, kQuickTimeout);
       if (!options.ok) continue;  // a command the helper names but does not describe: the plugin's own stays
+      const auto help = helps.find(name.get<std::string>());
       commands.push_back({{"name", name},
+                          {"help", help != helps.end() ? help->second : ""},
                           {"options", options.result.value("options", nlohmann::json::array())},
                           {"positional_code", options.result.value("positional_code", false)}});
     }

@@ -14,6 +14,7 @@
 
 #include <lldb/API/LLDB.h>
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -23,9 +24,10 @@
 
 namespace xref::lldb_plugin {
 
-// `xref _complete`: {"commands": [{"name", "options": [...], "positional_code"}]}
-// from the helper's `complete` request, one JSON line.
-Failure completion_table(Frontend& frontend, std::string& json);
+// `xref _complete`: {"commands": [{"name", "help", "options": [...],
+// "positional_code"}]} from the helper's `complete` request, one JSON line;
+// `helps`: what `help xref` says of the plugin's commands.
+Failure completion_table(Frontend& frontend, const std::map<std::string, std::string>& helps, std::string& json);
 
 // `xref _run WORDS`: the words as one hex-encoded JSON array (no quoting for
 // LLDB to undo twice), or nullopt when they are not.

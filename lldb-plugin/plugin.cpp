@@ -7,7 +7,9 @@
 // to print. Once a helper runs, the commands it names (`complete`) that are
 // not subcommands yet are added, so a new helper command needs no change
 // here. Only `xref helper` (which helper to start) and the stop hook's `xref
-// show --new` are the plugin's own.
+// show --new` are the plugin's own. With Python in LLDB, the commands that
+// have options are the completion shim's instead (completion_shim.h), which
+// hands what LLDB parsed back here (`xref _run`).
 #include <lldb/API/LLDB.h>
 
 #include <map>
@@ -17,8 +19,8 @@
 
 #include "breakpoint_guard.h"
 #include "completion_shim.h"
-#include "helper_process.h"
 #include "frontend.h"
+#include "helper_process.h"
 #include "stop_signal.h"
 
 namespace lldb {
@@ -109,7 +111,7 @@ class XrefCommand : public lldb::SBCommandPluginInterface {
       }
       words = std::move(*parsed);
     } else if (name_ == kShimTable) {
-      return completion_table(debugger, result);
+      return print_completion_table(debugger, result);
     }
     const bool stop_hook = words == std::vector<std::string>{"show", "--new"};
     // A stop by the program's own --stop-when signal goes on (stop_signal.h).
@@ -145,13 +147,15 @@ class XrefCommand : public lldb::SBCommandPluginInterface {
     return true;
   }
 
-  static bool completion_table(lldb::SBDebugger debugger, lldb::SBCommandReturnObject& result) {
+  static bool print_completion_table(lldb::SBDebugger debugger, lldb::SBCommandReturnObject& result) {
     auto frontend = Frontend::of(debugger);
+    std::map<std::string, std::string> helps;
+    for (const auto& [name, help] : kCommands) helps[name] = help;
     std::string json;
     Failure failure;
     {
       auto held = frontend->lock();
-      failure = xref::lldb_plugin::completion_table(*frontend, json);
+      failure = completion_table(*frontend, helps, json);
     }
     if (failure) {
       result.SetError(failure->c_str());

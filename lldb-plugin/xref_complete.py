@@ -15,7 +15,7 @@ import string
 import lldb
 
 # The stop hook's `xref show --new` (the plugin's own, lldb-plugin/plugin.cpp).
-PLUGIN_OPTIONS = {"show": [{"name": "--new", "short": "", "value": False, "code": False,
+PLUGIN_OPTIONS = {"show": [{"name": "--new", "short": "", "values": 0, "code": False,
                             "help": "what is new since the last stop (the stop hook's)"}]}
 
 
@@ -39,6 +39,7 @@ def _short_options(options):
 class XrefCommand:
     """One helper command as LLDB parses it; the class attributes are set per command."""
     name = ""
+    help = ""
     options = []
     positional_code = False
 
@@ -46,7 +47,7 @@ class XrefCommand:
         self.given = []
 
     def get_short_help(self):
-        return "the helper's `%s` (`xref %s --help`: every option)" % (self.name, self.name)
+        return self.help or "the helper's `%s` (`xref %s --help`: every option)" % (self.name, self.name)
 
     def get_flags(self):
         return 0
@@ -60,7 +61,7 @@ class XrefCommand:
             entry = {"short_option": shorts[option["name"]], "required": False,
                      "help": option["help"] or option["name"], "default": None}
             # LLDB 19 gives an option a value whenever "value_type" is there at all.
-            if option["value"]:
+            if option["values"]:
                 entry["value_type"] = lldb.eArgTypeSymbol if option["code"] else lldb.eArgTypeValue
                 entry["completion_type"] = lldb.eSymbolCompletion if option["code"] else lldb.eNoCompletion
             definition[option["name"][2:]] = entry
@@ -77,23 +78,32 @@ class XrefCommand:
         option = next((option for option in self.options if option["name"] == "--" + name), None)
         if option is None:
             return False
-        if not option["value"]:
+        if not option["values"]:
             self.given.append("--" + name)
         elif value.startswith("-"):
             self.given.append("--%s=%s" % (name, value))  # a value, not an option
         else:
             self.given += ["--" + name, value]
+        # LLDB gives an option one value; the others of `--fetch-at VA SPEC`
+        # are the words after it, which LLDB counts as positional.
+        self.given += [None] * (option["values"] - 1)
         return True
 
     def __call__(self, debugger, args, exe_ctx, result):
         positional = [args.GetItemAtIndex(i).GetStringValue(1 << 20) for i in range(args.GetSize())]
+        given = []
+        for word in self.given:
+            if word is None and positional:
+                word = positional.pop(0)
+            if word is not None:
+                given.append(word)
         # Positional words before the options, so that an option taking a list
         # takes none of them; after `--` when one looks like an option (LLDB
         # saw `--` before it).
         if any(word.startswith("-") for word in positional):
-            words = [self.name] + self.given + ["--"] + positional
+            words = [self.name] + given + ["--"] + positional
         else:
-            words = [self.name] + positional + self.given
+            words = [self.name] + positional + given
         debugger.GetCommandInterpreter().HandleCommand("xref _run " + _hex(words), exe_ctx, result)
 
 
@@ -103,7 +113,8 @@ def _register(debugger, command):
         return
     class_name = "Xref_" + "".join(c if c.isalnum() else "_" for c in command["name"])
     globals()[class_name] = type(class_name, (XrefCommand,), {
-        "name": command["name"], "options": options, "positional_code": command["positional_code"]})
+        "name": command["name"], "help": command.get("help", ""), "options": options,
+        "positional_code": command["positional_code"]})
     result = lldb.SBCommandReturnObject()
     debugger.GetCommandInterpreter().HandleCommand(
         "command script add -p -c %s.%s xref %s" % (__name__, class_name, command["name"]), result)

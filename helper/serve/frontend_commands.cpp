@@ -171,7 +171,7 @@ Completion complete_words(const std::vector<std::string>& words, const std::stri
         if (("--" + name).rfind(partial, 0) != 0) continue;
         completion.options.push_back({{"name", "--" + name},
                                       {"short", shorts.empty() ? "" : shorts.front()},
-                                      {"value", option->get_expected_min() > 0},
+                                      {"values", std::max(option->get_items_expected_min(), 0)},
                                       {"code", takes_code("--" + name)},
                                       {"help", option->get_description()}});
       }

@@ -36,8 +36,8 @@ struct Completion {
   // The option whose value `partial` is ("--start"), or "" for a
   // positional word, when the command takes code addresses there.
   std::optional<std::string> wants_function;
-  // With option names: each option's short name, whether it takes a value
-  // and whether that value is code, and whether the command's positional
+  // With option names: each option's short name, how many values it takes
+  // (0: a flag) and whether they are code, and whether the command's positional
   // words are code. LLDB 19 completes only from such declarations
   // (lldb-plugin/xref_complete.py).
   nlohmann::json options = nlohmann::json::array();

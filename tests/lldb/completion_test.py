@@ -89,7 +89,10 @@ def listed(terminal, typed):
     """Types `typed` and Tab where several names complete it: the names LLDB lists."""
     terminal.expect_line("^" + PROMPT + "$")
     terminal.send(typed + "\t")
-    return terminal.expect(r"Available completions:\n((?:\t[^\n]*\n)+)").group(1).split()
+    terminal.expect(r"Available completions:\n")
+    # The list is whole once the line is drawn again below it.
+    terminal.expect_line("^" + PROMPT + re.escape(typed) + "$")
+    return terminal.expect(r"((?:\t[^\n]*\n)+)").group(1).split()
 
 
 def probe_case():

@@ -1,5 +1,5 @@
 // Tab completion's table (serve/frontend_commands.h): option names with
-// whether each takes a value and whether that value is code, which LLDB 19
+// how many values each takes and whether they are code, which LLDB 19
 // needs declared up front (lldb-plugin/xref_complete.py). Compared with the
 // commands' CLI11 definitions as `xref COMMAND --help` prints them.
 #include <gtest/gtest.h>
@@ -23,12 +23,17 @@ TEST(ServeCompletion, OptionsSayWhetherTheyTakeAValueAndWhetherItIsCode) {
   const nlohmann::json* here = option_named(trace, "--here");
   const nlohmann::json* depth = option_named(trace, "--depth");
   ASSERT_TRUE(start && here && depth);
-  EXPECT_EQ((*start)["value"], true);
+  EXPECT_EQ((*start)["values"], 1);
   EXPECT_EQ((*start)["code"], true);
-  EXPECT_EQ((*here)["value"], false);
-  EXPECT_EQ((*depth)["value"], true);
+  EXPECT_EQ((*here)["values"], 0);
+  EXPECT_EQ((*depth)["values"], 1);
   EXPECT_EQ((*depth)["code"], false);
   EXPECT_FALSE(trace.positional_code);
+  // --fetch-at VA SPEC: two values each time.
+  const nlohmann::json* fetch_at = option_named(trace, "--fetch-at");
+  ASSERT_TRUE(fetch_at);
+  EXPECT_EQ((*fetch_at)["values"], 2);
+  EXPECT_EQ((*fetch_at)["code"], true);
   const nlohmann::json* help = option_named(trace, "--help");
   ASSERT_TRUE(help);
   EXPECT_EQ((*help)["short"], "h");
@@ -38,7 +43,7 @@ TEST(ServeCompletion, ProbesPositionalWordsAreCode) {
   const Completion probe = complete_words({"probe"}, "--fe");
   ASSERT_EQ(probe.candidates, std::vector<std::string>{"--fetch"});
   ASSERT_EQ(probe.options.size(), 1u);
-  EXPECT_EQ(probe.options[0]["value"], true);
+  EXPECT_EQ(probe.options[0]["values"], 1);
   EXPECT_EQ(probe.options[0]["code"], false);
   EXPECT_TRUE(probe.positional_code);
 }
