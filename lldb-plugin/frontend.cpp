@@ -348,12 +348,16 @@ void Frontend::stop_hook_ran(lldb::SBProcess process) {
 }
 
 void Frontend::on_stopped(lldb::SBProcess process) {
+  const uint64_t at = monotonic_ns();
   const uint64_t pid = process.GetProcessID();
   const uint32_t stop = process.GetStopID(false);
   Lines lines;
   {
     auto held = lock();
     if (stopping_) return;
+    // Since when it sits stopped: the stop hook's request may have said
+    // already (earlier); else the moment LLDB told of the stop.
+    if (auto& since = stopped_since_[pid]; since.first != stop || since.second == 0) since = {stop, at};
     // The stop hook of this stop, if LLDB ran one, has finished: the event
     // comes here after it (stop_listener.h).
     auto hooked = hooked_stops_.find(pid);
@@ -365,11 +369,14 @@ void Frontend::on_stopped(lldb::SBProcess process) {
 }
 
 void Frontend::on_resumed(lldb::SBProcess process) {
+  // Read before the lock, which a command may hold: the process runs already
+  // (the helper also cuts a stop at the first event a probe saw after it).
+  const uint64_t at = monotonic_ns();
   const uint64_t pid = process.GetProcessID();
   auto held = lock();
   stopped_since_.erase(pid);
   // A window's time leaves out the time the process sat stopped.
-  if (HelperClient* helper = running_helper()) helper->notify("resumed", {{"pid", pid}, {"at_ns", monotonic_ns()}});
+  if (HelperClient* helper = running_helper()) helper->notify("resumed", {{"pid", pid}, {"at_ns", at}});
 }
 
 void Frontend::on_exited(lldb::SBProcess) {

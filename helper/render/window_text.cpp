@@ -87,6 +87,20 @@ std::string address_text(const CodeAddress& address, const WindowStyle& style) {
 
 }  // namespace
 
+std::vector<StoppedInterval> observed_stops(const std::vector<StoppedInterval>& stops, const nlohmann::json& window) {
+  std::vector<StoppedInterval> cut = stops;
+  for (const nlohmann::json& event : array_at(window, "events")) {
+    // Events the helper made (--here's first, an unwound frame's) have no
+    // probe: they say nothing about whether the process ran.
+    if (!event.is_object() || !event.contains("probe_va")) continue;
+    const uint64_t at = timestamp(event);
+    for (StoppedInterval& stop : cut) {
+      if (at > stop.begin_ns && at < stop.end_ns) stop.end_ns = at;
+    }
+  }
+  return cut;
+}
+
 uint64_t stopped_ns(const std::vector<StoppedInterval>& stops, uint64_t begin_ns, uint64_t end_ns) {
   uint64_t total = 0;
   for (const StoppedInterval& stop : stops) {
@@ -138,7 +152,7 @@ std::string window_header(const nlohmann::json& window, const WindowStyle& style
   // The time it ran: its duration less the time the process sat stopped in it.
   const uint64_t duration = count_or_zero(window, "duration_ns");
   const uint64_t begin = count_or_zero(window, "start_timestamp_ns");
-  const uint64_t stopped = std::min(duration, stopped_ns(style.stops, begin, begin + duration));
+  const uint64_t stopped = std::min(duration, stopped_ns(observed_stops(style.stops, window), begin, begin + duration));
   line += "  ran " + duration_text(duration - stopped);
   if (stopped != 0) line += " (stopped " + duration_text(stopped) + " at the debugger)";
   line += "  " + plural(events.size(), "event");
@@ -183,6 +197,7 @@ std::vector<std::string> window_lines(const nlohmann::json& window, Names& names
   const nlohmann::json& events = array_at(window, "events");
   const size_t count = events.size();
   const Calls calls = match_calls(events);
+  const std::vector<StoppedInterval> stops = observed_stops(style.stops, window);
 
   // Names first: the Names' where they know one, else the JSON's symbol.
   std::vector<std::optional<Place>> targets(count);
@@ -209,7 +224,7 @@ std::vector<std::string> window_lines(const nlohmann::json& window, Names& names
     if (!calls.end_of[i]) continue;
     const uint64_t begin = timestamp(events[i]), end = timestamp(events[*calls.end_of[i]]);
     const uint64_t total = end >= begin ? end - begin : 0;
-    stopped[i] = std::min(total, stopped_ns(style.stops, begin, end));
+    stopped[i] = std::min(total, stopped_ns(stops, begin, end));
     ran[i] = total - stopped[i];
     durations[i] = duration_text(*ran[i]);
   }

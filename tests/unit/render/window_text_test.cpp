@@ -155,6 +155,32 @@ TEST(WindowText, TimeStoppedAtTheDebuggerIsNotTimeRun) {
   EXPECT_EQ(stopped_ns({{10, 20}, {30, 40}}, 15, 35), 10u);
 }
 
+// LLDB reports a resume on its event thread, after the process ran on: a
+// stop that seems to last past events a probe saw ends at the first of them.
+// An event the helper made (no probe_va: --here's first) proves nothing.
+TEST(WindowText, AStopEndsAtTheFirstEventAProbeSawAfterIt) {
+  auto probed = [](nlohmann::json event) {
+    event["probe_va"] = event["target_va"];
+    return event;
+  };
+  nlohmann::json events = nlohmann::json::array({
+      event("entry", 0, "handle_request", "0x1e50", 1'000),  // made at the stop
+      probed(event("entry", 1, "validate", "0x1cf0", 500'000)),
+      probed(event("return", 1, "validate", "0x1cf0", 502'000)),
+      probed(event("return", 0, "handle_request", "0x1e50", 510'000)),
+  });
+  const nlohmann::json window = window_of(events, 1'000, 509'000);
+  WindowStyle style;
+  style.stops = {{500, 3'000'000}};  // the resume reported 2.5 ms late
+  ASSERT_EQ(observed_stops(style.stops, window).size(), 1u);
+  EXPECT_EQ(observed_stops(style.stops, window)[0].end_ns, 500'000u);
+  NoNames names;
+  const std::vector<std::string> lines = window_lines(window, names, style);
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_EQ(lines[0], "window 4  thread 77  complete  ran 10.0 us (stopped 499.0 us at the debugger)  4 events  lost 0");
+  EXPECT_EQ(lines[2], "  4:0   2.0 us    > validate");
+}
+
 TEST(WindowText, ADebuggersNamesBreakpointsAndLiveAddresses) {
   nlohmann::json entry = event("entry", 0, "handle_request", "0x1e50", 100);
   entry["target_live"] = "0x555555555e50";
