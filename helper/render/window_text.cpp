@@ -94,8 +94,9 @@ std::vector<StoppedInterval> observed_stops(const std::vector<StoppedInterval>& 
     // probe: they say nothing about whether the process ran.
     if (!event.is_object() || !event.contains("probe_va")) continue;
     const uint64_t at = timestamp(event);
+    // >=: serve clips a stop that began before the window to its first event.
     for (StoppedInterval& stop : cut) {
-      if (at > stop.begin_ns && at < stop.end_ns) stop.end_ns = at;
+      if (at >= stop.begin_ns && at < stop.end_ns) stop.end_ns = at;
     }
   }
   return cut;

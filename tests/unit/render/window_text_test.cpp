@@ -174,6 +174,10 @@ TEST(WindowText, AStopEndsAtTheFirstEventAProbeSawAfterIt) {
   style.stops = {{500, 3'000'000}};  // the resume reported 2.5 ms late
   ASSERT_EQ(observed_stops(style.stops, window).size(), 1u);
   EXPECT_EQ(observed_stops(style.stops, window)[0].end_ns, 500'000u);
+  // serve clips a stop that began before the window to the window's start:
+  // a probe's event there ends it.
+  nlohmann::json later = window_of(nlohmann::json::array({events[1], events[2]}), 500'000, 2'000);
+  EXPECT_EQ(observed_stops({{500'000, 3'000'000}}, later)[0].end_ns, 500'000u);
   NoNames names;
   const std::vector<std::string> lines = window_lines(window, names, style);
   ASSERT_EQ(lines.size(), 5u);
