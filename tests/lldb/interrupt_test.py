@@ -37,6 +37,14 @@ def recorded(record, kind, function):
         return 0
 
 
+def fresh_record(name):
+    """The path of this case's record, no file there yet."""
+    record = "/tmp/xref-lldb-interrupt-%s-%d" % (name, os.getpid())
+    if os.path.exists(record):
+        os.unlink(record)
+    return record
+
+
 def start_lldb(record):
     require(bool(LLDB) and os.access(LLDB, os.X_OK), "lldb-19")
     require(os.geteuid() == 0, "BPF (run as root)")
@@ -120,9 +128,7 @@ def expect_one_report_per_stop(terminal, stops):
 
 
 def probe_case():
-    record = "/tmp/xref-lldb-interrupt-probe-%d" % os.getpid()
-    if os.path.exists(record):
-        os.unlink(record)
+    record = fresh_record("probe")
     terminal = start_lldb(record)
     try:
         type_command(terminal, "xref probe svc::validate --duration-ms 0", r"xref: session 1 probing PID \d+")
@@ -173,9 +179,7 @@ def probe_case():
 def stop_when_case():
     """The --stop-when stop (xref's SIGRTMAX-1; the stop hook prints it), then
     an interrupt: each prints once."""
-    record = "/tmp/xref-lldb-interrupt-stop-when-%d" % os.getpid()
-    if os.path.exists(record):
-        os.unlink(record)
+    record = fresh_record("stop-when")
     terminal = start_lldb(record)
     try:
         type_command(terminal, "xref probe svc::validate --fetch id=%di:u64 --stop-when 'id == 30' --duration-ms 0",
@@ -210,9 +214,7 @@ def recorded_requests(record, traced):
 
 
 def trace_case():
-    record = "/tmp/xref-lldb-interrupt-trace-%d" % os.getpid()
-    if os.path.exists(record):
-        os.unlink(record)
+    record = fresh_record("trace")
     terminal = start_lldb(record)
     try:
         functions = "svc::validate,svc::compute_price,svc::apply_fee,svc::settle"
@@ -252,9 +254,7 @@ def heartbeat_case():
     heartbeat lines print as LLDB's asynchronous output, rising, each
     counting no more windows than requests the target had run; after Ctrl-C
     the session's end counts at least the last heartbeat's windows."""
-    record = "/tmp/xref-lldb-interrupt-heartbeat-%d" % os.getpid()
-    if os.path.exists(record):
-        os.unlink(record)
+    record = fresh_record("heartbeat")
     terminal = start_lldb(record)
     try:
         type_command(terminal, "xref trace --start svc::handle_request --functions svc::validate --heartbeat-ms 100",
