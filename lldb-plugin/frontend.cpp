@@ -104,7 +104,22 @@ HelperClient* Frontend::helper(Lines& lines, Failure& failure) {
   if (helper_) helper_died(lines);
   std::string source, error;
   helper_ = HelperClient::start(configured_or_default(source), "xref-lldb 0.2.0", kHandshakeTimeout, error);
-  if (!helper_) failure = "xref: " + error;
+  if (!helper_) {
+    failure = "xref: " + error;
+    return nullptr;
+  }
+  // A notification (a trace's --heartbeat-ms) prints as it comes while the
+  // process runs, as LLDB prints its own asynchronous output; at the prompt
+  // it is left out: the stop just printed what the sessions found.
+  helper_->set_event_handler([debugger = debugger_](const nlohmann::json& event) {
+    lldb::SBProcess process = lldb::SBDebugger(debugger).GetSelectedTarget().GetProcess();
+    if (!process.IsValid() || process.GetState() != lldb::eStateRunning) return;
+    Lines text;
+    for (const nlohmann::json& line : event.value("text", nlohmann::json::array())) {
+      if (line.is_string()) text.push_back(line.get<std::string>());
+    }
+    if (!text.empty()) print_async(debugger, text);
+  });
   return helper_.get();
 }
 

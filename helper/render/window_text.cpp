@@ -203,6 +203,7 @@ std::vector<std::string> window_lines(const nlohmann::json& window, Names& names
   // Names first: the Names' where they know one, else the JSON's symbol.
   std::vector<std::optional<Place>> targets(count);
   std::vector<std::string> symbols(count);
+  std::vector<bool> as_spelled(count, false);  // the debugger's spelling: no short label
   for (size_t i = 0; i < count; ++i) {
     const nlohmann::json& event = events[i];
     if (text_at(event, "kind") == "stop") continue;
@@ -212,6 +213,7 @@ std::vector<std::string> window_lines(const nlohmann::json& window, Names& names
     const bool named = targets[i] && !targets[i]->function.empty() && targets[i]->offset == 0 &&
                        text_at(event, "implementation").empty();
     symbols[i] = named ? targets[i]->function : text_at(event, "symbol");
+    as_spelled[i] = named && targets[i]->debugger;
     if (symbols[i].empty()) symbols[i] = static_text(event_address(event, "target"));
     if (symbols[i].empty()) symbols[i] = "?";
   }
@@ -247,7 +249,7 @@ std::vector<std::string> window_lines(const nlohmann::json& window, Names& names
     if (duration_width != 0) line += pad_left(durations[i], duration_width) + "  ";
     line += std::string(2 * count_or_zero(event, "depth"), ' ');
     const bool indirect = event.value("indirect", false);
-    std::string name = indirect ? symbols[i] : labels(symbols[i]);
+    std::string name = indirect || as_spelled[i] ? symbols[i] : labels(symbols[i]);
     if (const std::string implementation = text_at(event, "implementation"); !implementation.empty()) {
       name += " \u2192 " + implementation;  // a GNU IFUNC: the name given, then the code that ran
     }

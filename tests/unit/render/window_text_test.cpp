@@ -200,10 +200,11 @@ TEST(WindowText, ADebuggersNamesBreakpointsAndLiveAddresses) {
   nlohmann::json stop = {{"kind", "stop"}, {"depth", 0}, {"symbol", ""}, {"target_va", "0x1f3a"},
                          {"probe_va", "0x1f3a"}, {"probe_live", "0x555555555f3a"}, {"timestamp_ns", 450}};
   const nlohmann::json window = window_of(nlohmann::json::array({entry, back, stop}), 100, 350);
+  // The debugger's spellings (a front end's batch) are shown as it spells them.
   TableNames names;
-  names.by_live[0x555555555e50] = {"handle_request(request*)", 0, "/src/sample_service.c", 160};
-  names.by_live[0x555555555fed] = {"worker_main", 0xad, "/src/sample_service.c", 230};
-  names.by_live[0x555555555f3a] = {"handle_request(request*)", 0xea, "/src/sample_service.c", 180};
+  names.by_live[0x555555555e50] = {"handle_request(request*)", 0, "/src/sample_service.c", 160, true};
+  names.by_live[0x555555555fed] = {"worker_main", 0xad, "/src/sample_service.c", 230, true};
+  names.by_live[0x555555555f3a] = {"handle_request(request*)", 0xea, "/src/sample_service.c", 180, true};
   WindowStyle style;
   style.addresses = true;
   style.live_addresses = true;
@@ -211,11 +212,23 @@ TEST(WindowText, ADebuggersNamesBreakpointsAndLiveAddresses) {
   style.breakpoints[0x555555555f3a] = {2, 3};
   const std::vector<std::string> lines = window_lines(window, names, style);
   ASSERT_EQ(lines.size(), 4u);
-  EXPECT_EQ(lines[1], "  4:0  300 ns  > handle_request  from worker_main+0xad at sample_service.c:230  [bp 1]  "
+  EXPECT_EQ(lines[1], "  4:0  300 ns  > handle_request(request*)  from worker_main+0xad at sample_service.c:230  [bp 1]  "
                       "[0x555555555e50 @0x555555555fed]");
-  EXPECT_EQ(lines[2], "  4:0          < handle_request  [bp 2]  [bp 3]  [0x555555555e50]");
-  EXPECT_EQ(lines[3], "  4:0          | stop at handle_request+0xea at sample_service.c:180  [bp 2]  [bp 3]  "
+  EXPECT_EQ(lines[2], "  4:0          < handle_request(request*)  [bp 2]  [bp 3]  [0x555555555e50]");
+  EXPECT_EQ(lines[3], "  4:0          | stop at handle_request(request*)+0xea at sample_service.c:180  [bp 2]  [bp 3]  "
                       "[0x555555555f3a]");
+  // The helper's own names of the same addresses get the short labels.
+  TableNames own;
+  for (const auto& [live, place] : names.by_live) {
+    own.by_live[live] = place;
+    own.by_live[live].debugger = false;
+  }
+  const std::vector<std::string> short_lines = window_lines(window, own, style);
+  ASSERT_EQ(short_lines.size(), 4u);
+  EXPECT_EQ(short_lines[1], "  4:0  300 ns  > handle_request  from worker_main+0xad at sample_service.c:230  [bp 1]  "
+                            "[0x555555555e50 @0x555555555fed]");
+  EXPECT_EQ(short_lines[3], "  4:0          | stop at handle_request+0xea at sample_service.c:180  [bp 2]  [bp 3]  "
+                            "[0x555555555f3a]");
   // What a front end is asked to name first: each address once.
   const std::vector<CodeAddress> addresses = window_addresses(window);
   ASSERT_EQ(addresses.size(), 3u);
