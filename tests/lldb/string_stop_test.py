@@ -11,48 +11,22 @@ One test per run: `python3 string_stop_test.py CASE_COMPILER`."""
 
 import os
 import re
-import shlex
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "support"))
 from facility import require, run_named  # noqa: E402
+from lldb_batch import between, lldb_available, run_lldb  # noqa: E402
 from string_stop import CASES, Scenario, check_helper_text, probe_command, stop_key  # noqa: E402
-
-LLDB = os.environ.get("XREF_LLDB_PROGRAM", "")
-PLUGIN = os.environ.get("XREF_LLDB_PLUGIN", "")
-HELPER = os.environ.get("XREF_BINARY", "")
-
-
-def run_lldb(commands, after_signal, target):
-    argv = [LLDB, "--no-lldbinit", "-b", "-o", "plugin load " + PLUGIN]
-    for command in commands:
-        argv += ["-o", command]
-    for command in after_signal:
-        argv += ["-k", command]
-    env = dict(os.environ)
-    env["XREF_HELPER"] = shlex.quote(HELPER) + " serve"
-    process = subprocess.run(argv + ["--"] + target, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, env=env)
-    return process.returncode, process.stdout.decode("utf-8", "replace")
-
-
-def between(output, first, second):
-    at = output.find(first)
-    if at < 0:
-        return ""
-    end = output.find(second, at + len(first))
-    return output[at:] if end < 0 else output[at:end]
 
 
 def string_stop(case, compiler):
-    require(bool(LLDB) and os.access(LLDB, os.X_OK), "lldb-19 (Debian package lldb-19)")
+    require(lldb_available(), "lldb-19 (Debian package lldb-19)")
     require(os.geteuid() == 0, "BPF (run as root)")
     with Scenario(compiler) as scenario:
         status, output = run_lldb(["breakpoint set -n main", "run", "breakpoint delete 1", probe_command(case),
-                                   "continue"],
+                                   "continue"], scenario.target(),
                                   ["bt 1", "x/s $rdi", "script " + scenario.print_log(), "xref show", "continue",
-                                   "xref show"], scenario.target())
+                                   "xref show"])
 
         def check(condition, message):
             if not condition:

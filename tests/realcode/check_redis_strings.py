@@ -32,13 +32,12 @@ import os
 import random
 import signal
 import socket
-import subprocess
 import sys
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from check_redis import LineReader, RedisRun, check_main, redis_cli, verdict  # noqa: E402
+from check_redis import RedisRun, check_main, verdict  # noqa: E402
 
 FETCH = "key=+0(+8(%dx)):string"
 # Each key is sent (weight x requests / 100) times; `user`, `users:9` and
@@ -100,16 +99,7 @@ def groups_of(address: dict) -> Counter:
 
 def run(xref: str, server_path: str, requests: int) -> int:
     with RedisRun(server_path, "xref-realcode-redis-strings-") as redis:
-        bpftrace = redis.spawn(["bpftrace", "-B", "line", "-e", bpftrace_program(redis.binary, redis.server.pid)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        bpftrace_output = LineReader(bpftrace.stdout.fileno())
-        bpftrace_errors = LineReader(bpftrace.stderr.fileno())
-        while "live" not in bpftrace_output.lines:
-            if bpftrace.poll() is not None:
-                bpftrace_errors.read_to_end()
-                raise AssertionError("bpftrace ended: " + "\n".join(bpftrace_errors.lines))
-            redis_cli(redis.port, "ping")
-            bpftrace_output.read_available(0.1)
+        bpftrace, bpftrace_output = redis.start_bpftrace(bpftrace_program(redis.binary, redis.server.pid), "live")
 
         probers = {}
         for name, (condition, _) in FILTERS.items():

@@ -5,7 +5,7 @@ must stop the thread once, at the first key that matches, with gdb at
 catchpoint 2 in lookup_key and %rdi pointing at that key; the keys the
 target logged up to the stop must be what the probe counted there, and its
 record at exit what the session counted (tests/support/string_stop.py).
-One test per run: `python3 gdb_string_stop_test.py CASE_COMPILER`."""
+One test per run: `python3 string_stop_test.py CASE_COMPILER`."""
 
 import re
 import sys
