@@ -119,12 +119,13 @@ class RedisRun:
         self.processes.append(process)
         return process
 
-    def start_bpftrace(self, program: str, live: str) -> tuple[subprocess.Popen, LineReader]:
-        """bpftrace running `program` and its output so far, once it has
-        printed the line `live` (its probe fired by the PINGs sent meanwhile:
-        "Attaching" comes before the probes are in)."""
+    def start_bpftrace(self, program: str, live: str, environment: dict | None = None
+                       ) -> tuple[subprocess.Popen, LineReader]:
+        """bpftrace running `program` (`environment` added to its own) and its
+        output so far, once it has printed the line `live` (its probe fired by
+        the PINGs sent meanwhile: "Attaching" comes before the probes are in)."""
         bpftrace = self.spawn(["bpftrace", "-B", "line", "-e", program], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE)
+                              stderr=subprocess.PIPE, env={**os.environ, **(environment or {})})
         output, errors = LineReader(bpftrace.stdout.fileno()), LineReader(bpftrace.stderr.fileno())
         while live not in output.lines:
             if bpftrace.poll() is not None:

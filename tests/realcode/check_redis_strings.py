@@ -11,16 +11,19 @@ NUL-terminated char * to its bytes. So both tools read the same string:
 xref `key=+0(+8(%dx)):string`, bpftrace `str(*(uint64 *)(arg2 + 8))`.
 
 Starts redis-server on a free loopback port with no persistence, then
-bpftrace (`@keys[str(...)] = count()`, proven live by a PING it sees) and,
-once bpftrace is in, four `xref probe setKey` at once: grouped by key with
-no filter, with a prefix filter (`key == "user:*"`), an exact one and a
-`!=`. Only then does the driver talk to the server: SETs of a fixed mix of
-keys (several prefixes, and keys a wrong prefix test would take: `user`,
-`users:9`, `USER:1`), pipelined on one connection, each reply checked to be
-+OK; the driver counts what it sent. Nothing else sends a SET, so the whole
-workload runs inside both tools' windows and every count must be equal:
-xref's groups and bpftrace's map to the driver's count per key, and each
-filter's groups and `passed` to bpftrace's counts of the keys it admits.
+bpftrace (`@keys[str(...)] = count()`, whole keys: BPFTRACE_STRLEN=200,
+proven live by a PING it sees) and, once bpftrace is in, five `xref probe
+setKey` at once, all grouped by key: with no filter (bounds 64 and 128),
+with a prefix filter (`key == "user:*"`), an exact one and a `!=`. Only
+then does the driver talk to the server: SETs of a fixed mix of keys
+(several prefixes; keys a wrong prefix test would take: `user`, `users:9`,
+`USER:1`; keys of 64, 105, 128 and 129 bytes), pipelined on one
+connection, each reply checked to be +OK; the driver counts what it sent.
+Nothing else sends a SET, so the whole workload runs inside both tools'
+windows and every count must be equal: bpftrace's map to the driver's count
+per key, and each xref probe's groups (the bytes its bound keeps, and
+whether it cut the key) and `passed` to bpftrace's counts of the keys its
+filter admits.
 
 Exit status 0 equal, 1 not, 77 (skip) when redis-server, redis-tools,
 bpftrace, xref or BPF is missing and XREF_REQUIRE_BPF is not 1.
@@ -39,18 +42,32 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from check_redis import RedisRun, check_main, verdict  # noqa: E402
 
-FETCH = "key=+0(+8(%dx)):string"
 # Each key is sent (weight x requests / 100) times; `user`, `users:9` and
 # `USER:1` share bytes with the prefix `user:` but do not start with it.
+# The long ones (redis keeps keys over 44 bytes in an object of their own)
+# are 64, 105, 128 and 129 bytes: at the bounds of 64 and 128 or past them.
 KEY_WEIGHTS = {"user:1": 9, "user:2": 7, "user:10": 5, "user:": 2, "user": 3, "users:9": 4, "USER:1": 2,
-               "session:a": 8, "session:b": 6, "cache:hot": 11, "cache:cold": 1, "order:42": 3}
-# (what a user writes in --filter, which keys it admits)
+               "session:a": 8, "session:b": 6, "cache:hot": 11, "cache:cold": 1, "order:42": 3,
+               "order:" + "z" * 58: 2, "user:" + "x" * 100: 3, "cache:" + "y" * 122: 2, "cache:" + "y" * 123: 1}
+# bpftrace reads whole keys: its str() bound (BPFTRACE_STRLEN, NUL included) is past the longest.
+BPFTRACE_STRLEN = "200"
+# (what a user writes in --filter, which keys it admits, the :string bound)
 FILTERS = {
-    "all": (None, lambda key: True),
-    "prefix": ('key == "user:*"', lambda key: key.startswith("user:")),
-    "exact": ('key == "cache:hot"', lambda key: key == "cache:hot"),
-    "not": ('key != "session:a"', lambda key: key != "session:a"),
+    "all": (None, lambda key: True, 64),
+    "all-128": (None, lambda key: True, 128),
+    "prefix": ('key == "user:*"', lambda key: key.startswith("user:"), 64),
+    "exact": ('key == "cache:hot"', lambda key: key == "cache:hot", 64),
+    "not": ('key != "session:a"', lambda key: key != "session:a", 128),
 }
+
+
+def fetch(bound: int) -> str:
+    return "key=+0(+8(%dx)):string" + ("" if bound == 64 else f"[{bound}]")
+
+
+def kept(key: str, bound: int) -> tuple[str, bool]:
+    """What a :string[bound] fetch keeps of `key`, and whether it was cut."""
+    return key[:bound], len(key) > bound
 
 
 def bpftrace_program(path: str, pid: int) -> str:
@@ -94,16 +111,17 @@ def drive(port: int, requests: int) -> Counter:
 
 def groups_of(address: dict) -> Counter:
     groups = address.get("groups", {})
-    return Counter({value["string"]: value["hits"] for value in groups.get("values", [])})
+    return Counter({(value["string"], value["truncated"]): value["hits"] for value in groups.get("values", [])})
 
 
 def run(xref: str, server_path: str, requests: int) -> int:
     with RedisRun(server_path, "xref-realcode-redis-strings-") as redis:
-        bpftrace, bpftrace_output = redis.start_bpftrace(bpftrace_program(redis.binary, redis.server.pid), "live")
+        bpftrace, bpftrace_output = redis.start_bpftrace(bpftrace_program(redis.binary, redis.server.pid), "live",
+                                                         {"BPFTRACE_STRLEN": BPFTRACE_STRLEN})
 
         probers = {}
-        for name, (condition, _) in FILTERS.items():
-            argv = [xref, "probe", "--pid", str(redis.server.pid), "setKey", "--fetch", FETCH, "--group-by", "key",
+        for name, (condition, _, bound) in FILTERS.items():
+            argv = [xref, "probe", "--pid", str(redis.server.pid), "setKey", "--fetch", fetch(bound), "--group-by", "key",
                     "--duration-ms", "0", "--json"]
             if condition:
                 argv += ["--filter", condition]
@@ -128,19 +146,22 @@ def run(xref: str, server_path: str, requests: int) -> int:
             problems.append(f"bpftrace counted {dict(seen)}, the driver sent {dict(sent)}")
         total = sum(sent.values())
         for name, (prober, path) in probers.items():
-            condition, admits = FILTERS[name]
+            condition, admits, bound = FILTERS[name]
             with open(path) as output:
                 document = json.load(output)
-            label = f"xref probe --filter '{condition}'" if condition else "xref probe (no filter)"
+            label = f"xref probe --fetch '{fetch(bound)}' " + (f"--filter '{condition}'" if condition else "(no filter)")
             if prober.returncode != 0:
                 problems.append(f"{label} exited with status {prober.returncode}")
             if not document["summary"]["complete"]:
                 problems.append(f"{label}: the result is not complete: {document['summary']}")
             (address,) = document["addresses"]
-            expected = Counter({key: count for key, count in seen.items() if admits(key)})
+            expected = Counter()
+            for key, count in seen.items():
+                if admits(key):
+                    expected[kept(key, bound)] += count
             groups = address["groups"]
             counted = groups_of(address)
-            print(f"{label}: hits {address['hits']} passed {address['passed']} groups {dict(counted)}")
+            print(f"{label}: hits {address['hits']} passed {address['passed']} groups {len(counted)}")
             if counted != expected:
                 problems.append(f"{label}: groups {dict(counted)}, bpftrace's keys it admits {dict(expected)}")
             if address["hits"] != total:
