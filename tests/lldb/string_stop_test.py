@@ -1,8 +1,9 @@
 """`--stop-when` on a :string fetch in real lldb-19 (batch mode) with the
 plugin and the real helper: string_target (gcc and clang -O2) passes its
-keys to lookup_key; `--stop-when 'key == "stop-here"'` (exact) and
-`'key == "stop*"'` (prefix) must stop the thread once, at the first key
-that matches, LLDB reporting signal SIGRTMAX-1 in lookup_key with %rdi
+keys to lookup_key; `--stop-when 'key == "stop-here"'` (exact),
+`'key == "stop*"'` (prefix) and the exact one with `--skip 1` must stop
+the thread once, at the key that matches (the first; the second with
+--skip 1), LLDB reporting signal SIGRTMAX-1 in lookup_key with %rdi
 pointing at that key; the keys the target logged up to the stop must be
 what the probe counted there, and its record at exit what the session
 counted (tests/support/string_stop.py). Batch mode ends its -o commands at

@@ -5,8 +5,8 @@ string_target (tests/targets, gcc and clang -O2) passes KEYS once each to
 lookup_key(const char *key), logging each key just before the call (--log)
 and writing the count per key at its exit (--record). A probe session
 `xref probe lookup_key --fetch 'key=+0(%di):string' --group-by key
---stop-when COND` must stop the thread once, in lookup_key, at the first
-key COND admits; there the target's log (every key passed so far, the one
+--stop-when COND [--skip N]` must stop the thread once, in lookup_key, at
+the first key COND admits after N of them; there the target's log (every key passed so far, the one
 stopped at included) must be what the probe counted, key by key and in
 order, and at the end the target's record what the session counted.
 
@@ -24,22 +24,26 @@ STRING_TARGET_DIR = os.environ.get("XREF_STRING_TARGET_DIR", "")
 # that differs in case, "stop-her" (a prefix of the exact constant) and
 # "stop-here-too" (which starts with it); "stop-here" comes twice.
 KEYS = ["get", "set", "sto", "Stop", "stop-her", "stop-here-too", "set", "stop-here", "get", "stop-here"]
+# (--stop-when, the keys it admits, --skip: how many of them pass first)
 CASES = {
-    "exact": ('key == "stop-here"', lambda key: key == "stop-here"),
-    "prefix": ('key == "stop*"', lambda key: key.startswith("stop")),
+    "exact": ('key == "stop-here"', lambda key: key == "stop-here", 0),
+    "prefix": ('key == "stop*"', lambda key: key.startswith("stop"), 0),
+    "skip": ('key == "stop-here"', lambda key: key == "stop-here", 1),
 }
+ORDINALS = ["1st", "2nd", "3rd", "4th"]
 
 
 def probe_command(case):
-    condition, _ = CASES[case]
+    condition, _, skip = CASES[case]
     return ("xref probe lookup_key --fetch 'key=+0(%%di):string' --group-by key --first 0 --stop-when '%s' "
-            "--duration-ms 0" % condition)
+            "--skip %d --duration-ms 0" % (condition, skip))
 
 
 def stop_key(case):
-    """(hit number, key) of the first key the case's condition admits."""
-    _, admits = CASES[case]
-    index = next(index for index, key in enumerate(KEYS) if admits(key))
+    """(hit number, key) of the key the case stops at: the first its
+    condition admits after --skip of them."""
+    _, admits, skip = CASES[case]
+    index = [index for index, key in enumerate(KEYS) if admits(key)][skip]
     return index + 1, KEYS[index]
 
 
@@ -96,10 +100,10 @@ def check_helper_text(case, output, stopped_text, show_at_stop, show_at_end, rec
     """What the helper wrote, against the target's log and record.
     `stopped_text`: from `continue` to the first command after the stop;
     `check(condition, message)` raises with the debugger's output."""
-    condition, _ = CASES[case]
+    condition, _, skip = CASES[case]
     hit, key = stop_key(case)
-    stop_line = (r"\nxref: probe session 1 stopped thread \d+: hit %d of lookup_key, the 1st where --stop-when "
-                 r"'%s' held: key=\"%s\"\n" % (hit, re.escape(condition), re.escape(key)))
+    stop_line = (r"\nxref: probe session 1 stopped thread \d+: hit %d of lookup_key, the %s where --stop-when "
+                 r"'%s' held: key=\"%s\"\n" % (hit, ORDINALS[skip], re.escape(condition), re.escape(key)))
     check(re.search(stop_line, stopped_text) is not None, "no stop line for hit %d (key %r)" % (hit, key))
     check(stopped_text.count("stopped thread") == 1, "not one stop")
     check(output.count(" stopped thread ") == output.count("(gdb) xref show") + output.count("(lldb) xref show") + 1,
