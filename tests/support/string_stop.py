@@ -1,14 +1,15 @@
 """`--stop-when` on a :string fetch, the scenario GDB and LLDB share
-(tests/gdb/gdb_string_stop_test.py, tests/lldb/string_stop_test.py).
+(tests/gdb/string_stop_test.py, tests/lldb/string_stop_test.py).
 
 string_target (tests/targets, gcc and clang -O2) passes KEYS once each to
 lookup_key(const char *key), logging each key just before the call (--log)
 and writing the count per key at its exit (--record). A probe session
 `xref probe lookup_key --fetch 'key=+0(%di):string' --group-by key
 --stop-when COND [--skip N]` must stop the thread once, in lookup_key, at
-the first key COND admits after N of them; there the target's log (every key passed so far, the one
-stopped at included) must be what the probe counted, key by key and in
-order, and at the end the target's record what the session counted.
+the first key COND admits after N of them; there the target's log (every
+key passed so far, the one stopped at included) must be what the probe
+counted, key by key and in order, and at the end the target's record what
+the session counted.
 
 The debugger's part (its stop reason and frame) is each test's; what the
 helper writes is the same text in both, so it is read here."""
