@@ -34,11 +34,13 @@ SETS_BEFORE = 5
 SITE_BYTES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support", "site_bytes.py")
 
 
-def background(port: int, *commands: list[str]) -> str:
+def background(port: int, *commands: list[str], done: str = "") -> str:
     """A gdb command that starts redis-cli runs in the background: they
-    complete once gdb lets redis-server run."""
+    complete once gdb lets redis-server run (then `done` is made, if given)."""
     script = "; ".join("redis-cli -p %d %s > /dev/null" % (port, " ".join(shlex.quote(word) for word in words))
                        for words in commands)
+    if done:
+        script += "; touch " + shlex.quote(done)
     return "python import subprocess; subprocess.Popen(['sh', '-c', %r])" % script
 
 
