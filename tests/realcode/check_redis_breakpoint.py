@@ -84,9 +84,7 @@ def run(xref: str, loader: str, server_path: str) -> int:
         if redis.server.poll() is not None:
             problems.append(f"redis-server died after gdb detached (status {redis.server.returncode})")
         else:
-            subprocess.run(["redis-cli", "-p", str(port), "shutdown", "nosave"], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
-            status = redis.server.wait()
+            status = redis.shutdown()
             if status != 0:
                 problems.append(f"redis-server ended with status {status} (133 is SIGTRAP from a stray int3)")
     return verdict(problems)

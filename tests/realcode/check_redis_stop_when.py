@@ -116,9 +116,7 @@ def run(xref: str, debugger: str, program: str, front_end: str, server_path: str
             stored = {key: redis_cli(redis.port, "get", key) for key in last}
             if stored != last:
                 problems.append(f"redis-server holds {stored}, the SETs sent {last}")
-            subprocess.run(["redis-cli", "-p", str(redis.port), "shutdown", "nosave"], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
-        status = redis.server.wait()
+        status = redis.shutdown()
         if status != 0:
             problems.append(f"redis-server ended with status {status}")
     return verdict(problems)
