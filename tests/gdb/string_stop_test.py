@@ -15,17 +15,27 @@ from gdb_batch import main, require_bpf, run_gdb
 from string_stop import CASES, Scenario, check_helper_text, probe_command, stop_key
 
 
+# The words are split as in a shell (and in LLDB): a quote left open is
+# refused before anything starts, the session after it is session 1.
+UNCLOSED = "xref probe lookup_key --fetch 'key=+0(%di):string' --stop-when 'key == \"stop"
+
+
 def string_stop(case, compiler):
     require_bpf()
     with Scenario(compiler) as scenario:
-        run = run_gdb(["break main", "run", "delete 1", probe_command(case), "continue", "bt 1", "x/s $rdi",
-                       "python " + scenario.print_log(), "xref show", "continue", "xref show"], scenario.target())
+        refused = [UNCLOSED] if case == "escaped" else []
+        run = run_gdb(["break main", "run", "delete 1"] + refused +
+                      [probe_command(case), "continue", "bt 1", "x/s $rdi", "python " + scenario.print_log(),
+                       "xref show", "continue", "xref show"], scenario.target())
 
         def check(condition, message):
             if not condition:
                 raise AssertionError(message + "\n--- gdb output ---\n" + run.output)
 
         check(run.exit_status == 0, "gdb failed")
+        if refused:
+            check(run.has("\nxref: cannot split `%s` into words (no closing quotation); close each quote, as in a "
+                          "shell\n" % UNCLOSED), "no error for the quote left open")
         _, key = stop_key(case)
         stopped = run.between("(gdb) continue", "(gdb) bt 1")
         check(re.search(r"\nCatchpoint 2 \(signal SIG63\), (?:0x[0-9a-f]+ in )?lookup_key \(", stopped) is not None,

@@ -23,13 +23,16 @@ STRING_TARGET_DIR = os.environ.get("XREF_STRING_TARGET_DIR", "")
 
 # Keys a wrong comparison would stop at first: a shorter "sto", a "Stop"
 # that differs in case, "stop-her" (a prefix of the exact constant) and
-# "stop-here-too" (which starts with it); "stop-here" comes twice.
-KEYS = ["get", "set", "sto", "Stop", "stop-her", "stop-here-too", "set", "stop-here", "get", "stop-here"]
+# "stop-here-too" (which starts with it); "stop-here" comes twice, and
+# "stop*" is a key (`"stop\*"` in a condition) as well as a prefix.
+KEYS = ["get", "set", "sto", "Stop", "stop-her", "stop-here-too", "stop*", "set", "stop-here", "get", "stop-here"]
 # (--stop-when, the keys it admits, --skip: how many of them pass first)
 CASES = {
     "exact": ('key == "stop-here"', lambda key: key == "stop-here", 0),
     "prefix": ('key == "stop*"', lambda key: key.startswith("stop"), 0),
     "skip": ('key == "stop-here"', lambda key: key == "stop-here", 1),
+    # The escape as docs/probe.md writes it, in the same words as in a shell.
+    "escaped": ('key == "stop\\*"', lambda key: key == "stop*", 0),
 }
 ORDINALS = ["1st", "2nd", "3rd", "4th"]
 
@@ -92,7 +95,7 @@ def shown_probe(text):
     """lookup_key's hits, its groups by key and its samples' keys (in hit
     order) in an `xref show` text."""
     hits = re.search(r"\n  lookup_key at \S+  hits (\d+)  passed (\d+)  ", text)
-    groups = Counter({key: int(count) for count, key in re.findall(r"\n      (\d+)  \"([^\"]*)\"(?=\n)", text)})
+    groups = Counter({key: int(count) for count, key in re.findall(r"\n +(\d+)  \"([^\"]*)\"(?=\n)", text)})
     samples = re.findall(r"\n    sample hit (\d+)  thread \d+  key=\"([^\"]*)\"(?=\n)", text)
     return (None if hits is None else int(hits.group(1))), groups, samples
 
