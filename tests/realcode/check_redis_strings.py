@@ -12,9 +12,10 @@ xref `key=+0(+8(%dx)):string`, bpftrace `str(*(uint64 *)(arg2 + 8))`.
 
 Starts redis-server on a free loopback port with no persistence, then
 bpftrace (`@keys[str(...)] = count()`, whole keys: BPFTRACE_STRLEN=200,
-proven live by a PING it sees) and, once bpftrace is in, five `xref probe
+proven live by a PING it sees) and, once bpftrace is in, six `xref probe
 setKey` at once, all grouped by key: with no filter (bounds 64 and 128),
-with a prefix filter (`key == "user:*"`), an exact one and a `!=`. Only
+with a prefix filter (`key == "user:*"`, also on the tracefs backend), an
+exact one and a `!=`. Only
 then does the driver talk to the server: SETs of a fixed mix of keys
 (several prefixes; keys a wrong prefix test would take: `user`, `users:9`,
 `USER:1`; keys of 64, 105, 128 and 129 bytes), pipelined on one
@@ -51,13 +52,15 @@ KEY_WEIGHTS = {"user:1": 9, "user:2": 7, "user:10": 5, "user:": 2, "user": 3, "u
                "order:" + "z" * 58: 2, "user:" + "x" * 100: 3, "cache:" + "y" * 122: 2, "cache:" + "y" * 123: 1}
 # bpftrace reads whole keys: its str() bound (BPFTRACE_STRLEN, NUL included) is past the longest.
 BPFTRACE_STRLEN = "200"
-# (what a user writes in --filter, which keys it admits, the :string bound)
+# (what a user writes in --filter, which keys it admits, the :string bound,
+# the backend: tracefs reads with the kernel's :string and cuts it itself)
 FILTERS = {
-    "all": (None, lambda key: True, 64),
-    "all-128": (None, lambda key: True, 128),
-    "prefix": ('key == "user:*"', lambda key: key.startswith("user:"), 64),
-    "exact": ('key == "cache:hot"', lambda key: key == "cache:hot", 64),
-    "not": ('key != "session:a"', lambda key: key != "session:a", 128),
+    "all": (None, lambda key: True, 64, "auto"),
+    "all-128": (None, lambda key: True, 128, "auto"),
+    "prefix": ('key == "user:*"', lambda key: key.startswith("user:"), 64, "auto"),
+    "exact": ('key == "cache:hot"', lambda key: key == "cache:hot", 64, "auto"),
+    "not": ('key != "session:a"', lambda key: key != "session:a", 128, "auto"),
+    "prefix-tracefs": ('key == "user:*"', lambda key: key.startswith("user:"), 64, "tracefs"),
 }
 
 
@@ -120,9 +123,9 @@ def run(xref: str, server_path: str, requests: int) -> int:
                                                          {"BPFTRACE_STRLEN": BPFTRACE_STRLEN})
 
         probers = {}
-        for name, (condition, _, bound) in FILTERS.items():
+        for name, (condition, _, bound, backend) in FILTERS.items():
             argv = [xref, "probe", "--pid", str(redis.server.pid), "setKey", "--fetch", fetch(bound), "--group-by", "key",
-                    "--duration-ms", "0", "--json"]
+                    "--backend", backend, "--duration-ms", "0", "--json"]
             if condition:
                 argv += ["--filter", condition]
             path = os.path.join(redis.work, f"probe-{name}.json")
@@ -146,10 +149,11 @@ def run(xref: str, server_path: str, requests: int) -> int:
             problems.append(f"bpftrace counted {dict(seen)}, the driver sent {dict(sent)}")
         total = sum(sent.values())
         for name, (prober, path) in probers.items():
-            condition, admits, bound = FILTERS[name]
+            condition, admits, bound, backend = FILTERS[name]
             with open(path) as output:
                 document = json.load(output)
-            label = f"xref probe --fetch '{fetch(bound)}' " + (f"--filter '{condition}'" if condition else "(no filter)")
+            label = (f"xref probe --backend {backend} --fetch '{fetch(bound)}' "
+                     + (f"--filter '{condition}'" if condition else "(no filter)"))
             if prober.returncode != 0:
                 problems.append(f"{label} exited with status {prober.returncode}")
             if not document["summary"]["complete"]:
