@@ -239,9 +239,13 @@ def between_markers(calls: list, counts_of) -> list:
     return calls[echoes[0]:echoes[-1] + 1]
 
 
-def missing_facility(xref: str, server: str) -> str | None:
-    for program, package in ((server, "redis-server"), ("redis-cli", "redis-tools"),
-                             ("redis-benchmark", "redis-tools"), ("bpftrace", "bpftrace")):
+PEERS = (("redis-cli", "redis-tools"), ("redis-benchmark", "redis-tools"), ("bpftrace", "bpftrace"))
+
+
+def missing_facility(xref: str, server: str, programs: tuple = PEERS) -> str | None:
+    """What a redis check lacks: redis-server, `programs` (program, Debian
+    package), the xref helper, or root for BPF; None when nothing."""
+    for program, package in ((server, "redis-server"), *programs):
         if shutil.which(program) is None:
             return f"{program} (Debian package {package})"
     if not os.access(xref, os.X_OK):

@@ -21,13 +21,12 @@ import argparse
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from check_redis import RedisRun, redis_cli, verdict  # noqa: E402
+from check_redis import RedisRun, missing_facility, redis_cli, verdict  # noqa: E402
 from realcode.facility import missing_status  # noqa: E402
 
 SETS_BEFORE = 5
@@ -96,13 +95,9 @@ def main() -> int:
     parser.add_argument("--gdb-loader", required=True)
     parser.add_argument("--redis-server", default="/usr/bin/redis-server")
     options = parser.parse_args()
-    for program, package in ((options.redis_server, "redis-server"), ("redis-cli", "redis-tools"), ("gdb", "gdb")):
-        if shutil.which(program) is None:
-            return missing_status(f"{program} (Debian package {package})")
-    if not os.access(options.xref, os.X_OK):
-        return missing_status(f"the xref helper ({options.xref})")
-    if os.geteuid() != 0:
-        return missing_status("BPF (run as root)")
+    missing = missing_facility(options.xref, options.redis_server, (("redis-cli", "redis-tools"), ("gdb", "gdb")))
+    if missing:
+        return missing_status(missing)
     return run(options.xref, options.gdb_loader, options.redis_server)
 
 

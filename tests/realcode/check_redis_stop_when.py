@@ -24,7 +24,6 @@ import argparse
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 import time
@@ -32,7 +31,7 @@ from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from check_redis import RedisRun, redis_cli, verdict  # noqa: E402
+from check_redis import RedisRun, missing_facility, redis_cli, verdict  # noqa: E402
 from check_redis_breakpoint import background  # noqa: E402
 from realcode.facility import missing_status  # noqa: E402
 
@@ -130,16 +129,13 @@ def main() -> int:
     parser.add_argument("--front-end", required=True, help="gdb-python/xref.py or the LLDB plugin")
     parser.add_argument("--redis-server", default="/usr/bin/redis-server")
     options = parser.parse_args()
-    program = options.debugger_program or {"gdb": "gdb", "lldb": "lldb-19"}[options.debugger]
-    needed = ((options.redis_server, "redis-server"), ("redis-cli", "redis-tools"),
-              (program, {"gdb": "gdb", "lldb": "lldb-19"}[options.debugger]))
-    for needed_program, package in needed:
-        if shutil.which(needed_program) is None:
-            return missing_status(f"{needed_program} (Debian package {package})")
-    if not os.access(options.xref, os.X_OK) or not os.path.exists(options.front_end):
-        return missing_status(f"the xref helper ({options.xref}) and front end ({options.front_end})")
-    if os.geteuid() != 0:
-        return missing_status("BPF (run as root)")
+    package = {"gdb": "gdb", "lldb": "lldb-19"}[options.debugger]
+    program = options.debugger_program or package
+    missing = missing_facility(options.xref, options.redis_server, (("redis-cli", "redis-tools"), (program, package)))
+    if not missing and not os.path.exists(options.front_end):
+        missing = f"the xref front end ({options.front_end})"
+    if missing:
+        return missing_status(missing)
     return run(options.xref, options.debugger, program, options.front_end, options.redis_server)
 
 
