@@ -1,7 +1,8 @@
 // string_target: the ground truth for :string fetches. After its go file
 // appears it passes a fixed list of keys, `--rounds` times, to
 // lookup_key(const char *key) and to handle_command(const struct command *),
-// whose name is an array 8 bytes into the struct; then it writes every
+// whose name is an array 8 bytes into the struct, both called by
+// handle_key(key, command); then it writes every
 // distinct key (hex, so any byte survives) with how often it was passed,
 // and exits. Built by gcc and clang -O2 as users build.
 //   string_target --record FILE --go-file FILE [--rounds N]
@@ -38,6 +39,12 @@ __attribute__((noinline)) int handle_command(const struct command *command) {
   return (int)(sink & 1);
 }
 
+// Both for one key: a window of `xref trace --start handle_key` holds one
+// call of each (a sum, so neither is a tail call).
+__attribute__((noinline)) int handle_key(const char *key, const struct command *command) {
+  return lookup_key(key) + handle_command(command);
+}
+
 int main(int argc, char **argv) {
   const char *record = NULL, *go_file = NULL;
   int rounds = 3;
@@ -62,8 +69,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < KEY_COUNT; ++i) {
       struct command command = {(int)i, 0, {0}};
       strncpy(command.name, keys[i], sizeof command.name - 1);
-      lookup_key(keys[i]);
-      handle_command(&command);
+      sink += (unsigned long)handle_key(keys[i], &command);
       ++passed[i];
     }
   }

@@ -15,6 +15,7 @@
 #include "input/input_file.h"
 #include "input/untrusted_json.h"
 #include "number_parse.h"
+#include "render/fetch_text.h"
 #include "trace/saved/document.h"
 
 namespace xref {
@@ -439,6 +440,12 @@ std::string saved_text(const nlohmann::json& object, const char* key) {
 }
 
 nlohmann::json saved_fetch_value(const nlohmann::json& fetch) {
+  // A :string fetch as its text shows it: "set", or "xxx…" (cut at 64 bytes).
+  if (const auto string = fetch.find("string"); string != fetch.end() && string->is_string()) {
+    const auto length = fetch.find("length");
+    return render::string_text(string->get<std::string>(), fetch.value("truncated", false),
+                               length != fetch.end() && length->is_number_unsigned() ? length->get<uint64_t>() : 0);
+  }
   if (fetch.contains("signed_value")) return fetch["signed_value"];
   if (fetch.contains("value") && !fetch["value"].is_null()) return fetch["value"];
   const auto error = fetch.find("error");

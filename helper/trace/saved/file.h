@@ -117,8 +117,9 @@ const nlohmann::json* window_with_id(const TraceFile& file, uint64_t id);
 std::string window_ids_text(const std::vector<std::optional<uint64_t>>& ids);
 
 // A saved fetch's value as shown to people: signed_value (a number) for a
-// signed fetch, the hex string otherwise, "<unreadable: ERROR>" when the
-// read failed.
+// signed fetch, the hex string otherwise, a :string fetch's text as trace
+// shows it ("\"set\"", "\"xxx…\" (cut at 64 bytes)"), "<unreadable: ERROR>"
+// when the read failed.
 nlohmann::json saved_fetch_value(const nlohmann::json& fetch);
 
 }  // namespace xref
