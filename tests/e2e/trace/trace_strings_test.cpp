@@ -223,6 +223,25 @@ TEST_P(TraceStrings, FetchAtAndTextShowTheStrings) {
   EXPECT_NE(show.out.find("name=\"setex\""), std::string::npos) << show.out.substr(0, 3000);
   EXPECT_NE(show.out.find("name=\"" + std::string(16, 'x') + "\u2026\" (cut at 16 bytes)"), std::string::npos)
       << show.out.substr(0, 3000);
+
+  // trace diff of the first two windows (keys "set" and "setex"): the
+  // changed values as the text shows them; trace export: the strings in the
+  // calls' args.
+  const XrefRun diff = run_xref({"trace", "diff", saved, saved, "--window", "1", "--window-b", "2"});
+  EXPECT_EQ(diff.exit_status, 1) << diff.err << diff.out;
+  EXPECT_NE(diff.out.find("key: \"set\" \u2192 \"setex\""), std::string::npos) << diff.out;
+  EXPECT_NE(diff.out.find("name: \"set\" \u2192 \"setex\""), std::string::npos) << diff.out;
+  const XrefRun same = run_xref({"trace", "diff", saved, saved, "--window", "1", "--window-b", "3"});
+  EXPECT_EQ(same.exit_status, 0) << same.err << same.out;
+  const XrefRun exported = run_xref({"trace", "export", saved});
+  ASSERT_EQ(exported.exit_status, 0) << exported.err;
+  std::map<std::string, uint64_t> exported_keys;
+  const nlohmann::json timeline = nlohmann::json::parse(exported.out);
+  for (const auto& event : timeline["traceEvents"]) {
+    if (event["name"] == "lookup_key") ++exported_keys[event["args"]["key"].get<std::string>()];
+  }
+  EXPECT_EQ(exported_keys["\"set\""], keys_["set"]);
+  EXPECT_EQ(exported_keys["\"" + std::string(64, 'x') + "\u2026\" (cut at 64 bytes)"], keys_[std::string(100, 'x')]);
   unlink(saved.c_str());
 }
 
