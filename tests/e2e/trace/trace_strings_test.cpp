@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "probe_harness.h"
+#include "string_target.h"
 #include "tracefs_state.h"
 
 namespace xref::test {
@@ -21,79 +22,19 @@ namespace {
 
 constexpr int kRounds = 2;
 
-// The record: key bytes -> times passed ("HEX COUNT" lines, "-" the empty key).
-std::map<std::string, uint64_t> read_keys(const std::string& path) {
-  std::map<std::string, uint64_t> keys;
-  std::ifstream in(path);
-  std::string hex;
-  uint64_t count = 0;
-  while (in >> hex >> count) {
-    std::string key;
-    for (size_t i = 0; hex != "-" && i + 1 < hex.size(); i += 2) {
-      key += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
-    }
-    keys[key] = count;
-  }
-  return keys;
-}
-
-// What xref's JSON shows of `key` fetched with `bound`: its first `bound`
-// bytes, any byte that is not UTF-8 as U+FFFD (as every JSON of xref).
-std::string shown(const std::string& key, size_t bound) {
-  return nlohmann::json::parse(
-             nlohmann::json(key.substr(0, bound)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
-      .get<std::string>();
-}
-
-struct StringsCase {
-  std::string compiler;
-  std::string backend;
-};
-
-class TraceStrings : public ::testing::TestWithParam<StringsCase> {
+class TraceStrings : public StringTargetTest {
  protected:
-  void SetUp() override {
-    if (GetParam().backend == "tracefs") {
-      XREF_REQUIRE(tracefs_usable(), "root and tracefs");
-    } else {
-      XREF_REQUIRE(bpf_usable(), "root for BPF");
-    }
-  }
+  TraceStrings() : StringTargetTest("trace") {}
 
   // Traces a fresh target with `args` until it exits; its whole output.
   XrefRun trace(std::vector<std::string> args, bool json = true) {
-    // A run of its own: the last run's go file would start the target untraced.
-    target_.reset();
-    unlink(record_.path.c_str());
-    unlink(record_.go_file().c_str());
-    target_ = std::make_unique<TargetProcess>(std::vector<std::string>{
-        binary(), "--record", record_.path, "--go-file", record_.go_file(), "--rounds", std::to_string(kRounds)});
-    std::vector<std::string> all = {"trace", "--pid", std::to_string(target_->pid()), "--duration-ms", "60000",
-                                    "--backend", GetParam().backend};
+    std::vector<std::string> all = {"--duration-ms", "60000", "--backend", GetParam().backend};
     if (json) all.push_back("--json");
     all.insert(all.end(), args.begin(), args.end());
-    XrefRun run = run_xref_attached(all, record_.go_file());
-    EXPECT_EQ(run.exit_status, kProcessExited) << run.err << run.out.substr(0, 4000);
-    keys_ = read_keys(record_.path);
-    EXPECT_EQ(keys_.size(), 10u) << "the record has every distinct key";
-    return run;
+    return run_on_target("trace", all, kRounds);
   }
-  nlohmann::json trace_json(std::vector<std::string> args) {
-    const XrefRun run = trace(std::move(args));
-    try {
-      return run.json();
-    } catch (const std::exception&) {
-      ADD_FAILURE() << run.out << run.err;
-      return {};
-    }
-  }
+  nlohmann::json trace_json(std::vector<std::string> args) { return json_of(trace(std::move(args))); }
 
-  std::string binary() const { return std::string(XREF_TARGETS_DIR) + "/string_target-" + GetParam().compiler; }
-  uint64_t passed_where(const std::function<bool(const std::string&)>& keep) const {
-    uint64_t total = 0;
-    for (const auto& [key, count] : keys_) total += keep(key) ? count : 0;
-    return total;
-  }
   // Every window's start string -> windows, each window checked to be
   // one complete call of lookup_key with its string at entry.
   static std::map<std::string, uint64_t> window_keys(const nlohmann::json& document) {
@@ -108,9 +49,6 @@ class TraceStrings : public ::testing::TestWithParam<StringsCase> {
     return seen;
   }
 
-  RecordFile record_{"trace-strings-" + GetParam().compiler + "-" + GetParam().backend};
-  std::unique_ptr<TargetProcess> target_;
-  std::map<std::string, uint64_t> keys_;
 };
 
 // One window per call of lookup_key: its key is the record's, cut at the
@@ -245,10 +183,7 @@ TEST_P(TraceStrings, FetchAtAndTextShowTheStrings) {
   unlink(saved.c_str());
 }
 
-INSTANTIATE_TEST_SUITE_P(Compilers, TraceStrings,
-                         ::testing::Values(StringsCase{"gcc", "auto"}, StringsCase{"clang", "auto"},
-                                           StringsCase{"gcc", "tracefs"}, StringsCase{"clang", "tracefs"}),
-                         [](const auto& instance) { return instance.param.compiler + "_" + instance.param.backend; });
+INSTANTIATE_TEST_SUITE_P(Compilers, TraceStrings, ::testing::ValuesIn(string_cases()), string_case_name);
 
 }  // namespace
 }  // namespace xref::test
