@@ -62,8 +62,9 @@ inline std::string string_case_name(const ::testing::TestParamInfo<StringsCase>&
 // until it exits and reads its record.
 class StringTargetTest : public ::testing::TestWithParam<StringsCase> {
  protected:
-  explicit StringTargetTest(const std::string& command)
-      : record_(command + "-strings-" + GetParam().compiler + "-" + GetParam().backend) {}
+  // `rounds`: how often the target passes each key in a run.
+  StringTargetTest(const std::string& command, int rounds)
+      : rounds_(rounds), record_(command + "-strings-" + GetParam().compiler + "-" + GetParam().backend) {}
 
   void SetUp() override {
     if (GetParam().backend == "tracefs") {
@@ -73,15 +74,15 @@ class StringTargetTest : public ::testing::TestWithParam<StringsCase> {
     }
   }
 
-  // `xref COMMAND --pid P ARGS...` on a fresh target passing each key
-  // `rounds` times; it must end with the target's exit.
-  XrefRun run_on_target(const std::string& command, const std::vector<std::string>& args, int rounds) {
+  // `xref COMMAND --pid P ARGS...` on a fresh target; it must end with the
+  // target's exit.
+  XrefRun run_on_target(const std::string& command, const std::vector<std::string>& args) {
     // A run of its own: the last run's go file would start the target unobserved.
     target_.reset();
     unlink(record_.path.c_str());
     unlink(record_.go_file().c_str());
     target_ = std::make_unique<TargetProcess>(std::vector<std::string>{
-        binary(), "--record", record_.path, "--go-file", record_.go_file(), "--rounds", std::to_string(rounds)});
+        binary(), "--record", record_.path, "--go-file", record_.go_file(), "--rounds", std::to_string(rounds_)});
     std::vector<std::string> all = {command, "--pid", std::to_string(target_->pid())};
     all.insert(all.end(), args.begin(), args.end());
     XrefRun run = run_xref_attached(all, record_.go_file());
@@ -109,6 +110,7 @@ class StringTargetTest : public ::testing::TestWithParam<StringsCase> {
     return total;
   }
 
+  const int rounds_;
   RecordFile record_;
   std::unique_ptr<TargetProcess> target_;
   std::map<std::string, uint64_t> keys_;

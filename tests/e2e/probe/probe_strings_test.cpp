@@ -22,17 +22,15 @@
 namespace xref::test {
 namespace {
 
-constexpr int kRounds = 3;
-
 class ProbeStrings : public StringTargetTest {
  protected:
-  ProbeStrings() : StringTargetTest("probe") {}
+  ProbeStrings() : StringTargetTest("probe", 3) {}
 
   // Probes lookup_key in a fresh target with `args` until it exits.
   nlohmann::json probe(std::vector<std::string> args) {
     std::vector<std::string> all = {"--json", "--duration-ms", "0", "--backend", GetParam().backend};
     all.insert(all.end(), args.begin(), args.end());
-    return json_of(run_on_target("probe", all, kRounds));
+    return json_of(run_on_target("probe", all));
   }
 };
 

@@ -20,18 +20,16 @@
 namespace xref::test {
 namespace {
 
-constexpr int kRounds = 2;
-
 class TraceStrings : public StringTargetTest {
  protected:
-  TraceStrings() : StringTargetTest("trace") {}
+  TraceStrings() : StringTargetTest("trace", 2) {}
 
   // Traces a fresh target with `args` until it exits; its whole output.
   XrefRun trace(std::vector<std::string> args, bool json = true) {
     std::vector<std::string> all = {"--duration-ms", "60000", "--backend", GetParam().backend};
     if (json) all.push_back("--json");
     all.insert(all.end(), args.begin(), args.end());
-    return run_on_target("trace", all, kRounds);
+    return run_on_target("trace", all);
   }
   nlohmann::json trace_json(std::vector<std::string> args) { return json_of(trace(std::move(args))); }
 
