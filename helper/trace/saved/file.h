@@ -122,4 +122,11 @@ std::string window_ids_text(const std::vector<std::optional<uint64_t>>& ids);
 // when the read failed.
 nlohmann::json saved_fetch_value(const nlohmann::json& fetch);
 
+// What is wrong with a saved :string fetch ({name type string length
+// truncated}), "" when nothing is: its string longer than 256 bytes can be
+// written (U+FFFD for each at worst), a length past 256, or a truncated that
+// is not true or false. Any other fetch: "". A saved file cannot make one
+// value any size.
+std::string saved_string_fetch_problem(const nlohmann::json& fetch);
+
 }  // namespace xref

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-#include "bpf_abi.h"
 #include "build_check.h"
 #include "input/input_file.h"
 #include "number_parse.h"
@@ -45,26 +44,6 @@ bool is_va(const nlohmann::json& object, const char* key, bool required) {
   return found->is_string() && parse_u64(found->get<std::string>(), key).ok();
 }
 
-// A :string fetch's string is at most as long as its bound allows (each
-// byte written as U+FFFD at worst), so a saved file cannot make one value
-// any size. Anything else is left to what reads it.
-Result<void> check_string_fetch(const nlohmann::json& fetch, const std::string& where) {
-  using Type = nlohmann::json::value_t;
-  if (!fetch.is_object() || !fetch.contains("string")) return {};
-  const std::string bound = std::to_string(XREF_STRING_MAX_BYTES);
-  if (!is_type(fetch, "string", Type::string, true) ||
-      fetch["string"].get_ref<const std::string&>().size() > 3 * XREF_STRING_MAX_BYTES) {
-    return bad_window(where, "a fetched string is not a string of at most " + bound + " characters");
-  }
-  if (!is_type(fetch, "length", Type::number_unsigned, true) || fetch["length"].get<uint64_t>() > XREF_STRING_MAX_BYTES) {
-    return bad_window(where, "a fetched string's length is not a number from 0 to " + bound);
-  }
-  if (!is_type(fetch, "truncated", Type::boolean, true)) {
-    return bad_window(where, "a fetched string's truncated is not true or false");
-  }
-  return {};
-}
-
 // The fields trace show reads, with the types docs/trace.md gives them, so
 // the rest of the code can read them without checking again.
 Result<void> check_event(const nlohmann::json& event, const std::string& where) {
@@ -88,7 +67,9 @@ Result<void> check_event(const nlohmann::json& event, const std::string& where) 
   if (!is_type(event, "fetches", Type::array, false)) return bad_window(where, "fetches is not a list");
   for (const auto& fetch : event.value("fetches", nlohmann::json::array())) {
     if (!fetch.is_object()) return bad_window(where, "a fetched value is not an object");
-    if (auto checked = check_string_fetch(fetch, where); !checked) return checked;
+    if (const std::string problem = saved_string_fetch_problem(fetch); !problem.empty()) {
+      return bad_window(where, problem);
+    }
   }
   return {};
 }
@@ -109,7 +90,9 @@ Result<void> check_saved_window(const nlohmann::json& window, size_t index) {
   if (!is_type(window, "possible_loss", Type::boolean, false)) return bad_window(where, "possible_loss is not true or false");
   if (!is_type(window, "start_fetches", Type::array, false)) return bad_window(where, "start_fetches is not a list");
   for (const auto& fetch : window.value("start_fetches", nlohmann::json::array())) {
-    if (auto checked = check_string_fetch(fetch, where); !checked) return checked;
+    if (const std::string problem = saved_string_fetch_problem(fetch); !problem.empty()) {
+      return bad_window(where, problem);
+    }
   }
   if (!is_type(window, "events", Type::array, true)) return bad_window(where, "it has no events list");
   size_t number = 0;
