@@ -104,7 +104,22 @@ HelperClient* Frontend::helper(Lines& lines, Failure& failure) {
   if (helper_) helper_died(lines);
   std::string source, error;
   helper_ = HelperClient::start(configured_or_default(source), "xref-lldb 0.2.0", kHandshakeTimeout, error);
-  if (!helper_) failure = "xref: " + error;
+  if (!helper_) {
+    failure = "xref: " + error;
+    return nullptr;
+  }
+  // A notification (a trace's --heartbeat-ms) prints as it comes while the
+  // process runs, as LLDB prints its own asynchronous output; at the prompt
+  // it is left out: the stop just printed what the sessions found.
+  helper_->set_event_handler([debugger = debugger_](const nlohmann::json& event) {
+    lldb::SBProcess process = lldb::SBDebugger(debugger).GetSelectedTarget().GetProcess();
+    if (!process.IsValid() || process.GetState() != lldb::eStateRunning) return;
+    Lines text;
+    for (const nlohmann::json& line : event.value("text", nlohmann::json::array())) {
+      if (line.is_string()) text.push_back(line.get<std::string>());
+    }
+    if (!text.empty()) print_async(debugger, text);
+  });
   return helper_.get();
 }
 
@@ -348,12 +363,16 @@ void Frontend::stop_hook_ran(lldb::SBProcess process) {
 }
 
 void Frontend::on_stopped(lldb::SBProcess process) {
+  const uint64_t at = monotonic_ns();
   const uint64_t pid = process.GetProcessID();
   const uint32_t stop = process.GetStopID(false);
   Lines lines;
   {
     auto held = lock();
     if (stopping_) return;
+    // Since when it sits stopped: the stop hook's request may have said
+    // already (earlier); else the moment LLDB told of the stop.
+    if (auto& since = stopped_since_[pid]; since.first != stop || since.second == 0) since = {stop, at};
     // The stop hook of this stop, if LLDB ran one, has finished: the event
     // comes here after it (stop_listener.h).
     auto hooked = hooked_stops_.find(pid);
@@ -365,11 +384,14 @@ void Frontend::on_stopped(lldb::SBProcess process) {
 }
 
 void Frontend::on_resumed(lldb::SBProcess process) {
+  // Read before the lock, which a command may hold: the process runs already
+  // (the helper also cuts a stop at the first event a probe saw after it).
+  const uint64_t at = monotonic_ns();
   const uint64_t pid = process.GetProcessID();
   auto held = lock();
   stopped_since_.erase(pid);
   // A window's time leaves out the time the process sat stopped.
-  if (HelperClient* helper = running_helper()) helper->notify("resumed", {{"pid", pid}, {"at_ns", monotonic_ns()}});
+  if (HelperClient* helper = running_helper()) helper->notify("resumed", {{"pid", pid}, {"at_ns", at}});
 }
 
 void Frontend::on_exited(lldb::SBProcess) {

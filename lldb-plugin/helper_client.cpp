@@ -214,15 +214,24 @@ void HelperClient::read_loop() {
   mark_ended(how);
 }
 
+void HelperClient::set_event_handler(EventHandler handler) {
+  std::lock_guard lock(mutex_);
+  on_event_ = std::move(handler);
+}
+
 void HelperClient::handle_line(const std::string& line) {
   nlohmann::json message = nlohmann::json::parse(line, nullptr, false);
+  EventHandler on_event;
+  const bool is_event = message.is_object() && message.value("type", "") == "event";
   {
     std::lock_guard lock(mutex_);
     if (!message.is_object()) {
       ++unparsed_lines_;
       return;
     }
-    if (message.value("type", "") == "hello" && !hello_seen_) {
+    if (is_event) {
+      on_event = on_event_;
+    } else if (message.value("type", "") == "hello" && !hello_seen_) {
       hello_seen_ = true;
       hello_ = std::move(message);
     } else if (message.contains("id") && message["id"].is_number_integer()) {
@@ -244,6 +253,10 @@ void HelperClient::handle_line(const std::string& line) {
       ++unparsed_lines_;
       return;
     }
+  }
+  if (is_event) {
+    if (on_event) on_event(message);
+    return;
   }
   changed_.notify_all();
 }

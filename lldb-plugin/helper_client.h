@@ -1,5 +1,5 @@
 // The front end's side of the helper protocol (docs/protocol.md, protocol
-// 2: no events, the helper renders): starts the helper, does the handshake,
+// 2: the helper renders; its only events are notifications to print): starts the helper, does the handshake,
 // sends requests and waits for their responses on a background reader
 // thread. Knows nothing about LLDB.
 #pragma once
@@ -9,6 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -49,6 +50,11 @@ class HelperClient {
 
   // A request whose answer nobody waits for (`resumed`).
   void notify(const std::string& method, const nlohmann::json& params);
+
+  // Called on the reader thread for each notification the helper sends
+  // unasked (protocol 2: a trace's `heartbeat`, whose `text` is to print).
+  using EventHandler = std::function<void(const nlohmann::json& event)>;
+  void set_event_handler(EventHandler handler);
 
   bool alive() const;
   // How the helper ended ("was killed by signal 9 (SIGKILL)"), "" while it runs.
@@ -94,6 +100,8 @@ class HelperClient {
   std::vector<std::string> new_stderr_;
   std::deque<std::string> recent_stderr_;
   size_t unparsed_lines_ = 0;
+
+  EventHandler on_event_;  // under mutex_; called without it
 
   std::mutex write_mutex_;
   bool stop_reading_ = false;  // under mutex_

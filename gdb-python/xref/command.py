@@ -3,6 +3,8 @@
 the text to print; Tab completes from the same definitions. Only `xref
 helper` (which helper to start) is gdb's own."""
 
+import shlex
+
 import gdb
 
 from . import frontend
@@ -32,6 +34,18 @@ def helper_command(words, state, lines):
     state.set_helper_command(None if words == ["--default"] else list(words))
     lines.append("xref: helper command: %s (starts at the next xref command that needs it)"
                  % display(state.helper_command()[0]))
+
+
+def split_words(text):
+    """The words as a POSIX shell splits them, as in the shell and in LLDB, so
+    that a command from docs/probe.md means the same in gdb: inside '...' a
+    backslash stays (gdb's own string_to_argv would take it, turning
+    `'key == "a\\*"'`, exactly "a*", into the prefix "a*")."""
+    try:
+        return shlex.split(text) if text.strip() else []
+    except ValueError as error:  # No closing quotation, No escaped character
+        raise XrefError("xref: cannot split `xref %s` into words (%s); close each quote, as in a shell"
+                        % (text.strip(), str(error)[0].lower() + str(error)[1:]))
 
 
 def run_guarded(action):
@@ -66,7 +80,7 @@ xref show | sessions | stop [N] | break W:SEQ | maps | resolve | doctor | helper
 
     def invoke(self, argument, from_tty):
         self.dont_repeat()
-        words = gdb.string_to_argv(argument)
+        words = split_words(argument)
         if words and words[0] == "helper":
             run_guarded(lambda state, lines: helper_command(words[1:], state, lines))
             return
@@ -74,7 +88,10 @@ xref show | sessions | stop [N] | break W:SEQ | maps | resolve | doctor | helper
 
     def complete(self, text, word):
         # gdb breaks words at '-' and ':' too: `word` may be the end of what is being typed.
-        words = gdb.string_to_argv(text) if text.strip() else []
+        try:
+            words = split_words(text)
+        except XrefError:  # a quote still open while it is typed
+            return gdb.COMPLETE_NONE
         partial = "" if not text or text[-1] == " " else words.pop()
         state = frontend.get()
         try:

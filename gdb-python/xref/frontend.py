@@ -62,6 +62,21 @@ def process_running():
     return any(thread.is_running() for thread in inferior.threads())
 
 
+def print_notification(event):
+    """A notification (a trace's --heartbeat-ms), from the reader thread:
+    printed on gdb's thread as it comes while the process runs; at the prompt
+    it is left out, the stop just printed what the sessions found."""
+    lines = [line for line in event.get("text") or [] if isinstance(line, str)]
+
+    def show():
+        inferior = gdb.selected_inferior()
+        if inferior is not None and inferior.pid != 0 and any(t.is_running() for t in inferior.threads()):
+            write_lines(lines)
+
+    if lines:
+        gdb.post_event(show)
+
+
 def find_breakpoint(number):
     return next((breakpoint for breakpoint in gdb.breakpoints() if breakpoint.number == number), None)
 
@@ -104,6 +119,7 @@ class Frontend:
             self.helper_ = HelperClient.start(argv, CLIENT_NAME, HANDSHAKE_TIMEOUT)
         except HelperStartError as error:
             raise XrefError("xref: " + str(error))
+        self.helper_.on_event = print_notification
         return self.helper_
 
     def set_helper_command(self, argv):

@@ -80,6 +80,9 @@ class HelperClient:
         self._status = None
         self.unparsed_lines = 0
         self.tool_version = "?"
+        # Called on the reader thread with each notification the helper sends
+        # unasked (protocol 2: a trace's `heartbeat`, whose `text` is to print).
+        self.on_event = None
         self._process = subprocess.Popen(
             ["/bin/sh", "-c", _WRAPPER, "sh"] + self.argv,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -215,14 +218,16 @@ class HelperClient:
             message = json.loads(raw)
         except ValueError:
             message = None
+        if isinstance(message, dict) and message.get("type") == "event":
+            if self.on_event is not None:
+                self.on_event(message)
+            return
         with self._changed:
             if not isinstance(message, dict):
                 self.unparsed_lines += 1
                 return
             if message.get("type") == "hello" and self._hello is None:
                 self._hello = message
-            elif message.get("type") == "event":
-                return  # protocol 2 sends none
             elif isinstance(message.get("id"), int) and not isinstance(message.get("id"), bool):
                 if message["id"] not in self._answers:
                     return  # answered after its timeout

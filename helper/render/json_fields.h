@@ -17,7 +17,11 @@ std::string text_at(const nlohmann::json& object, std::string_view key);
 std::optional<uint64_t> count_at(const nlohmann::json& object, std::string_view key);
 // The same, 0 when absent.
 uint64_t count_or_zero(const nlohmann::json& object, std::string_view key);
-// An address at `key`: "0x1c20" (as the helper writes them) or an unsigned integer.
+// An address: "0x1c20" (as the helper and the front ends write them) or an
+// unsigned integer; nullopt for anything else ("0x12zz", "123", -1). The one
+// parser of addresses in JSON, the protocol's included.
+std::optional<uint64_t> address_value(const nlohmann::json& value);
+// The address at `key`, as address_value reads it; nullopt when absent.
 std::optional<uint64_t> address_at(const nlohmann::json& object, std::string_view key);
 // The array or object at `key`, or an empty one.
 const nlohmann::json& array_at(const nlohmann::json& object, std::string_view key);

@@ -26,6 +26,10 @@ struct Place {
   uint64_t offset = 0;   // from the function's start
   std::string file;      // as the line table writes it (a full path, often); "" without lines
   uint32_t line = 0;
+  // Named by the debugger (the front end's batch): shown as it spells the
+  // function, never shortened; the helper's own names get short labels
+  // (name_labels.h).
+  bool debugger = false;
 };
 
 // nullopt: not known; the renderer then uses what the JSON carries (symbol,

@@ -8,8 +8,8 @@
 namespace xref::render {
 namespace {
 
-std::string function_text(const std::string& function, uint64_t offset) {
-  std::string text = short_function_name(function);
+std::string function_text(const std::string& function, uint64_t offset, bool as_spelled = false) {
+  std::string text = as_spelled ? function : short_function_name(function);
   if (offset != 0) text += "+" + to_hex(offset);
   return text;
 }
@@ -36,7 +36,7 @@ std::string static_text(const CodeAddress& address) {
 std::string place_text(const std::optional<Place>& place, const CodeAddress& address, const JsonPlace& json) {
   std::string text;
   if (place && !place->function.empty()) {
-    text = function_text(place->function, place->offset);
+    text = function_text(place->function, place->offset, place->debugger);
   } else if (!json.function.empty() && json.function != "?") {
     const bool inside = json.function_va && address.static_va && *address.static_va >= *json.function_va;
     text = function_text(json.function, inside ? *address.static_va - *json.function_va : 0);
@@ -48,6 +48,11 @@ std::string place_text(const std::optional<Place>& place, const CodeAddress& add
     text = "?";
   }
   return text + line_text(place);
+}
+
+std::string known_place_text(Names& names, const CodeAddress& address) {
+  const std::optional<Place> place = names.place(address);
+  return place ? place_text(place, address) : std::string();
 }
 
 }  // namespace xref::render

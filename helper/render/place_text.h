@@ -21,6 +21,8 @@ struct JsonPlace {
 // "fn+0x84 at file.c:172" ("fn" at its start; the file's base name), else
 // "libc.so.6:0x1c20", else the live address, else "?".
 std::string place_text(const std::optional<Place>& place, const CodeAddress& address, const JsonPlace& json = {});
+// place_text of what `names` say of `address`; "" when they know nothing of it.
+std::string known_place_text(Names& names, const CodeAddress& address);
 // " at file.c:172" for a place with a line, else "".
 std::string line_text(const std::optional<Place>& place);
 // `address` added to the list a front end is asked to name, once, unless it says nothing.

@@ -81,14 +81,24 @@ std::string address_text(const nlohmann::json& listed, Names& names) {
   const CodeAddress address = listed_address(listed);
   const std::optional<Place> place = names.place(address);
   std::string where;
+  std::string short_where;  // the same in the helper's short label: the spelling may be that
   if (place && !place->function.empty()) {
-    where = place_text(Place{place->function, place->offset, "", 0}, address);
+    Place function_only = *place;
+    function_only.file.clear();
+    function_only.line = 0;
+    where = place_text(function_only, address);
+    function_only.debugger = false;
+    short_where = place_text(function_only, address);
   } else {
     where = text_at(listed, "location");
     if (where.empty()) where = static_text(address);
   }
   // "validate", "libc.so.6:malloc": the spelling already says the name.
-  if (where.empty() || where == spelled || spelled.ends_with(":" + where)) return spelled + line_text(place);
+  for (const std::string& named : {where, short_where}) {
+    if (where.empty() || (!named.empty() && (named == spelled || spelled.ends_with(":" + named)))) {
+      return spelled + line_text(place);
+    }
+  }
   return spelled + "  " + where + line_text(place);
 }
 

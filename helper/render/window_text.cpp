@@ -87,6 +87,21 @@ std::string address_text(const CodeAddress& address, const WindowStyle& style) {
 
 }  // namespace
 
+std::vector<StoppedInterval> observed_stops(const std::vector<StoppedInterval>& stops, const nlohmann::json& window) {
+  std::vector<StoppedInterval> cut = stops;
+  for (const nlohmann::json& event : array_at(window, "events")) {
+    // Events the helper made (--here's first, an unwound frame's) have no
+    // probe: they say nothing about whether the process ran.
+    if (!event.is_object() || !event.contains("probe_va")) continue;
+    const uint64_t at = timestamp(event);
+    // >=: serve clips a stop that began before the window to its first event.
+    for (StoppedInterval& stop : cut) {
+      if (at >= stop.begin_ns && at < stop.end_ns) stop.end_ns = at;
+    }
+  }
+  return cut;
+}
+
 uint64_t stopped_ns(const std::vector<StoppedInterval>& stops, uint64_t begin_ns, uint64_t end_ns) {
   uint64_t total = 0;
   for (const StoppedInterval& stop : stops) {
@@ -138,7 +153,7 @@ std::string window_header(const nlohmann::json& window, const WindowStyle& style
   // The time it ran: its duration less the time the process sat stopped in it.
   const uint64_t duration = count_or_zero(window, "duration_ns");
   const uint64_t begin = count_or_zero(window, "start_timestamp_ns");
-  const uint64_t stopped = std::min(duration, stopped_ns(style.stops, begin, begin + duration));
+  const uint64_t stopped = std::min(duration, stopped_ns(observed_stops(style.stops, window), begin, begin + duration));
   line += "  ran " + duration_text(duration - stopped);
   if (stopped != 0) line += " (stopped " + duration_text(stopped) + " at the debugger)";
   line += "  " + plural(events.size(), "event");
@@ -183,10 +198,12 @@ std::vector<std::string> window_lines(const nlohmann::json& window, Names& names
   const nlohmann::json& events = array_at(window, "events");
   const size_t count = events.size();
   const Calls calls = match_calls(events);
+  const std::vector<StoppedInterval> stops = observed_stops(style.stops, window);
 
   // Names first: the Names' where they know one, else the JSON's symbol.
   std::vector<std::optional<Place>> targets(count);
   std::vector<std::string> symbols(count);
+  std::vector<bool> as_spelled(count, false);  // the debugger's spelling: no short label
   for (size_t i = 0; i < count; ++i) {
     const nlohmann::json& event = events[i];
     if (text_at(event, "kind") == "stop") continue;
@@ -196,6 +213,7 @@ std::vector<std::string> window_lines(const nlohmann::json& window, Names& names
     const bool named = targets[i] && !targets[i]->function.empty() && targets[i]->offset == 0 &&
                        text_at(event, "implementation").empty();
     symbols[i] = named ? targets[i]->function : text_at(event, "symbol");
+    as_spelled[i] = named && targets[i]->debugger;
     if (symbols[i].empty()) symbols[i] = static_text(event_address(event, "target"));
     if (symbols[i].empty()) symbols[i] = "?";
   }
@@ -209,7 +227,7 @@ std::vector<std::string> window_lines(const nlohmann::json& window, Names& names
     if (!calls.end_of[i]) continue;
     const uint64_t begin = timestamp(events[i]), end = timestamp(events[*calls.end_of[i]]);
     const uint64_t total = end >= begin ? end - begin : 0;
-    stopped[i] = std::min(total, stopped_ns(style.stops, begin, end));
+    stopped[i] = std::min(total, stopped_ns(stops, begin, end));
     ran[i] = total - stopped[i];
     durations[i] = duration_text(*ran[i]);
   }
@@ -231,7 +249,7 @@ std::vector<std::string> window_lines(const nlohmann::json& window, Names& names
     if (duration_width != 0) line += pad_left(durations[i], duration_width) + "  ";
     line += std::string(2 * count_or_zero(event, "depth"), ' ');
     const bool indirect = event.value("indirect", false);
-    std::string name = indirect ? symbols[i] : labels(symbols[i]);
+    std::string name = indirect || as_spelled[i] ? symbols[i] : labels(symbols[i]);
     if (const std::string implementation = text_at(event, "implementation"); !implementation.empty()) {
       name += " \u2192 " + implementation;  // a GNU IFUNC: the name given, then the code that ran
     }

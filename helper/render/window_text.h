@@ -49,6 +49,10 @@ std::string window_status_text(const nlohmann::json& window);
 // With --mark-file: `mark "81"` (`?` after it when the line may have been
 // written after the window opened), `mark (no match yet)`, ...; "" without.
 std::string window_mark_text(const nlohmann::json& window);
+// The stops as the window's events bound them: a stopped process fires no
+// probe, so a stop ends no later than the first event a probe observed after
+// it began (a front end may learn of a resume only after the process ran on).
+std::vector<StoppedInterval> observed_stops(const std::vector<StoppedInterval>& stops, const nlohmann::json& window);
 // How long the process sat stopped between `begin_ns` and `end_ns`.
 uint64_t stopped_ns(const std::vector<StoppedInterval>& stops, uint64_t begin_ns, uint64_t end_ns);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "render/json_fields.h"
 #include "render/session_text.h"
 #include "serve/display_text.h"
 #include "serve/names_cache.h"
@@ -59,6 +60,9 @@ bool Display::take_event(const nlohmann::json& event) {
     while (into.changes.size() > kKeptChanges) into.changes.pop_front();
     return true;
   }
+  // A trace's heartbeat is not kept: it goes out as it is, a notification
+  // whose text the front end prints while the process runs.
+  if (name == "heartbeat") return false;
   if (name == "warning") {
     into.warnings.push_back(event.value("message", ""));
     return true;
@@ -311,14 +315,13 @@ std::variant<Display::EventPlace, std::string> Display::event_place(uint64_t win
         if (kind == "entry") keys = {{"call_site_live", "the call site of"}, {"target_live", "the entry of"}};
         else keys = {{"probe_live", kind == "return" ? "the return of" : "the stop of"}};
         for (const auto& [key, what] : keys) {
-          const auto live = event.find(key);
-          if (live == event.end() || !live->is_string()) continue;
-          place.live = std::stoull(live->get<std::string>(), nullptr, 0);
+          const auto live = render::address_at(event, key);
+          if (!live) continue;
+          place.live = *live;
           place.what = what;
           break;
         }
-        const auto probe = event.find("probe_live");
-        if (probe != event.end() && probe->is_string()) place.probe_live = std::stoull(probe->get<std::string>(), nullptr, 0);
+        place.probe_live = render::address_at(event, "probe_live").value_or(0);
         found.push_back(place);
       }
     }

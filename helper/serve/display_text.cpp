@@ -1,5 +1,6 @@
 #include "serve/display_text.h"
 
+#include "render/json_fields.h"
 #include "render/probe_text.h"
 #include "render/session_text.h"
 #include "render/window_text.h"
@@ -10,16 +11,6 @@ namespace {
 void add_live(const std::vector<render::CodeAddress>& addresses, std::vector<uint64_t>& out) {
   for (const render::CodeAddress& address : addresses) {
     if (address.live) out.push_back(*address.live);
-  }
-}
-
-std::optional<uint64_t> live_at(const nlohmann::json& object, const char* key) {
-  const auto found = object.find(key);
-  if (found == object.end() || !found->is_string()) return std::nullopt;
-  try {
-    return std::stoull(found->get<std::string>(), nullptr, 0);
-  } catch (const std::exception&) {
-    return std::nullopt;
   }
 }
 
@@ -66,7 +57,7 @@ std::vector<uint64_t> window_live_addresses(const nlohmann::json& window) {
 std::vector<uint64_t> probe_live_addresses(const nlohmann::json& data, const nlohmann::json& start) {
   std::vector<uint64_t> out;
   for (const nlohmann::json& address : start.value("addresses", nlohmann::json::array())) {
-    if (auto live = live_at(address, "live")) out.push_back(*live);
+    if (auto live = render::address_at(address, "live")) out.push_back(*live);
   }
   add_live(render::probe_addresses(data), out);
   return out;

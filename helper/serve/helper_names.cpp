@@ -2,8 +2,10 @@
 
 #include <algorithm>
 
+#include "demangle.h"
 #include "process/target.h"
 #include "render/helper_names.h"
+#include "sites/function_glob.h"
 
 namespace xref::serve {
 
@@ -45,15 +47,16 @@ std::vector<std::string> function_candidates(pid_t pid, const std::string& parti
   if (module == nullptr) return candidates;
   auto image = target->space.image(*module);
   if (!image) return candidates;
-  const auto found = (*image)->functions_named_if([&](std::string_view name) {
-    return name.substr(0, prefix.size()) == prefix || name.substr(0, 2) == "_Z";
-  });
-  for (const FunctionSymbol* function : found) {
-    const std::string& name = function->demangled.empty() ? function->name : function->demangled;
-    if (name.compare(0, prefix.size(), prefix) != 0) continue;
-    // Without the parameter list: what a user types.
-    const std::string typed = name.substr(0, name.find('('));
-    candidates.push_back(module_prefix + typed);
+  // The functions `prefix*` matches, as --functions 'prefix*' would expand it.
+  for (const FunctionSymbol* function : functions_matching(**image, glob_literal(prefix) + "*")) {
+    // Without the parameter list: what a user types; else the name it answers to.
+    std::vector<std::string> spellings{without_parameters(function->demangled), function->name};
+    spellings.insert(spellings.end(), function->aliases.begin(), function->aliases.end());
+    for (const std::string& typed : spellings) {
+      if (typed.compare(0, prefix.size(), prefix) != 0) continue;
+      candidates.push_back(module_prefix + typed);
+      break;
+    }
   }
   std::sort(candidates.begin(), candidates.end());
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());

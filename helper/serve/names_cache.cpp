@@ -1,19 +1,11 @@
 #include "serve/names_cache.h"
 
-#include "number_parse.h"
+#include <iterator>
+
+#include "render/json_fields.h"
 
 namespace xref::serve {
 namespace {
-
-std::optional<uint64_t> address_of(const nlohmann::json& value) {
-  if (value.is_number_unsigned()) return value.get<uint64_t>();
-  if (value.is_number_integer() && value.get<int64_t>() >= 0) return static_cast<uint64_t>(value.get<int64_t>());
-  if (value.is_string()) {
-    auto parsed = parse_u64(value.get<std::string>(), "address");
-    if (parsed) return *parsed;
-  }
-  return std::nullopt;
-}
 
 std::string text_of(const nlohmann::json& entry, const char* key) {
   const auto found = entry.find(key);
@@ -36,19 +28,20 @@ class LockedNames : public render::Names {
 
 class CachedNames : public render::Names {
  public:
-  CachedNames(std::map<uint64_t, std::optional<render::Place>> places, std::shared_ptr<render::Names> fallback)
+  using Places = std::map<uint64_t, std::optional<render::Place>>;
+  CachedNames(std::shared_ptr<const Places> places, std::shared_ptr<render::Names> fallback)
       : places_(std::move(places)), fallback_(std::move(fallback)) {}
 
   std::optional<render::Place> place(const render::CodeAddress& address) override {
-    if (address.live) {
-      const auto found = places_.find(*address.live);
-      if (found != places_.end() && found->second) return found->second;
+    if (address.live && places_) {
+      const auto found = places_->find(*address.live);
+      if (found != places_->end() && found->second) return found->second;
     }
     return fallback_ ? fallback_->place(address) : std::nullopt;
   }
 
  private:
-  std::map<uint64_t, std::optional<render::Place>> places_;
+  std::shared_ptr<const Places> places_;  // the debugger's, a snapshot shared with the cache
   std::shared_ptr<render::Names> fallback_;
 };
 
@@ -61,13 +54,15 @@ std::optional<ProtocolError> NamesCache::add(const nlohmann::json& params) {
       !names->is_array()) {
     return protocol_error("invalid_request", "names needs params.pid (a positive integer) and params.names (an array)");
   }
+  const pid_t process = static_cast<pid_t>(pid->get<int64_t>());
   std::lock_guard lock(mutex_);
-  auto& places = places_[static_cast<pid_t>(pid->get<int64_t>())];
-  if (places_.size() > kKeptProcesses) places_.erase(places_.begin());
+  // The next snapshot; the current one stays as it is for texts rendering with it.
+  const auto current = places_.find(process);
+  Places places = current != places_.end() && current->second ? *current->second : Places{};
   for (const nlohmann::json& entry : *names) {
     if (!entry.is_object()) return protocol_error("invalid_request", "each of params.names must be an object");
-    const auto live = address_of(entry.value("address", nlohmann::json()));
-    if (!live) return protocol_error("invalid_request", "a name without an \"address\": " + entry.dump());
+    const auto live = render::address_value(entry.value("address", nlohmann::json()));
+    if (!live) return protocol_error("invalid_request", "a name whose \"address\" is not a live address \"0x...\": " + entry.dump());
     if (places.size() >= kKeptPerProcess) places.clear();
     const std::string function = text_of(entry, "function");
     const std::string file = text_of(entry, "file");
@@ -76,12 +71,18 @@ std::optional<ProtocolError> NamesCache::add(const nlohmann::json& params) {
       continue;
     }
     render::Place place;
+    place.debugger = true;  // shown as the debugger spells it
     place.function = function;
-    place.offset = address_of(entry.value("offset", nlohmann::json(0))).value_or(0);
+    place.offset = render::address_value(entry.value("offset", nlohmann::json(0))).value_or(0);
     place.file = file;
     const auto line = entry.find("line");
     if (line != entry.end() && line->is_number_unsigned()) place.line = line->get<uint32_t>();
     places[*live] = std::move(place);
+  }
+  places_[process] = std::make_shared<const Places>(std::move(places));
+  if (places_.size() > kKeptProcesses) {
+    const auto oldest = places_.begin()->first == process ? std::next(places_.begin()) : places_.begin();
+    places_.erase(oldest);
   }
   return std::nullopt;
 }
@@ -89,17 +90,17 @@ std::optional<ProtocolError> NamesCache::add(const nlohmann::json& params) {
 bool NamesCache::has(pid_t pid, uint64_t live) const {
   std::lock_guard lock(mutex_);
   const auto found = places_.find(pid);
-  return found != places_.end() && found->second.count(live) > 0;
+  return found != places_.end() && found->second && found->second->count(live) > 0;
 }
 
 std::unique_ptr<render::Names> NamesCache::names_for(pid_t pid, bool debugger) {
-  std::map<uint64_t, std::optional<render::Place>> places;
+  std::shared_ptr<const Places> places;
   std::shared_ptr<render::Names> helper;
   {
     std::lock_guard lock(mutex_);
     if (debugger) {
       const auto found = places_.find(pid);
-      if (found != places_.end()) places = found->second;
+      if (found != places_.end()) places = found->second;  // shared, not copied
     }
     helper = helper_by_pid_[pid];
   }

@@ -42,9 +42,13 @@ class NamesCache {
   std::unique_ptr<render::Names> names_for(pid_t pid, bool debugger = true);
 
  private:
-  mutable std::mutex mutex_;
   // live address -> the debugger's place, nullopt when it knows none
-  std::map<pid_t, std::map<uint64_t, std::optional<render::Place>>> places_;
+  using Places = std::map<uint64_t, std::optional<render::Place>>;
+  mutable std::mutex mutex_;
+  // Per process, an immutable snapshot: `add` makes the next one (copy on
+  // write, once per batch the front end sends), so names_for hands out the
+  // current one to every text rendered, on any thread, without copying it.
+  std::map<pid_t, std::shared_ptr<const Places>> places_;
   HelperNames helper_names_;
   // The helper's own names per process, made once: they still name the
   // addresses of a process that exited (its modules were read while it ran).

@@ -7,6 +7,8 @@
 #include <thread>
 
 #include "output/report.h"
+#include "render/json_fields.h"
+#include "render/place_text.h"
 #include "serve/command.h"
 #include "serve/context.h"
 #include "serve/frontend_commands.h"
@@ -133,6 +135,9 @@ nlohmann::json Server::run_session_start(const Request& request, const std::vect
   const nlohmann::json prepare = preparation(spec, context.debugger);
   const auto prepared = request.params.find("prepared");
   const bool is_prepared = prepared != request.params.end() && prepared->is_object();
+  if (is_prepared) {
+    if (auto malformed = check_prepared(*prepared)) return with_text(error_response(request.id, *malformed));
+  }
   if (!prepare.empty() && !is_prepared) return result_response(request.id, {{"prepare", prepare}});
 
   const pid_t pid = spec.process().pid;
@@ -149,7 +154,7 @@ nlohmann::json Server::run_session_start(const Request& request, const std::vect
     // The helper's names of the probed modules, read while the process runs:
     // they still name its addresses once it exited.
     for (const nlohmann::json& site : started.value("probe_sites", nlohmann::json::array())) {
-      if (site.is_string()) names->place({"", std::nullopt, std::stoull(site.get<std::string>(), nullptr, 0)});
+      if (auto live = render::address_value(site)) names->place({"", std::nullopt, live});
     }
     std::vector<std::string> lines = start_text(command, pid, started, done, *names);
     nlohmann::json session = {{"id", id},
@@ -320,7 +325,7 @@ nlohmann::json Server::run_break(const Request& request, const FrontendCommand& 
     return result_response(request.id, {{"names_needed", {{{"pid", pid}, {"addresses", {hex_value(place.live)}}}}}});
   }
   auto names = names_.names_for(pid);
-  const std::string where = place_text(*names, place.live);
+  const std::string where = render::known_place_text(*names, {"", std::nullopt, place.live});
   const std::string function = event_function(*names, place.event);
   // {number} is the debugger's number of the breakpoint it sets.
   const std::string line = "Breakpoint {number}: " + hex_value(place.live) + (where.empty() ? "" : " " + where) + " (" +

@@ -19,6 +19,7 @@
 #include "trace/options.h"
 #include "trace/output.h"
 #include "trace/plan.h"
+#include "trace/progress.h"
 #include "trace/session.h"
 
 namespace xref::serve {
@@ -169,7 +170,9 @@ void SessionManager::run(std::shared_ptr<Session> session, nlohmann::json reques
       attached = true;
     };
     uint64_t windows_not_sent = 0;
+    TraceProgress progress(request, marks->get());  // --heartbeat-ms, counted as the CLI counts
     callbacks.window_closed = [&](const TraceWindow& window) {
+      progress.window_closed(window.events.size());
       {
         std::lock_guard lock(session->mutex);
         ++session->windows;
@@ -185,6 +188,19 @@ void SessionManager::run(std::shared_ptr<Session> session, nlohmann::json reques
       // summary; it never holds up the session.
       if (!writer_.write_droppable_line(std::move(line))) ++windows_not_sent;
       return true;
+    };
+    // A heartbeat is a notification the front end prints as it comes, while
+    // the process runs (protocol 2 sends it, text and counts, past the
+    // display); dropped, as in the CLI, when the front end reads too slowly.
+    callbacks.heartbeat_ms = request.heartbeat_ms;
+    callbacks.heartbeat = [&](uint64_t elapsed_ms, const TraceCounters& counters) {
+      nlohmann::json heartbeat = progress.heartbeat_json(elapsed_ms, counters);
+      heartbeat.erase("type");
+      std::string line = TraceProgress::heartbeat_text(heartbeat);
+      if (!line.empty() && line.back() == '\n') line.pop_back();
+      writer_.write_droppable(event_message(
+          "heartbeat", session->id,
+          {{"heartbeat", heartbeat}, {"text", {"xref: session " + std::to_string(session->id) + ": " + line}}}));
     };
     auto run = run_trace(*target, *plan, request, callbacks);
     if (!run) return fail(run.error());

@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <map>
 
-#include "output/json_envelope.h"
 #include "probe_abi.h"
+#include "render/json_fields.h"
+#include "render/place_text.h"
 #include "sites/breakpoints.h"
 
 namespace xref::serve {
@@ -12,15 +13,6 @@ namespace {
 
 std::string plural(uint64_t count, const std::string& word) {
   return std::to_string(count) + " " + word + (count == 1 ? "" : (word.back() == 's' ? "es" : "s"));
-}
-
-std::optional<uint64_t> live_of(const nlohmann::json& value) {
-  if (!value.is_string()) return std::nullopt;
-  try {
-    return std::stoull(value.get<std::string>(), nullptr, 0);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
 }
 
 std::string numbers(const std::vector<uint64_t>& ids) {
@@ -77,29 +69,26 @@ nlohmann::json preparation(const SessionSpec& spec, const DebuggerContext& debug
   return prepare;
 }
 
-std::string place_text(render::Names& names, uint64_t live) {
-  render::CodeAddress address;
-  address.live = live;
-  const auto place = names.place(address);
-  if (!place) return "";
-  std::string text = place->function;
-  if (!text.empty() && place->offset) text += "+" + hex_value(place->offset);
-  if (!place->file.empty()) {
-    const size_t slash = place->file.rfind('/');
-    text += (text.empty() ? "" : " at ") + place->file.substr(slash == std::string::npos ? 0 : slash + 1) + ":" +
-            std::to_string(place->line);
-  }
-  return text;
-}
-
 std::string event_function(render::Names& names, const nlohmann::json& event) {
   render::CodeAddress address;
-  address.live = live_of(event.value("target_live", nlohmann::json()));
+  address.live = render::address_at(event, "target_live");
   if (address.live) {
     if (auto place = names.place(address); place && !place->function.empty()) return place->function;
   }
   const std::string symbol = event.value("symbol", std::string());
   return symbol.empty() ? "?" : symbol;
+}
+
+std::optional<ProtocolError> check_prepared(const nlohmann::json& prepared) {
+  if (!prepared.is_object() || !prepared.contains("stop_at_end")) return std::nullopt;
+  const nlohmann::json& stop = prepared["stop_at_end"];
+  if (!stop.is_object() || !render::address_value(stop.value("address", nlohmann::json()))) {
+    return protocol_error("invalid_request",
+                          "prepared.stop_at_end.address must be the live return address, \"0x...\": got " +
+                              (stop.is_object() ? stop.value("address", nlohmann::json()).dump() : stop.dump()),
+                          "the front end's temporary breakpoint report is malformed");
+  }
+  return std::nullopt;
 }
 
 std::vector<std::string> start_text(const std::string& command, pid_t pid, const nlohmann::json& started,
@@ -138,8 +127,8 @@ std::vector<std::string> start_text(const std::string& command, pid_t pid, const
   }
   if (prepared.contains("stop_at_end") && prepared["stop_at_end"].is_object()) {
     const nlohmann::json& stop = prepared["stop_at_end"];
-    const auto live = live_of(stop.value("address", nlohmann::json()));
-    const std::string where = live ? place_text(names, *live) : std::string();
+    const auto live = render::address_at(stop, "address");
+    const std::string where = live ? render::known_place_text(names, {"", std::nullopt, live}) : std::string();
     lines.push_back("xref: breakpoint " + std::to_string(stop.value("breakpoint", 0)) + " (temporary, thread " +
                     std::to_string(stop.value("thread", 0)) + ") at the return address " +
                     stop.value("address", std::string("?")) + (where.empty() ? "" : " (" + where + ")") +

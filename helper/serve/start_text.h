@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "render/names.h"
+#include "serve/protocol.h"
 #include "serve/session_request.h"
 
 namespace xref::serve {
@@ -19,13 +20,16 @@ namespace xref::serve {
 // "stop_at_end": true}, each only when needed; empty when nothing is.
 nlohmann::json preparation(const SessionSpec& spec, const DebuggerContext& debugger);
 
+// What is wrong with the front end's report `prepared`, before anything
+// starts: an invalid_request naming the field (stop_at_end.address must be a
+// live address "0x..."); nullopt when it is well formed.
+std::optional<ProtocolError> check_prepared(const nlohmann::json& prepared);
+
 // The lines a started session prints: what it observes, where, and what
 // the debugger did for it (`prepared`, the front end's report).
 std::vector<std::string> start_text(const std::string& command, pid_t pid, const nlohmann::json& started,
                                     const nlohmann::json& prepared, render::Names& names);
 
-// "handle_request+0x18 at sample_service.c:172", "" when nothing names it.
-std::string place_text(render::Names& names, uint64_t live);
 // The function an event of a window happened in (its target).
 std::string event_function(render::Names& names, const nlohmann::json& event);
 

@@ -43,6 +43,26 @@ std::vector<std::string> near_names(const std::string& pattern, const std::vecto
 
 }  // namespace
 
+std::vector<const FunctionSymbol*> functions_matching(const ElfImage& image, const std::string& pattern) {
+  std::map<uint64_t, const FunctionSymbol*> matched;  // by start: aliases once
+  for (const FunctionSymbol* function : image.all_functions()) {
+    if (function->is_fde_range() || is_split_part(*function)) continue;
+    if (function_matches(pattern, *function)) matched.emplace(function->start, function);
+  }
+  std::vector<const FunctionSymbol*> functions;
+  for (const auto& [start, function] : matched) functions.push_back(function);
+  return functions;
+}
+
+std::string glob_literal(const std::string& text) {
+  std::string glob;
+  for (char c : text) {
+    if (c == '*' || c == '?' || c == '[' || c == '\\') glob += '\\';
+    glob += c;
+  }
+  return glob;
+}
+
 bool is_function_glob(const std::string& text) {
   const std::string rest = split_module(text).second;
   return rest.find_first_of("*?[") != std::string::npos;
@@ -59,14 +79,9 @@ Result<GlobExpansion> expand_function_glob(ProbeModules& modules, const std::str
   }
   const ElfImage& image = modules.image(module_index);
   const std::string module_name = modules[module_index].module->name();
-  const std::vector<const FunctionSymbol*> all = image.all_functions();
-  std::map<uint64_t, const FunctionSymbol*> matched;  // by start: aliases once
-  for (const FunctionSymbol* function : all) {
-    if (function->is_fde_range() || is_split_part(*function)) continue;
-    if (function_matches(pattern, *function)) matched.emplace(function->start, function);
-  }
+  const std::vector<const FunctionSymbol*> matched = functions_matching(image, pattern);
   if (matched.empty()) {
-    const std::vector<std::string> near = near_names(pattern, all);
+    const std::vector<std::string> near = near_names(pattern, image.all_functions());
     std::string hint = "list the names with nm -C " + modules[module_index].module->open_path;
     if (!near.empty()) {
       hint = "did you mean";
@@ -86,7 +101,7 @@ Result<GlobExpansion> expand_function_glob(ProbeModules& modules, const std::str
   GlobExpansion expansion;
   expansion.pattern = text;
   std::map<uint64_t, bool> resolved;  // by the start the process runs: an IFUNC's implementation
-  for (const auto& [start, function] : matched) {
+  for (const FunctionSymbol* function : matched) {
     const std::string name = (module.empty() ? "" : module + ":") + function->name;
     auto found = resolve_function_name(modules, name, what);
     if (!found && function->ifunc) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "elf_image.h"
 #include "result.h"
 #include "sites/function_names.h"
 #include "sites/probe_modules.h"
@@ -25,6 +26,13 @@ inline constexpr size_t default_glob_limit = 1000;
 
 // Whether the text after any "module:" has a wildcard: '*', '?' or '['.
 bool is_function_glob(const std::string& text);
+
+// The functions of `image` that `pattern` (a glob, no "module:") matches,
+// by start, each once; the compiler's split-off parts (".cold") and FDE-only
+// ranges left out. Shared by the expansion below and Tab completion.
+std::vector<const FunctionSymbol*> functions_matching(const ElfImage& image, const std::string& pattern);
+// `text` as a glob that matches only itself ('*', '?', '[' and '\\' escaped).
+std::string glob_literal(const std::string& text);
 
 struct GlobExpansion {
   std::string pattern;                    // as typed

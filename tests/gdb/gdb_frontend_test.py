@@ -497,6 +497,44 @@ def here_at_tail_jump(compiler):
               "the process did not exit normally", run)
 
 
+# (l) --heartbeat-ms: while the process runs after `continue`, the helper's
+# heartbeat lines print as they come (the shell's text, "xref: session 1: "
+# first), their counts rising and never above the requests the target ran.
+HEARTBEAT = re.compile(r"\nxref: session 1: heartbeat (\d+) ms  (\d+) windows \([0-9.]+/s\)  (\d+) events  lost (\d+)\n")
+
+
+def trace_heartbeat():
+    require_bpf()
+    requests = 40
+    with TempRecord("heartbeat") as record:
+        run = run_gdb(["break main", "run",
+                       "xref trace --start svc::handle_request --functions svc::validate --heartbeat-ms 100",
+                       "continue", "xref sessions"],
+                      trace_target(record, requests, "--interval-us", "20000"))
+        check(run.exit_status == 0, "gdb failed", run)
+        ran = run.between("(gdb) continue", "(gdb) xref sessions")
+        check(re.search(r"\[Inferior 1 \(process \d+\) exited normally\]", ran) is not None,
+              "the process did not run to its end", run)
+        # Printed while the process ran: before gdb saw it exit.
+        beats = [tuple(int(n) for n in found.groups())
+                 for found in HEARTBEAT.finditer(ran[:ran.find("[Inferior 1 (process")])]
+        check(len(beats) >= 3, "%d heartbeat lines while the process ran 40 requests 20 ms apart" % len(beats), run)
+        for before, after in zip(beats, beats[1:]):
+            check(after[0] > before[0] and after[1] >= before[1] and after[2] >= before[2],
+                  "heartbeats do not rise: %s then %s" % (before, after), run)
+        check(beats[-1][1] > beats[0][1], "no window closed between the first and last heartbeat", run)
+        entered = [request for tid, request, kind, function in read_trace_record(record)
+                   if kind == ">" and function == "handle_request"]
+        check(len(entered) == requests, "the record has %d requests, not %d" % (len(entered), requests), run)
+        # A window is a request (handle_request and its validate): 2 events each.
+        for elapsed, windows, events, lost in beats:
+            check(windows <= requests and events == 4 * windows and lost == 0,
+                  "heartbeat at %d ms: %d windows, %d events, lost %d for at most %d requests of 4 events" %
+                  (elapsed, windows, events, lost, requests), run)
+        check(re.search(r"\nxref: session 1 ended \(target_exited\): %d windows" % requests, run.output) is not None,
+              "the session did not end with the record's %d windows" % requests, run)
+
+
 def here_at_tail_jump_gcc():
     here_at_tail_jump("gcc")
 
@@ -508,7 +546,8 @@ def here_at_tail_jump_clang():
 TESTS = {function.__name__: function for function in (
     load_and_help, complete_functions, missing_helper, here_window, here_stop_at_end, start_at_breakpoint, collision_refused,
     break_at_event, killed_helper, python_api, non_stop_here, exit_mid_trace, probe_counts_at_stops,
-    probe_breakpoint, probe_refusals, probe_stop_when, here_at_tail_jump_gcc, here_at_tail_jump_clang)}
+    probe_breakpoint, probe_refusals, probe_stop_when, here_at_tail_jump_gcc, here_at_tail_jump_clang,
+    trace_heartbeat)}
 
 if __name__ == "__main__":
     sys.exit(main(TESTS))

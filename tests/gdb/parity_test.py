@@ -1,7 +1,9 @@
 """One scenario in the shell, in GDB and in LLDB: the helper writes every
 line in all three, so the texts must read alike, equal but for what
 differs by nature (durations, thread ids, the session number a debugger
-shows, each debugger's spelling of a C++ name's parameter list). The window
+shows, each debugger's spelling of a C++ name's parameter list: the
+debuggers' names are shown as they spell them, the shell's are the helper's
+short labels, and the trace checks that too). The window
 must also be the request the target recorded. `python3 parity_test.py trace|probe`."""
 
 import os
@@ -142,6 +144,12 @@ def trace():
         names = [re.search(r"> (\S+)", line).group(1) for line in texts[name][1:] if re.search(r"> (\S+)", line)]
         check([name.split("::")[-1] for name in names] == entered,
               "%s: window %s != record of request 3 %s" % (name, names, entered), output)
+        # What `plain` takes out is each one's own spelling: the debuggers name
+        # the functions as they spell them (with the parameter list), the
+        # shell with the helper's short label.
+        spelled = re.search(r"> svc::handle_request\(svc::Request\*\)  from ", output) is not None
+        check(spelled == (name != "shell"), "%s: svc::handle_request is %s as the debugger spells it" %
+              (name, "not shown" if name != "shell" else "shown"), output)
     check(texts["shell"] == texts["gdb"], "the shell and GDB differ:\n%s\n%s" % (texts["shell"], texts["gdb"]))
     check(texts["shell"] == texts["lldb"], "the shell and LLDB differ:\n%s\n%s" % (texts["shell"], texts["lldb"]))
 

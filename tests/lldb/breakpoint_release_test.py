@@ -10,19 +10,16 @@ and clang at -O2. `python3 breakpoint_release_test.py NAME-COMPILER`."""
 
 import os
 import re
-import shlex
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "support"))
 from facility import require, run_named  # noqa: E402
+from lldb_batch import between, lldb_available, run_lldb  # noqa: E402
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 SOURCE = os.path.join(HERE, "..", "gdb", "release_target.c")
-LLDB = os.environ.get("XREF_LLDB_PROGRAM", "")
-PLUGIN = os.environ.get("XREF_LLDB_PLUGIN", "")
-HELPER = os.environ.get("XREF_BINARY", "")
 COMPILERS = {"gcc": "gcc", "clang": "clang-19"}
 CALLS = 12
 
@@ -32,35 +29,15 @@ def check(condition, message, output=None):
         raise AssertionError(message + ("\n--- lldb output ---\n" + output if output is not None else ""))
 
 
-def run_lldb(commands, target):
-    argv = [LLDB, "--no-lldbinit", "-b", "-o", "plugin load " + PLUGIN,
-            "-o", "script exec(open(%r).read())" % os.path.join(HERE, "..", "support", "site_bytes.py")]
-    for command in commands:
-        argv += ["-o", command]
-    argv += ["--"] + target
-    env = dict(os.environ)
-    env["XREF_HELPER"] = shlex.quote(HELPER) + " serve"
-    process = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             env=env)
-    return process.returncode, process.stdout.decode("utf-8", "replace")
-
-
-def between(output, first, second):
-    at = output.find(first)
-    if at < 0:
-        return ""
-    end = output.find(second, at + len(first))
-    return output[at:] if end < 0 else output[at:end]
-
-
 def run_case(compiler, commands):
-    require(bool(LLDB) and os.access(LLDB, os.X_OK), "lldb-19")
+    require(lldb_available(), "lldb-19")
     require(os.geteuid() == 0, "BPF (run as root)")
     with tempfile.TemporaryDirectory() as directory:
         binary = os.path.join(directory, "release_target-" + compiler)
         subprocess.run([COMPILERS[compiler], "-O2", "-g", "-o", binary, SOURCE], check=True)
         record = os.path.join(directory, "record")
-        status, output = run_lldb(commands, [binary, record, str(CALLS), "2000"])
+        site_bytes = "script exec(open(%r).read())" % os.path.join(HERE, "..", "support", "site_bytes.py")
+        status, output = run_lldb([site_bytes] + commands, [binary, record, str(CALLS), "2000"])
         check(status == 0, "lldb failed (%d)" % status, output)
         with open(record) as lines:
             calls = [int(line.split()[1]) for line in lines if line.startswith("tally ")]

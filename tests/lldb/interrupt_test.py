@@ -3,7 +3,8 @@ uses it: under a pseudo-terminal, the process running after `continue`,
 stopped with Ctrl-C (an interrupt: LLDB runs no stop hook for it), at a
 breakpoint and by a step (the stop hook prints those). The counts are
 compared with the calls trace_target recorded itself, the windows with its
-recorded requests. `python3 interrupt_test.py probe|trace`."""
+recorded requests; --heartbeat-ms lines print while the process runs.
+`python3 interrupt_test.py probe|trace|stop_when|heartbeat`."""
 
 import os
 import re
@@ -34,6 +35,14 @@ def recorded(record, kind, function):
             return sum(1 for line in lines if (" %s %s " % (kind, function)) in line)
     except FileNotFoundError:
         return 0
+
+
+def fresh_record(name):
+    """The path of this case's record, no file there yet."""
+    record = "/tmp/xref-lldb-interrupt-%s-%d" % (name, os.getpid())
+    if os.path.exists(record):
+        os.unlink(record)
+    return record
 
 
 def start_lldb(record):
@@ -119,9 +128,7 @@ def expect_one_report_per_stop(terminal, stops):
 
 
 def probe_case():
-    record = "/tmp/xref-lldb-interrupt-probe-%d" % os.getpid()
-    if os.path.exists(record):
-        os.unlink(record)
+    record = fresh_record("probe")
     terminal = start_lldb(record)
     try:
         type_command(terminal, "xref probe svc::validate --duration-ms 0", r"xref: session 1 probing PID \d+")
@@ -172,9 +179,7 @@ def probe_case():
 def stop_when_case():
     """The --stop-when stop (xref's SIGRTMAX-1; the stop hook prints it), then
     an interrupt: each prints once."""
-    record = "/tmp/xref-lldb-interrupt-stop-when-%d" % os.getpid()
-    if os.path.exists(record):
-        os.unlink(record)
+    record = fresh_record("stop-when")
     terminal = start_lldb(record)
     try:
         type_command(terminal, "xref probe svc::validate --fetch id=%di:u64 --stop-when 'id == 30' --duration-ms 0",
@@ -209,9 +214,7 @@ def recorded_requests(record, traced):
 
 
 def trace_case():
-    record = "/tmp/xref-lldb-interrupt-trace-%d" % os.getpid()
-    if os.path.exists(record):
-        os.unlink(record)
+    record = fresh_record("trace")
     terminal = start_lldb(record)
     try:
         functions = "svc::validate,svc::compute_price,svc::apply_fee,svc::settle"
@@ -243,7 +246,50 @@ def trace_case():
         end(terminal, record)
 
 
-TESTS = {"probe": probe_case, "trace": trace_case, "stop_when": stop_when_case}
+HEARTBEAT = r"xref: session 1: heartbeat (\d+) ms  (\d+) windows \([0-9.]+/s\)  (\d+) events  lost (\d+)"
+
+
+def heartbeat_case():
+    """--heartbeat-ms: while the process runs after `continue`, the helper's
+    heartbeat lines print as LLDB's asynchronous output, rising, each
+    counting no more windows than requests the target had run; after Ctrl-C
+    the session's end counts at least the last heartbeat's windows."""
+    record = fresh_record("heartbeat")
+    terminal = start_lldb(record)
+    try:
+        type_command(terminal, "xref trace --start svc::handle_request --functions svc::validate --heartbeat-ms 100",
+                     r"xref: session 1 tracing PID \d+")
+        type_command(terminal, "continue", r"Process \d+ resuming")
+        beats = []
+        for _ in range(5):
+            beat = tuple(int(n) for n in terminal.expect(HEARTBEAT).groups())
+            # A request is in the record once it returned: a window that just
+            # closed may be one ahead of it.
+            calls = recorded(record, ">", "handle_request")
+            check(beat[1] <= calls + 1 and beat[2] == 4 * beat[1] and beat[3] == 0,
+                  "heartbeat %s: more windows than the %d requests recorded, not 4 events each, or losses" %
+                  (beat, calls), terminal.text())
+            beats.append(beat)
+        for before, after in zip(beats, beats[1:]):
+            check(after[0] > before[0] and after[1] >= before[1], "heartbeats do not rise: %s then %s" %
+                  (before, after), terminal.text())
+        check(beats[-1][1] > beats[0][1], "no window closed between the first and the last heartbeat",
+              terminal.text())
+        terminal.send("\x03")
+        terminal.expect(r"stop reason = signal SIGSTOP")
+        type_command(terminal, "xref stop 1", r"xref: session 1 ended \(stopped\): (\d+) windows")
+        ended = int(re.findall(r"xref: session 1 ended \(stopped\): (\d+) windows", terminal.text())[-1])
+        check(ended >= beats[-1][1], "the session ended with %d windows, the last heartbeat counted %d" %
+              (ended, beats[-1][1]), terminal.text())
+        terminal.expect_pending(PROMPT)
+        terminal.send("quit\r")
+        terminal.send("y\r")  # "Quitting LLDB will kill one or more processes"
+        terminal.finish()
+    finally:
+        end(terminal, record)
+
+
+TESTS = {"probe": probe_case, "trace": trace_case, "stop_when": stop_when_case, "heartbeat": heartbeat_case}
 
 
 if __name__ == "__main__":

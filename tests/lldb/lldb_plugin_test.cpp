@@ -115,6 +115,14 @@ TEST_F(LldbPlugin, HereWindowPrintsAtTheNextStopAndMatchesTheRecord) {
   if (!seen.empty() && seen.front() == "handle_request") seen.erase(seen.begin());
   EXPECT_EQ(seen, expected) << run.output;
   expect_balanced(window);
+  // The process sat stopped at the prompt before any callee ran: only the
+  // stopped frame's call holds that stop; the window ran more than nothing.
+  EXPECT_NE(window.header.find(" at the debugger)"), std::string::npos) << run.output;
+  EXPECT_EQ(window.header.find("ran 0 ns"), std::string::npos) << run.output;
+  for (size_t i = 1; i < window.events.size(); ++i) {
+    EXPECT_EQ(window.events[i].rest.find("[stopped"), std::string::npos)
+        << "a callee entered after the resume holds the stop\n" << run.output;
+  }
 }
 
 // apply_fee's arguments as fetched in a window, against the record.

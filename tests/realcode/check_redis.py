@@ -119,6 +119,22 @@ class RedisRun:
         self.processes.append(process)
         return process
 
+    def start_bpftrace(self, program: str, live: str, environment: dict | None = None
+                       ) -> tuple[subprocess.Popen, LineReader]:
+        """bpftrace running `program` (`environment` added to its own) and its
+        output so far, once it has printed the line `live` (its probe fired by
+        the PINGs sent meanwhile: "Attaching" comes before the probes are in)."""
+        bpftrace = self.spawn(["bpftrace", "-B", "line", "-e", program], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, env={**os.environ, **(environment or {})})
+        output, errors = LineReader(bpftrace.stdout.fileno()), LineReader(bpftrace.stderr.fileno())
+        while live not in output.lines:
+            if bpftrace.poll() is not None:
+                errors.read_to_end()
+                raise AssertionError("bpftrace ended: " + "\n".join(errors.lines))
+            redis_cli(self.port, "ping")
+            output.read_available(0.1)
+        return bpftrace, output
+
     def start_xref(self, argv: list[str], output_path: str, attached: str) -> subprocess.Popen | None:
         """xref writing to `output_path`, once it says `attached` on stderr
         (None, the output printed, when it ends before)."""
@@ -138,6 +154,12 @@ class RedisRun:
         subprocess.run(["redis-benchmark", "-p", str(self.port), "-c", "1", "-n", str(requests), "-t", tests, "-q"],
                        check=True, stdout=subprocess.DEVNULL)
         redis_cli(self.port, "echo", end)
+
+    def shutdown(self) -> int:
+        """Asks redis-server to end (SHUTDOWN NOSAVE); its exit status."""
+        subprocess.run(["redis-cli", "-p", str(self.port), "shutdown", "nosave"], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        return self.server.wait()
 
     def __exit__(self, *_) -> None:
         for process in reversed(self.processes):
@@ -217,9 +239,13 @@ def between_markers(calls: list, counts_of) -> list:
     return calls[echoes[0]:echoes[-1] + 1]
 
 
-def missing_facility(xref: str, server: str) -> str | None:
-    for program, package in ((server, "redis-server"), ("redis-cli", "redis-tools"),
-                             ("redis-benchmark", "redis-tools"), ("bpftrace", "bpftrace")):
+PEERS = (("redis-cli", "redis-tools"), ("redis-benchmark", "redis-tools"), ("bpftrace", "bpftrace"))
+
+
+def missing_facility(xref: str, server: str, programs: tuple = PEERS) -> str | None:
+    """What a redis check lacks: redis-server, `programs` (program, Debian
+    package), the xref helper, or root for BPF; None when nothing."""
+    for program, package in ((server, "redis-server"), *programs):
         if shutil.which(program) is None:
             return f"{program} (Debian package {package})"
     if not os.access(xref, os.X_OK):
@@ -231,16 +257,9 @@ def missing_facility(xref: str, server: str) -> str | None:
 
 def run(xref: str, server_path: str, requests: int) -> int:
     with RedisRun(server_path, "xref-realcode-redis-") as redis:
-        port, server, binary = redis.port, redis.server, redis.binary
+        server, binary = redis.server, redis.binary
         # bpftrace first, proven live by a PING it counts; then xref.
-        bpftrace = redis.spawn(["bpftrace", "-B", "line", "-e", bpftrace_program(binary, server.pid)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        bpftrace_output = LineReader(bpftrace.stdout.fileno())
-        while "E" not in bpftrace_output.lines:
-            if bpftrace.poll() is not None:
-                raise AssertionError("bpftrace ended: " + bpftrace.stderr.read().decode())
-            redis_cli(port, "ping")
-            bpftrace_output.read_available(0.1)
+        bpftrace, bpftrace_output = redis.start_bpftrace(bpftrace_program(binary, server.pid), "E")
 
         trace_path = os.path.join(redis.work, "trace.json")
         tracer = redis.start_xref([xref, "trace", "--pid", str(server.pid), "--start", "processCommand",

@@ -21,24 +21,25 @@ import argparse
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from check_redis import RedisRun, redis_cli, verdict  # noqa: E402
+from check_redis import RedisRun, missing_facility, redis_cli, verdict  # noqa: E402
 from realcode.facility import missing_status  # noqa: E402
 
 SETS_BEFORE = 5
 SITE_BYTES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support", "site_bytes.py")
 
 
-def background(port: int, *commands: list[str]) -> str:
+def background(port: int, *commands: list[str], done: str = "") -> str:
     """A gdb command that starts redis-cli runs in the background: they
-    complete once gdb lets redis-server run."""
+    complete once gdb lets redis-server run (then `done` is made, if given)."""
     script = "; ".join("redis-cli -p %d %s > /dev/null" % (port, " ".join(shlex.quote(word) for word in words))
                        for words in commands)
+    if done:
+        script += "; touch " + shlex.quote(done)
     return "python import subprocess; subprocess.Popen(['sh', '-c', %r])" % script
 
 
@@ -82,9 +83,7 @@ def run(xref: str, loader: str, server_path: str) -> int:
         if redis.server.poll() is not None:
             problems.append(f"redis-server died after gdb detached (status {redis.server.returncode})")
         else:
-            subprocess.run(["redis-cli", "-p", str(port), "shutdown", "nosave"], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
-            status = redis.server.wait()
+            status = redis.shutdown()
             if status != 0:
                 problems.append(f"redis-server ended with status {status} (133 is SIGTRAP from a stray int3)")
     return verdict(problems)
@@ -96,13 +95,9 @@ def main() -> int:
     parser.add_argument("--gdb-loader", required=True)
     parser.add_argument("--redis-server", default="/usr/bin/redis-server")
     options = parser.parse_args()
-    for program, package in ((options.redis_server, "redis-server"), ("redis-cli", "redis-tools"), ("gdb", "gdb")):
-        if shutil.which(program) is None:
-            return missing_status(f"{program} (Debian package {package})")
-    if not os.access(options.xref, os.X_OK):
-        return missing_status(f"the xref helper ({options.xref})")
-    if os.geteuid() != 0:
-        return missing_status("BPF (run as root)")
+    missing = missing_facility(options.xref, options.redis_server, (("redis-cli", "redis-tools"), ("gdb", "gdb")))
+    if missing:
+        return missing_status(missing)
     return run(options.xref, options.gdb_loader, options.redis_server)
 
 

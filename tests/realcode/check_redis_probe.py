@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from check_redis import LineReader, RedisRun, check_main, redis_cli, stop_counting, verdict  # noqa: E402
+from check_redis import RedisRun, check_main, stop_counting, verdict  # noqa: E402
 
 PROBED = ["processCommand", "lookupKeyReadOrReply", "setKey", "echoCommand"]
 BEGIN, END = "xref-probe-begin", "xref-probe-end"
@@ -52,16 +51,7 @@ def run(xref: str, server_path: str, requests: int) -> int:
     with RedisRun(server_path, "xref-realcode-redis-probe-") as redis:
         # bpftrace first, proven live by a PING it sees ("Attaching" comes
         # before the probes are in); then xref.
-        bpftrace = redis.spawn(["bpftrace", "-B", "line", "-e", bpftrace_program(redis.binary, redis.server.pid)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        bpftrace_output = LineReader(bpftrace.stdout.fileno())
-        bpftrace_errors = LineReader(bpftrace.stderr.fileno())
-        while "live" not in bpftrace_output.lines:
-            if bpftrace.poll() is not None:
-                bpftrace_errors.read_to_end()
-                raise AssertionError("bpftrace ended: " + "\n".join(bpftrace_errors.lines))
-            redis_cli(redis.port, "ping")
-            bpftrace_output.read_available(0.1)
+        bpftrace, bpftrace_output = redis.start_bpftrace(bpftrace_program(redis.binary, redis.server.pid), "live")
 
         result_path = os.path.join(redis.work, "probe.json")
         prober = redis.start_xref([xref, "probe", "--pid", str(redis.server.pid), *PROBED, "--callers",

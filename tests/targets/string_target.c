@@ -5,7 +5,11 @@
 // handle_key(key, command); then it writes every
 // distinct key (hex, so any byte survives) with how often it was passed,
 // and exits. Built by gcc and clang -O2 as users build.
-//   string_target --record FILE --go-file FILE [--rounds N]
+// `--keys a,b,c` passes those keys instead of the fixed list (each once a
+// round), and `--log FILE` writes each key (hex, "-" when empty) on a line
+// of its own just before lookup_key gets it, unbuffered: a debugger stopped
+// in lookup_key finds there every key passed so far (tests/gdb, tests/lldb).
+//   string_target --record FILE --go-file FILE [--rounds N] [--keys LIST] [--log FILE]
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +21,7 @@ struct command {
   char name[72];
 };
 
-static const char *const keys[] = {
+static const char *const fixed_keys[] = {
     "set", "setex", "set", "get", "getdel", "del", "set", "setex", "",
     // 100 bytes: longer than the default bound of 64, cut there
     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
@@ -25,7 +29,11 @@ static const char *const keys[] = {
     "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy",
     "caf\xff", "say \"hi\"",
 };
-#define KEY_COUNT (sizeof keys / sizeof keys[0])
+#define FIXED_KEY_COUNT (sizeof fixed_keys / sizeof fixed_keys[0])
+#define MAX_KEYS 64
+
+static const char *keys[MAX_KEYS];
+static size_t key_count;
 
 volatile unsigned long sink;
 
@@ -45,18 +53,33 @@ __attribute__((noinline)) int handle_key(const char *key, const struct command *
   return lookup_key(key) + handle_command(command);
 }
 
+static void write_key(FILE *out, const char *key) {
+  if (key[0] == 0) fputs("-", out);
+  for (const char *c = key; *c; ++c) fprintf(out, "%02x", (unsigned char)*c);
+}
+
 int main(int argc, char **argv) {
-  const char *record = NULL, *go_file = NULL;
+  const char *record = NULL, *go_file = NULL, *log = NULL;
+  char *list = NULL;
   int rounds = 3;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--record") == 0) record = argv[i + 1];
     else if (strcmp(argv[i], "--go-file") == 0) go_file = argv[i + 1];
     else if (strcmp(argv[i], "--rounds") == 0) rounds = atoi(argv[i + 1]);
+    else if (strcmp(argv[i], "--keys") == 0) list = argv[i + 1];
+    else if (strcmp(argv[i], "--log") == 0) log = argv[i + 1];
   }
-  if (!record || !go_file || rounds < 1) {
-    fprintf(stderr, "usage: string_target --record FILE --go-file FILE [--rounds N]\n");
+  if (list) {
+    for (char *key = strtok(list, ","); key && key_count < MAX_KEYS; key = strtok(NULL, ",")) keys[key_count++] = key;
+  } else {
+    for (size_t i = 0; i < FIXED_KEY_COUNT; ++i) keys[key_count++] = fixed_keys[i];
+  }
+  FILE *log_out = log ? fopen(log, "w") : NULL;
+  if (!record || !go_file || rounds < 1 || key_count == 0 || (log && !log_out)) {
+    fprintf(stderr, "usage: string_target --record FILE --go-file FILE [--rounds N] [--keys LIST] [--log FILE]\n");
     return 2;
   }
+  if (log_out) setvbuf(log_out, NULL, _IONBF, 0);
   printf("ready\n");
   fflush(stdout);
   // A finite run even when no go file comes: a minute at most.
@@ -64,11 +87,15 @@ int main(int argc, char **argv) {
     if (waited == 60000) return 3;
     usleep(1000);
   }
-  unsigned long passed[KEY_COUNT] = {0};
+  unsigned long passed[MAX_KEYS] = {0};
   for (int round = 0; round < rounds; ++round) {
-    for (size_t i = 0; i < KEY_COUNT; ++i) {
+    for (size_t i = 0; i < key_count; ++i) {
       struct command command = {(int)i, 0, {0}};
       strncpy(command.name, keys[i], sizeof command.name - 1);
+      if (log_out) {
+        write_key(log_out, keys[i]);
+        fputs("\n", log_out);
+      }
       sink += (unsigned long)handle_key(keys[i], &command);
       ++passed[i];
     }
@@ -76,14 +103,13 @@ int main(int argc, char **argv) {
   FILE *out = fopen(record, "w");
   if (!out) return 4;
   // One line per distinct key: "HEX COUNT" ("-" for the empty key).
-  for (size_t i = 0; i < KEY_COUNT; ++i) {
+  for (size_t i = 0; i < key_count; ++i) {
     int first = 1;
     for (size_t j = 0; j < i; ++j) first &= strcmp(keys[i], keys[j]) != 0;
     if (!first) continue;
     unsigned long count = 0;
-    for (size_t j = 0; j < KEY_COUNT; ++j) count += strcmp(keys[i], keys[j]) == 0 ? passed[j] : 0;
-    if (keys[i][0] == 0) fputs("-", out);
-    for (const char *c = keys[i]; *c; ++c) fprintf(out, "%02x", (unsigned char)*c);
+    for (size_t j = 0; j < key_count; ++j) count += strcmp(keys[i], keys[j]) == 0 ? passed[j] : 0;
+    write_key(out, keys[i]);
     fprintf(out, " %lu\n", count);
   }
   fclose(out);

@@ -1,5 +1,5 @@
 // xref trace diff A B [--window N] [--window-b M] [--json]
-// [--allow-build-mismatch] [--context N]: two saved windows aligned call by
+// [--allow-build-mismatch] [--context N] [--addresses]: two saved windows aligned call by
 // call; offline. Exit status as diff(1): 0 equal, 1 different, 2 trouble.
 #include <iostream>
 #include <memory>
@@ -29,6 +29,7 @@ struct TraceDiffOptions {
   bool json = false;
   bool allow_build_mismatch = false;
   size_t context = kDefaultDiffContext;
+  bool addresses = false;
 };
 
 // Every error is status 2, whatever its code: 1 already means "different".
@@ -99,7 +100,7 @@ int run_trace_diff(const TraceDiffOptions& options) {
     envelope.limits = {{"max_differing_events", kMaxDifferingEvents}};
     std::cout << json_text(envelope_json(envelope)) << std::endl;
   } else {
-    print_diff(std::cout, report, options.context);
+    print_diff(std::cout, report, {options.context, options.addresses});
     std::cout.flush();
   }
   return report.diff.equal() ? kEqual : kDifferent;
@@ -125,6 +126,7 @@ CLI::App* setup_trace_diff(CLI::App& trace, int& exit_status) {
   command->add_flag("--json", options->json, "print one JSON document (operation trace_diff, docs/trace.md)");
   command->add_flag("--allow-build-mismatch", options->allow_build_mismatch,
                     "compare traces of different builds (or of unknown builds), whose static VAs may not match");
+  command->add_flag("--addresses", options->addresses, "text: show each event's static VA after its name");
   command->add_option("--context", options->context,
                       "unchanged events shown around each difference; the others are collapsed")
       ->capture_default_str()

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "hex.h"
+#include "render/name_labels.h"
 #include "render/window_text.h"
 
 namespace xref {
@@ -42,16 +43,28 @@ std::string changes_text(const DiffEvent& a, const std::vector<ValueChange>& cha
   return text;
 }
 
-// "> 0x1c20 (handle_request)", as the live text shows an event, without the
-// call site (the same call may come from elsewhere in the other run).
-std::string event_text(const DiffEvent& event) {
+// "> handle_request", as the live text shows an event (names first, the
+// static VA in brackets with --addresses), without the call site: the same
+// call may come from elsewhere in the other run.
+std::string event_text(const DiffEvent& event, const render::NameLabels& labels, bool addresses) {
   const std::string target = (event.module.empty() ? "" : event.module + ":") + to_hex(event.target_va);
-  const std::string name = event.symbol.substr(0, event.symbol.find('('));
-  if (event.kind == "stop") return "* " + target + " (stop)";
-  std::string text = (event.kind == "entry" ? "> " : "< ") + target + " (" + name + ")";
+  if (event.kind == "stop") return "* stop" + (addresses ? "  [" + target + "]" : "");
+  const std::string name = event.symbol.empty() ? target : labels(event.symbol);
+  std::string text = (event.kind == "entry" ? "> " : "< ") + name;
   if (event.tail_call || event.kind == "tail_exit") text += " [tail]";
   if (event.kind == "unwound") text += " [unwound]";
+  if (addresses && !event.symbol.empty()) text += "  [" + target + "]";
   return text;
+}
+
+render::NameLabels diff_labels(const WindowDiff& diff) {
+  std::vector<std::string> symbols;
+  for (const auto* side : {&diff.a, &diff.b}) {
+    for (const DiffEvent& event : *side) {
+      if (!event.symbol.empty()) symbols.push_back(event.symbol);
+    }
+  }
+  return render::NameLabels(symbols);
 }
 
 char mark_char(DiffMark mark) {
@@ -102,9 +115,8 @@ std::vector<bool> visible_steps(const WindowDiff& diff, size_t context) {
 
 void print_side(std::ostream& out, const char* label, const DiffSide& side, size_t events) {
   out << label << "  " << side.path << "  window " << side.window.value("window_id", nlohmann::json()).dump()
-      << "  tid " << side.window.value("tid", nlohmann::json()).dump() << "  status "
-      << side.window.value("status", std::string("?")) << "  " << events << " events";
-  if (side.window.value("possible_loss", false)) out << "  possible loss";
+      << "  thread " << side.window.value("tid", nlohmann::json()).dump() << "  "
+      << render::window_status_text(side.window) << "  " << events << " events";
   if (const std::string mark = render::window_mark_text(side.window); !mark.empty()) out << "  " << mark;
   if (side.process.is_object() && !side.process.value("build_id", std::string()).empty()) {
     out << "  build-id " << side.process.value("build_id", std::string());
@@ -144,8 +156,9 @@ const char* change_name(DiffMark mark) {
 
 }  // namespace
 
-void print_diff(std::ostream& out, const DiffReport& report, size_t context) {
+void print_diff(std::ostream& out, const DiffReport& report, const DiffTextStyle& style) {
   const WindowDiff& diff = report.diff;
+  const render::NameLabels labels = diff_labels(diff);
   print_side(out, "A", report.a, diff.a.size());
   print_side(out, "B", report.b, diff.b.size());
   for (const std::string& warning : report.warnings) out << "warning: " << warning << "\n";
@@ -155,7 +168,7 @@ void print_diff(std::ostream& out, const DiffReport& report, size_t context) {
   }
   out << "different: " << diff.only_a << " only in A, " << diff.only_b << " only in B, " << diff.changed
       << " changed, " << diff.same << " same\n";
-  const std::vector<bool> visible = visible_steps(diff, context);
+  const std::vector<bool> visible = visible_steps(diff, style.context);
   for (size_t i = 0; i < diff.steps.size();) {
     const DiffStep& step = diff.steps[i];
     const DiffEvent& event = diff.event(step);
@@ -166,7 +179,7 @@ void print_diff(std::ostream& out, const DiffReport& report, size_t context) {
       i += hidden;
       continue;
     }
-    out << line_prefix(mark_char(step.mark), event.depth) << event_text(event)
+    out << line_prefix(mark_char(step.mark), event.depth) << event_text(event, labels, style.addresses)
         << (step.mark == DiffMark::changed ? changes_text(event, step.changes) : fetches_text(event.fetches)) << "\n";
     ++i;
   }

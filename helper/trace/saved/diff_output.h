@@ -31,10 +31,15 @@ struct DiffReport {
 // that enclose a difference, which keep the tree readable.
 constexpr size_t kDefaultDiffContext = 2;
 
+struct DiffTextStyle {
+  size_t context = kDefaultDiffContext;
+  bool addresses = false;  // each event's static VA after its name
+};
+
 // Header (which window of which file), a summary line, then, when the
-// windows differ, the aligned events indented by depth and marked ' ' same,
+// windows differ, the aligned events (names first) indented by depth and marked ' ' same,
 // '-' only in A, '+' only in B, '~' fetched values differ ("name: A → B").
-void print_diff(std::ostream& out, const DiffReport& report, size_t context = kDefaultDiffContext);
+void print_diff(std::ostream& out, const DiffReport& report, const DiffTextStyle& style = {});
 
 // {equal, a, b, summary, differences[]}: each difference with its seq in A
 // and in B, kind, target_va, symbol, depth, and the changed values.

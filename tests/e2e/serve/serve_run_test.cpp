@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -228,6 +229,28 @@ TEST(ServeRun, CompletesCommandsOptionsAndFunctionNames) {
   EXPECT_EQ(candidates({"trace", "--start"}, "handle_"), std::vector<std::string>({"handle_request"}));
   const auto routes = candidates({"probe"}, "route_");
   EXPECT_EQ(routes, std::vector<std::string>({"route_even", "route_odd"}));
+}
+
+// C++ names complete as typed (nm -C without the parameter list), in the
+// executable and in a module named before ':'; a prefix is taken literally,
+// never as a glob (function_glob's functions_matching expands 'prefix*').
+TEST(ServeRun, CompletesCppNamesModulesAndLiteralPrefixes) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  TargetProcess target({XREF_TRACE_TARGET, "--threads", "1", "--requests", "0"});
+  ServeClient helper;
+  hello(helper);
+  auto candidates = [&](std::vector<std::string> words, const std::string& partial) {
+    const auto answer =
+        helper.request("complete", {{"argv", words}, {"partial", partial}, {"context", {{"pid", target.pid()}}}});
+    return answer["result"]["candidates"].get<std::vector<std::string>>();
+  };
+  EXPECT_EQ(candidates({"probe"}, "svc::val"), std::vector<std::string>({"svc::validate"}));
+  const auto fees = candidates({"trace", "--functions"}, "svc::apply_");
+  EXPECT_EQ(fees, std::vector<std::string>({"svc::apply_fee"}));
+  EXPECT_TRUE(candidates({"probe"}, "svc::val*").empty()) << "a '*' typed is not a wildcard";
+  EXPECT_TRUE(candidates({"probe"}, "svc::[v]al").empty()) << "a '[' typed is not a bracket expression";
+  const auto getpid = candidates({"probe"}, "libc.so.6:getpi");
+  EXPECT_NE(std::find(getpid.begin(), getpid.end(), "libc.so.6:getpid"), getpid.end()) << getpid.size();
 }
 
 TEST(ServeRun, OneShotCommandsPrintTheShellsText) {

@@ -217,8 +217,9 @@ TEST(TraceDiffCli, EvenAndOddRequestDifferInTheirRouteAndValues) {
   EXPECT_EQ(document["data"]["summary"]["changed"], expected.size() - 4);
   EXPECT_EQ(document["data"]["summary"]["same"], a["events"].size() - 2 - (expected.size() - 4));
 
-  // The text: the same differences, marked in the tree.
-  const XrefRun text = run_xref({"trace", "diff", a_file.path, b_file.path, "--context", "100"});
+  // The text: the same differences, marked in the tree, names first and
+  // (--addresses) the static VAs nm gives.
+  const XrefRun text = run_xref({"trace", "diff", a_file.path, b_file.path, "--context", "100", "--addresses"});
   ASSERT_EQ(text.exit_status, 1) << text.err;
   size_t changed_lines = 0;
   std::vector<std::string> marked;
@@ -230,10 +231,10 @@ TEST(TraceDiffCli, EvenAndOddRequestDifferInTheirRouteAndValues) {
   EXPECT_EQ(changed_lines, expected.size() - 4);
   EXPECT_EQ(marked.size(), 4u) << text.out;
   if (marked.size() == 4) {
-    EXPECT_EQ(marked[0].rfind("-> " + hex(nm.at("route_even")) + " (route_even)", 0), 0u) << marked[0];
-    EXPECT_EQ(marked[1].rfind("-< " + hex(nm.at("route_even")) + " (route_even)", 0), 0u) << marked[1];
-    EXPECT_EQ(marked[2].rfind("+> " + hex(nm.at("route_odd")) + " (route_odd)", 0), 0u) << marked[2];
-    EXPECT_EQ(marked[3].rfind("+< " + hex(nm.at("route_odd")) + " (route_odd)", 0), 0u) << marked[3];
+    EXPECT_EQ(marked[0].rfind("-> route_even  [" + hex(nm.at("route_even")) + "]", 0), 0u) << marked[0];
+    EXPECT_EQ(marked[1].rfind("-< route_even  [" + hex(nm.at("route_even")) + "]", 0), 0u) << marked[1];
+    EXPECT_EQ(marked[2].rfind("+> route_odd  [" + hex(nm.at("route_odd")) + "]", 0), 0u) << marked[2];
+    EXPECT_EQ(marked[3].rfind("+< route_odd  [" + hex(nm.at("route_odd")) + "]", 0), 0u) << marked[3];
   }
 
   // A window against itself: equal.

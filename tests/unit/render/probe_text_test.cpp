@@ -174,5 +174,33 @@ TEST(ProbeText, WhatChangedAtAStop) {
   EXPECT_EQ(asked[2], (CodeAddress{"", 0x1b90, std::nullopt}));
 }
 
+// A debugger's names are shown as it spells them (GDB's and LLDB's C++
+// names carry their parameter lists); the name the user typed is not
+// repeated when the debugger's spelling is that name with its parameters.
+TEST(ProbeText, ADebuggersSpellingsAreShownAsItSpellsThem) {
+  const nlohmann::json changes = {
+      {"elapsed_ms", 50}, {"since_ms", 0}, {"hits_added", 10}, {"lost_events", 0},
+      {"addresses",
+       {{{"address", "svc::validate"}, {"static_va", "0x3af0"}, {"live", "0x555555557af0"}, {"hits", 10},
+         {"hits_added", 10}, {"passed", 10}, {"threads", 1},
+         {"callers", {{"method", "exact"}, {"sites", {{{"hits", 10}, {"hits_added", 10}, {"new", false},
+                                                       {"call_site_live", "0x555555557ce7"},
+                                                       {"call_site_verified", true}}}}}}}}}};
+  TableNames names;
+  names.by_live[0x555555557af0] = {"svc::validate(unsigned long, unsigned long)", 0, "/src/trace_target.cpp", 240, true};
+  names.by_live[0x555555557ce7] = {"svc::handle_request(svc::Request*)", 0x27, "/src/trace_target.cpp", 331, true};
+  EXPECT_EQ(probe_change_lines(1, changes, names),
+            (std::vector<std::string>{
+                "xref: probe session 1 at 0.05 s (+0.05 s): 10 new hits, 0 lost",
+                "  svc::validate at trace_target.cpp:240  hits 10 (+10)  threads 1",
+                "    callers (exact):",
+                "      +10  svc::handle_request(svc::Request*)+0x27 at trace_target.cpp:331  (10 in all)",
+            }));
+  // The helper's own names of the same addresses: short labels.
+  for (auto& [live, place] : names.by_live) place.debugger = false;
+  EXPECT_EQ(probe_change_lines(1, changes, names)[3],
+            "      +10  svc::handle_request+0x27 at trace_target.cpp:331  (10 in all)");
+}
+
 }  // namespace
 }  // namespace xref::render

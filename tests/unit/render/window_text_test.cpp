@@ -155,6 +155,36 @@ TEST(WindowText, TimeStoppedAtTheDebuggerIsNotTimeRun) {
   EXPECT_EQ(stopped_ns({{10, 20}, {30, 40}}, 15, 35), 10u);
 }
 
+// LLDB reports a resume on its event thread, after the process ran on: a
+// stop that seems to last past events a probe saw ends at the first of them.
+// An event the helper made (no probe_va: --here's first) proves nothing.
+TEST(WindowText, AStopEndsAtTheFirstEventAProbeSawAfterIt) {
+  auto probed = [](nlohmann::json event) {
+    event["probe_va"] = event["target_va"];
+    return event;
+  };
+  nlohmann::json events = nlohmann::json::array({
+      event("entry", 0, "handle_request", "0x1e50", 1'000),  // made at the stop
+      probed(event("entry", 1, "validate", "0x1cf0", 500'000)),
+      probed(event("return", 1, "validate", "0x1cf0", 502'000)),
+      probed(event("return", 0, "handle_request", "0x1e50", 510'000)),
+  });
+  const nlohmann::json window = window_of(events, 1'000, 509'000);
+  WindowStyle style;
+  style.stops = {{500, 3'000'000}};  // the resume reported 2.5 ms late
+  ASSERT_EQ(observed_stops(style.stops, window).size(), 1u);
+  EXPECT_EQ(observed_stops(style.stops, window)[0].end_ns, 500'000u);
+  // serve clips a stop that began before the window to the window's start:
+  // a probe's event there ends it.
+  nlohmann::json later = window_of(nlohmann::json::array({events[1], events[2]}), 500'000, 2'000);
+  EXPECT_EQ(observed_stops({{500'000, 3'000'000}}, later)[0].end_ns, 500'000u);
+  NoNames names;
+  const std::vector<std::string> lines = window_lines(window, names, style);
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_EQ(lines[0], "window 4  thread 77  complete  ran 10.0 us (stopped 499.0 us at the debugger)  4 events  lost 0");
+  EXPECT_EQ(lines[2], "  4:0   2.0 us    > validate");
+}
+
 TEST(WindowText, ADebuggersNamesBreakpointsAndLiveAddresses) {
   nlohmann::json entry = event("entry", 0, "handle_request", "0x1e50", 100);
   entry["target_live"] = "0x555555555e50";
@@ -170,10 +200,11 @@ TEST(WindowText, ADebuggersNamesBreakpointsAndLiveAddresses) {
   nlohmann::json stop = {{"kind", "stop"}, {"depth", 0}, {"symbol", ""}, {"target_va", "0x1f3a"},
                          {"probe_va", "0x1f3a"}, {"probe_live", "0x555555555f3a"}, {"timestamp_ns", 450}};
   const nlohmann::json window = window_of(nlohmann::json::array({entry, back, stop}), 100, 350);
+  // The debugger's spellings (a front end's batch) are shown as it spells them.
   TableNames names;
-  names.by_live[0x555555555e50] = {"handle_request(request*)", 0, "/src/sample_service.c", 160};
-  names.by_live[0x555555555fed] = {"worker_main", 0xad, "/src/sample_service.c", 230};
-  names.by_live[0x555555555f3a] = {"handle_request(request*)", 0xea, "/src/sample_service.c", 180};
+  names.by_live[0x555555555e50] = {"handle_request(request*)", 0, "/src/sample_service.c", 160, true};
+  names.by_live[0x555555555fed] = {"worker_main", 0xad, "/src/sample_service.c", 230, true};
+  names.by_live[0x555555555f3a] = {"handle_request(request*)", 0xea, "/src/sample_service.c", 180, true};
   WindowStyle style;
   style.addresses = true;
   style.live_addresses = true;
@@ -181,11 +212,23 @@ TEST(WindowText, ADebuggersNamesBreakpointsAndLiveAddresses) {
   style.breakpoints[0x555555555f3a] = {2, 3};
   const std::vector<std::string> lines = window_lines(window, names, style);
   ASSERT_EQ(lines.size(), 4u);
-  EXPECT_EQ(lines[1], "  4:0  300 ns  > handle_request  from worker_main+0xad at sample_service.c:230  [bp 1]  "
+  EXPECT_EQ(lines[1], "  4:0  300 ns  > handle_request(request*)  from worker_main+0xad at sample_service.c:230  [bp 1]  "
                       "[0x555555555e50 @0x555555555fed]");
-  EXPECT_EQ(lines[2], "  4:0          < handle_request  [bp 2]  [bp 3]  [0x555555555e50]");
-  EXPECT_EQ(lines[3], "  4:0          | stop at handle_request+0xea at sample_service.c:180  [bp 2]  [bp 3]  "
+  EXPECT_EQ(lines[2], "  4:0          < handle_request(request*)  [bp 2]  [bp 3]  [0x555555555e50]");
+  EXPECT_EQ(lines[3], "  4:0          | stop at handle_request(request*)+0xea at sample_service.c:180  [bp 2]  [bp 3]  "
                       "[0x555555555f3a]");
+  // The helper's own names of the same addresses get the short labels.
+  TableNames own;
+  for (const auto& [live, place] : names.by_live) {
+    own.by_live[live] = place;
+    own.by_live[live].debugger = false;
+  }
+  const std::vector<std::string> short_lines = window_lines(window, own, style);
+  ASSERT_EQ(short_lines.size(), 4u);
+  EXPECT_EQ(short_lines[1], "  4:0  300 ns  > handle_request  from worker_main+0xad at sample_service.c:230  [bp 1]  "
+                            "[0x555555555e50 @0x555555555fed]");
+  EXPECT_EQ(short_lines[3], "  4:0          | stop at handle_request+0xea at sample_service.c:180  [bp 2]  [bp 3]  "
+                            "[0x555555555f3a]");
   // What a front end is asked to name first: each address once.
   const std::vector<CodeAddress> addresses = window_addresses(window);
   ASSERT_EQ(addresses.size(), 3u);

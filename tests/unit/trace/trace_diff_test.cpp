@@ -260,10 +260,11 @@ TEST(TraceDiff, AnIndirectCallsLiveTargetIsNotAValue) {
   EXPECT_TRUE(diffed(a, b).equal());
 }
 
-std::string text_of(const WindowDiff& diff, const nlohmann::json& a, const nlohmann::json& b, size_t context) {
+std::string text_of(const WindowDiff& diff, const nlohmann::json& a, const nlohmann::json& b, size_t context,
+                    bool addresses = false) {
   DiffReport report{{"a.json", a, nullptr}, {"b.json", b, nullptr}, diff, {}};
   std::ostringstream out;
-  print_diff(out, report, context);
+  print_diff(out, report, {context, addresses});
   return out.str();
 }
 
@@ -271,17 +272,25 @@ TEST(TraceDiff, TextIsATreeWithMarks) {
   const nlohmann::json a = window(1, "0x4", "0x30", "h", "0x1");
   const nlohmann::json b = window(3, "0x5", "0x40", "k", "0x1");
   EXPECT_EQ(text_of(diffed(a, b), a, b, 10),
-            "A  a.json  window 1  tid 7  status complete  6 events\n"
-            "B  b.json  window 3  tid 7  status complete  6 events\n"
+            "A  a.json  window 1  thread 7  complete  6 events\n"
+            "B  b.json  window 3  thread 7  complete  6 events\n"
             "different: 2 only in A, 2 only in B, 1 changed, 3 same\n"
-            "~   0  > 0x10 (f)  req: 0x4 \u2192 0x5\n"
-            "    1    > 0x20 (g)\n"
-            "    1    < 0x20 (g)\n"
-            "-   1    > 0x30 (h)\n"
-            "-   1    < 0x30 (h)  ret=0x1\n"
-            "+   1    > 0x40 (k)\n"
-            "+   1    < 0x40 (k)  ret=0x1\n"
-            "    0  < 0x10 (f)\n");
+            "~   0  > f  req: 0x4 \u2192 0x5\n"
+            "    1    > g\n"
+            "    1    < g\n"
+            "-   1    > h\n"
+            "-   1    < h  ret=0x1\n"
+            "+   1    > k\n"
+            "+   1    < k  ret=0x1\n"
+            "    0  < f\n");
+}
+
+TEST(TraceDiff, TextShowsStaticAddressesWhenAsked) {
+  const nlohmann::json a = window(1, "0x4", "0x30", "h", "0x1");
+  const nlohmann::json b = window(3, "0x5", "0x40", "k", "0x1");
+  const std::string text = text_of(diffed(a, b), a, b, 10, true);
+  EXPECT_NE(text.find("~   0  > f  [0x10]  req: 0x4 \u2192 0x5\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("-   1    < h  [0x30]  ret=0x1\n"), std::string::npos) << text;
 }
 
 TEST(TraceDiff, TextCollapsesLongSameRunsButKeepsTheEnclosingCalls) {
@@ -303,16 +312,16 @@ TEST(TraceDiff, TextCollapsesLongSameRunsButKeepsTheEnclosingCalls) {
   const nlohmann::json a = long_window("0x30");
   const nlohmann::json b = long_window("0x40");
   const std::string text = text_of(diffed(a, b), a, b, 1);
-  EXPECT_NE(text.find("    0  > 0x10 (f)\n"
-                      "    1    > 0x50 (outer)\n"
+  EXPECT_NE(text.find("    0  > f\n"
+                      "    1    > outer\n"
                       "    2      \u2026 39 same events\n"
-                      "    2      < 0x20 (g)\n"
-                      "-   2      > 0x30 (last)\n"),
+                      "    2      < g\n"
+                      "-   2      > last\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("+   2      < 0x40 (last)\n"
-                      "    1    < 0x50 (outer)\n"
-                      "    0  < 0x10 (f)\n"),
+  EXPECT_NE(text.find("+   2      < last\n"
+                      "    1    < outer\n"
+                      "    0  < f\n"),
             std::string::npos)
       << text;
 }

@@ -1,0 +1,169 @@
+"""gdb as a person types at it, under a pseudo-terminal: Tab completes the
+helper's commands, options and the process's function names on the line
+being typed; Ctrl-C at a running process prints the probe's counts, equal to
+the calls trace_target recorded itself when the worker sat between requests.
+`python3 interactive_test.py tab|interrupt`."""
+
+import os
+import re
+import shlex
+import signal
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "support"))
+from facility import require, run_named  # noqa: E402
+from terminal import Terminal  # noqa: E402
+
+GDB = os.environ.get("XREF_GDB_PROGRAM", "")
+LOADER = os.environ.get("XREF_GDB_LOADER", "")
+HELPER = os.environ.get("XREF_BINARY", "")
+TARGET = os.environ.get("XREF_TRACE_TARGET", "")
+PROMPT = r"\(gdb\) +$"
+
+
+def check(condition, message, output=None):
+    if not condition:
+        raise AssertionError(message + ("\n--- what gdb printed ---\n" + output if output is not None else ""))
+
+
+def recorded(record, function):
+    """Entries of `function` in trace_target's record."""
+    try:
+        with open(record) as lines:
+            return sum(1 for line in lines if (" > %s " % function) in line)
+    except FileNotFoundError:
+        return 0
+
+
+def start_gdb(record):
+    require(bool(GDB) and os.access(GDB, os.X_OK), "gdb")
+    require(os.geteuid() == 0, "BPF (run as root)")
+    env = dict(os.environ)
+    env["XREF_HELPER"] = shlex.quote(HELPER) + " serve"
+    env["TERM"] = "xterm"
+    # Requests 20 ms apart: the worker sits in its sleep between requests
+    # (where the record is complete) nearly all the time.
+    terminal = Terminal([GDB, "-nx", "-q", "-iex", "set pagination off", "-iex", "set confirm off",
+                         "-ex", "source " + LOADER, "--args", TARGET, "--threads", "1", "--requests", "1000000",
+                         "--interval-us", "20000", "--record", record], env)
+    try:
+        type_command(terminal, "break svc::handle_request", r"Breakpoint 1 at ")
+        type_command(terminal, "run", r"Breakpoint 1, ")
+        terminal.target = int(type_command(terminal, "info inferiors", r"\n\*? +1 +process (\d+) ").group(1))
+    except BaseException:
+        terminal.kill()
+        raise
+    return terminal
+
+
+def end(terminal, record):
+    """On every way out: gdb and the target are gone, the record too."""
+    terminal.kill()
+    target = getattr(terminal, "target", None)
+    try:
+        # Left behind when gdb was killed; checked to be this test's target
+        # (its record in the command line), never a process that took its pid.
+        with open("/proc/%d/cmdline" % target, "rb") as cmdline:
+            if record.encode() in cmdline.read():
+                os.kill(target, signal.SIGKILL)
+    except (TypeError, OSError):
+        pass
+    if os.path.exists(record):
+        os.unlink(record)
+
+
+def type_command(terminal, command, answer):
+    terminal.expect_pending(PROMPT)
+    terminal.send(command + "\r")
+    return terminal.expect(answer)
+
+
+def complete(terminal, typed, expected):
+    """Types `typed` and a Tab; the line being typed must become `expected`
+    (a regular expression); then clears the line (Ctrl-U) and ends it with a
+    command that does nothing (an empty line would repeat the last one)."""
+    terminal.expect_pending(PROMPT)
+    terminal.send(typed + "\t")
+    match = terminal.expect_pending(r"\(gdb\) " + expected + "$")
+    terminal.send("\x15echo\r")
+    return match
+
+
+def quit_gdb(terminal):
+    terminal.expect_pending(PROMPT)
+    terminal.send("kill\r")
+    terminal.expect_pending(PROMPT)
+    terminal.send("quit\r")
+    terminal.finish()
+
+
+def tab_case():
+    record = "/tmp/xref-gdb-tab-%d" % os.getpid()
+    terminal = start_gdb(record)
+    try:
+        # The helper's commands and options, and the process's functions.
+        complete(terminal, "xref pro", r"xref probe ")
+        complete(terminal, "xref probe --cal", r"xref probe --callers ")
+        complete(terminal, "xref trace --stop-a", r"xref trace --stop-at-end ")
+        complete(terminal, "xref probe svc::comp", r"xref probe svc::compute_price ")
+        complete(terminal, "xref trace --start svc::vali", r"xref trace --start svc::validate ")
+        # Two candidates: a second Tab lists both (after the last ':', as gdb
+        # lists C++ names).
+        terminal.expect_pending(PROMPT)
+        terminal.send("xref probe svc::risky\t\t")
+        terminal.expect(r"\n *(svc::)?risky +(svc::)?risky_inner *\n")
+        terminal.send("\x15echo\r")
+        quit_gdb(terminal)
+    finally:
+        end(terminal, record)
+
+
+def probe_block(terminal):
+    """The next probe report of session 1: the hits of svc::validate so far."""
+    terminal.expect(r"xref: probe session 1 at ")
+    return int(terminal.expect(r"\n  svc::validate[^\n]*  hits (\d+)").group(1))
+
+
+def worker_between_requests(terminal):
+    """Is the worker thread in its sleep between two requests (so that every
+    request it started is in the record)?"""
+    terminal.expect_pending(PROMPT)
+    terminal.send("thread apply all bt 3\r")
+    text = terminal.expect(r"(?s)Thread 2 .*?\n\n").group(0)
+    return "nanosleep" in text
+
+
+def interrupt_case():
+    record = "/tmp/xref-gdb-interrupt-%d" % os.getpid()
+    if os.path.exists(record):
+        os.unlink(record)
+    terminal = start_gdb(record)
+    try:
+        type_command(terminal, "delete 1", r"")
+        type_command(terminal, "xref probe svc::validate --duration-ms 0", r"xref: session 1 probing PID \d+")
+        exact = 0
+        for _ in range(8):
+            before = recorded(record, "validate")
+            type_command(terminal, "continue", r"Continuing\.")
+            terminal.wait_for(lambda: recorded(record, "validate") >= before + 15,
+                              "trace_target recorded 15 more calls of validate")
+            terminal.send("\x03")
+            terminal.expect(r"received signal SIGINT")
+            hits = probe_block(terminal)
+            if worker_between_requests(terminal):
+                calls = recorded(record, "validate")
+                check(hits == calls, "at the interrupt the probe counted %d hits, the target recorded %d calls" %
+                      (hits, calls), terminal.text())
+                exact += 1
+                if exact == 2:
+                    break
+        check(exact == 2, "the worker was never between requests at an interrupt", terminal.text())
+        quit_gdb(terminal)
+        check(terminal.text().count("xref: probe session 1 at ") >= 2, "not one report per interrupt",
+              terminal.text())
+    finally:
+        end(terminal, record)
+
+
+if __name__ == "__main__":
+    sys.exit(run_named({"tab": tab_case, "interrupt": interrupt_case}, sys.argv))
