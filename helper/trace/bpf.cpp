@@ -29,9 +29,10 @@ xref_probe compile_probe(const PlannedProbe& planned) {
   probe.tail_target_id = planned.tail_target_id;
   if (planned.start) probe.flags |= XREF_PROBE_F_START;
   probe.fetch_count = static_cast<uint8_t>(planned.fetches.size());
-  for (size_t i = 0; i < planned.fetches.size() && i < XREF_FETCH_MAX_ITEMS; ++i) {
-    probe.fetches[i] = compile_fetch(planned.fetches[i]);
-  }
+  // :string fetches numbered into the probe's string slots, as the start
+  // filter's string comparisons (filter_variables) name them.
+  const std::vector<xref_fetch> compiled = compile_fetches(planned.fetches);
+  for (size_t i = 0; i < compiled.size() && i < XREF_FETCH_MAX_ITEMS; ++i) probe.fetches[i] = compiled[i];
   return probe;
 }
 

@@ -92,6 +92,8 @@ Result<std::unique_ptr<TraceEngine>> start_bpf_engine(const TracePlan& plan, con
     }
     // Only the part the record carries (header, values, strings).
     std::memcpy(&record, data, std::min(size, sizeof record));
+    // A record without strings: its string slots are not left as garbage.
+    if (size < sizeof record) std::memset(record.strings, 0, sizeof record.strings);
     if (size < XREF_TRACE_EVENT_STRINGS_OFFSET) record.fetch_count = 0;
     sink.add(record);
   });

@@ -72,7 +72,7 @@ WindowFormat::WindowFormat(const Target& target, const TracePlan& plan)
     for (const FetchItem& item : planned.fetches) {
       if (item.name == "target" && text.target_fetch < 0) text.target_fetch = static_cast<int>(text.fetches.size());
       text.fetches.push_back({item.name, json_string(item.name), json_string(fetch_type_name(item.type)),
-                              item.type.is_signed});
+                              item.type.is_signed, item.type.is_string()});
     }
     text.call_site = planned.kind == XREF_PROBE_CALL_SITE || planned.kind == XREF_PROBE_TAIL_SITE;
   }
@@ -197,6 +197,17 @@ void WindowFormat::append_fetches_json(JsonWriter& json, const TraceWindow& wind
   for (size_t i = 0; probe != nullptr && i < event.fetch_count; ++i) {
     const FetchName& name = probe->fetches[i];
     json.begin_object();
+    if (fetches[i].read && name.is_string) {
+      // {length name string truncated type}, no value: as fetched_json writes it.
+      const std::string_view bytes = window.string_of(fetches[i]);
+      json.key("length").number(bytes.size());
+      json.key("name").raw(name.name_json);
+      json.key("string").string(bytes);
+      json.key("truncated").boolean((fetches[i].value & XREF_STRING_CUT) != 0);
+      json.key("type").raw(name.type_json);
+      json.end_object();
+      continue;
+    }
     if (!fetches[i].read) json.key("error").string(fetch_error_text(fetches[i].error));
     json.key("name").raw(name.name_json);
     if (fetches[i].read && name.is_signed) json.key("signed_value").signed_number(static_cast<int64_t>(fetches[i].value));

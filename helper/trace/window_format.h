@@ -46,6 +46,7 @@ class WindowFormat {
     std::string name_json;  // "\"n\""
     std::string type_json;  // "\"u64\""
     bool is_signed = false;
+    bool is_string = false;   // a :string fetch: written as probe writes one (attach/fetched_value.h)
   };
   struct ProbeText {
     std::string fields_json;  // "probe_live":...,"probe_va":... (no braces)

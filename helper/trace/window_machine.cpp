@@ -1,5 +1,6 @@
 #include "trace/window_machine.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace xref {
@@ -17,6 +18,8 @@ WindowMachine::WindowMachine(const TracePlan& plan, const WindowMachineOptions& 
     probe.return_function_id = planned.return_function_id;
     probe.tail_target_id = planned.tail_target_id;
     probe.next = planned.next < 0 ? XREF_PROBE_NO_NEXT : static_cast<uint32_t>(planned.next);
+    const std::vector<int> slots = fetch_string_slots(planned.fetches);
+    for (size_t i = 0; i < probe.fetch_count; ++i) probe.string_slots[i] = static_cast<int8_t>(slots[i]);
     probes_.push_back(probe);
   }
   // Each role's values follow those of the roles before it at its address.
@@ -53,6 +56,8 @@ WindowMachine::Fetched WindowMachine::fetched(const ProbeHit& hit, const Probe& 
     const bool failed = present ? ((hit.fetch_failed >> at) & 1u) != 0 : true;
     out.values[i] = failed ? 0 : hit.values[at];
     out.errors[i] = failed ? (present ? hit.fetch_error[at] : int16_t{-14}) : int16_t{0};
+    const int slot = probe.string_slots[i];
+    if (!failed && slot >= 0 && slot < XREF_FETCH_MAX_STRINGS) out.strings[slot] = hit.strings[at];
     if (failed) out.failed = static_cast<uint16_t>(out.failed | (1u << i));
   }
   return out;
@@ -72,7 +77,7 @@ bool WindowMachine::filter_accepts(const Fetched& values) const {
       }
     }
   }
-  return evaluate_program(*start_filter_, values.values);
+  return evaluate_program(*start_filter_, values.values, values.strings);
 }
 
 void WindowMachine::stop_emitting(uint32_t reason) {
@@ -105,19 +110,20 @@ std::optional<xref_trace_event> WindowMachine::reserve_event(const Current& curr
   return event;
 }
 
-namespace {
-
-void copy_fetched(xref_trace_event& event, const std::array<uint64_t, XREF_FETCH_MAX_ITEMS>& values,
-                  const std::array<int16_t, XREF_FETCH_MAX_ITEMS>& errors, uint16_t failed, uint8_t count) {
-  event.fetch_count = count;
-  event.fetch_failed = failed;
+// copy_fetched and copy_strings: the string slots filled as the BPF program
+// fills them (the bytes, zero after them; the record is zeroed already).
+void WindowMachine::copy_fetched(xref_trace_event& event, const Fetched& values) {
+  event.fetch_count = values.count;
+  event.fetch_failed = values.failed;
   for (size_t i = 0; i < XREF_FETCH_MAX_ITEMS; ++i) {
-    event.values[i] = values[i];
-    event.fetch_error[i] = errors[i];
+    event.values[i] = values.values[i];
+    event.fetch_error[i] = values.errors[i];
+  }
+  for (size_t slot = 0; slot < XREF_FETCH_MAX_STRINGS; ++slot) {
+    const std::string& bytes = values.strings[slot];
+    std::memcpy(event.strings[slot], bytes.data(), std::min<size_t>(bytes.size(), XREF_STRING_MAX_BYTES));
   }
 }
-
-}  // namespace
 
 // emit_event: of the role being run, or (`of_probe` false) a frame's end
 // no probe saw; with the values it fetched (none when `values` is null).
@@ -131,7 +137,7 @@ void WindowMachine::emit_event(const Current& current, xref_thread_window& windo
   event->function_id = function_id;
   event->sp = sp;
   event->flags = flags;
-  if (values != nullptr) copy_fetched(*event, values->values, values->errors, values->failed, values->count);
+  if (values != nullptr) copy_fetched(*event, *values);
   current.emit(*event);
 }
 
@@ -240,7 +246,7 @@ void WindowMachine::emit_entry(const Current& current, xref_thread_window& windo
   event->sp = sp;
   event->flags = flags;
   if (probe.kind == XREF_PROBE_ENTRY) event->return_address = return_address;
-  copy_fetched(*event, values.values, values.errors, values.failed, values.count);
+  copy_fetched(*event, values);
   current.emit(*event);
 }
 
@@ -256,7 +262,7 @@ void WindowMachine::emit_tail_entry(const Current& current, xref_thread_window& 
   event->function_id = probe.function_id;
   event->sp = sp;
   event->flags = XREF_EVENT_F_TAIL;
-  copy_fetched(*event, values.values, values.errors, values.failed, values.count);
+  copy_fetched(*event, values);
   current.emit(*event);
 }
 

@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -36,6 +37,9 @@ struct ProbeHit {
   // Extended to 64 bits; the fetches of every role of the address, in
   // chain order (tracefs_fetch_layout).
   std::array<uint64_t, XREF_FETCH_MAX_ITEMS> values{};
+  // A :string fetch's bytes (at most its bound), at its index in values,
+  // whose value is its length | XREF_STRING_CUT.
+  std::array<std::string, XREF_FETCH_MAX_ITEMS> strings{};
 };
 
 struct WindowMachineOptions {
@@ -76,12 +80,14 @@ class WindowMachine {
     uint32_t tail_target_id = XREF_FUNCTION_NONE;
     uint32_t next = XREF_PROBE_NO_NEXT;
     uint8_t fetch_offset = 0;  // where this role's values start in ProbeHit::values
+    std::array<int8_t, XREF_FETCH_MAX_ITEMS> string_slots{};  // per fetch of the role: its string slot, -1 for a number
   };
   struct Fetched {
     std::array<uint64_t, XREF_FETCH_MAX_ITEMS> values{};
     std::array<int16_t, XREF_FETCH_MAX_ITEMS> errors{};
     uint16_t failed = 0;
     uint8_t count = 0;
+    std::array<std::string, XREF_FETCH_MAX_STRINGS> strings{};  // by string slot, as trace.bpf.c reads them
   };
   struct Current {
     const ProbeHit& hit;
@@ -90,6 +96,7 @@ class WindowMachine {
   };
 
   static Fetched fetched(const ProbeHit& hit, const Probe& probe);
+  static void copy_fetched(xref_trace_event& event, const Fetched& values);
   bool filter_accepts(const Fetched& values) const;
   void stop_emitting(uint32_t reason);
   std::optional<xref_trace_event> reserve_event(const Current& current, xref_thread_window& window, uint8_t type);

@@ -1,8 +1,15 @@
 #include "trace/windows.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace xref {
+
+WindowCollector::WindowCollector(const TracePlan& plan, uint64_t max_events_held, uint64_t max_string_bytes_held)
+    : plan_(plan), max_events_held_(max_events_held), max_string_bytes_held_(max_string_bytes_held) {
+  string_slots_.reserve(plan.probes.size());
+  for (const PlannedProbe& probe : plan.probes) string_slots_.push_back(fetch_string_slots(probe.fetches));
+}
 
 uint64_t TraceWindow::missing_events() const {
   // Received: the events plus the end record; expected: every seq up to the
@@ -44,6 +51,7 @@ void WindowCollector::release(uint64_t window_id) {
   released_.complete += found->second.complete() ? 1 : 0;
   released_.events += found->second.events.size();
   events_held_ -= found->second.events.size();
+  string_bytes_held_ -= found->second.strings.size();
   // Kept for a later window unless it grew large (a long window's storage
   // goes back to the allocator).
   constexpr size_t kSpareWindows = 64, kSpareEvents = 4096;
@@ -52,11 +60,14 @@ void WindowCollector::release(uint64_t window_id) {
     TraceWindow& window = node.mapped();
     std::vector<TraceEvent> events = std::move(window.events);
     std::vector<EventFetch> fetches = std::move(window.fetches);
+    std::string strings = std::move(window.strings);
     window = TraceWindow{};
     window.events = std::move(events);
     window.fetches = std::move(fetches);
+    window.strings = std::move(strings);
     window.events.clear();
     window.fetches.clear();
+    window.strings.clear();
     spare_.push_back(std::move(node));
     return;
   }
@@ -99,9 +110,21 @@ std::optional<uint64_t> WindowCollector::add(const xref_trace_event& record) {
     window.end_inferred = (record.flags & XREF_EVENT_F_INFERRED) != 0;
     return record.window_id;
   }
-  // Past the bound, an event is counted, not kept: its sequence number
+  // The values the probe's fetches read, as many as both sides know of.
+  const bool planned = record.probe_index < plan_.probes.size();
+  const size_t count = planned ? std::min<size_t>({plan_.probes[record.probe_index].fetches.size(),
+                                                   record.fetch_count, XREF_FETCH_MAX_ITEMS})
+                               : 0;
+  const std::vector<int>* string_slots = planned ? &string_slots_[record.probe_index] : nullptr;
+  uint64_t string_bytes = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if ((*string_slots)[i] >= 0 && !((record.fetch_failed >> i) & 1u)) {
+      string_bytes += std::min<uint64_t>(record.values[i] & XREF_STRING_LENGTH_MASK, XREF_STRING_MAX_BYTES);
+    }
+  }
+  // Past the bounds, an event is counted, not kept: its sequence number
   // stays a gap, so the window shows the loss.
-  if (events_held_ >= max_events_held_) {
+  if (events_held_ >= max_events_held_ || string_bytes_held_ + string_bytes > max_string_bytes_held_) {
     ++window.events_not_kept;
     ++events_not_kept_;
     return std::nullopt;
@@ -119,16 +142,23 @@ std::optional<uint64_t> WindowCollector::add(const xref_trace_event& record) {
   event.depth_overflow = record.flags & XREF_EVENT_F_DEPTH_OVERFLOW;
   event.tail = record.flags & XREF_EVENT_F_TAIL;
   event.inferred = record.flags & XREF_EVENT_F_INFERRED;
-  if (record.probe_index < plan_.probes.size()) {
-    // The values the probe's fetches read, as many as both sides know of.
-    const size_t count = std::min<size_t>({plan_.probes[record.probe_index].fetches.size(), record.fetch_count,
-                                           XREF_FETCH_MAX_ITEMS});
+  if (planned) {
     event.fetch_first = static_cast<uint32_t>(window.fetches.size());
     event.fetch_count = static_cast<uint8_t>(count);
     for (size_t i = 0; i < count; ++i) {
       EventFetch& fetch = window.fetches.emplace_back();
       fetch.read = !((record.fetch_failed >> i) & 1u);
-      if (fetch.read) {
+      const int string_slot = (*string_slots)[i];
+      if (fetch.read && string_slot >= 0 && string_slot < XREF_FETCH_MAX_STRINGS) {
+        // Its bytes up to the first NUL, at most the length the value says.
+        const auto* bytes = reinterpret_cast<const char*>(record.strings[string_slot]);
+        const size_t length =
+            strnlen(bytes, std::min<uint64_t>(record.values[i] & XREF_STRING_LENGTH_MASK, XREF_STRING_MAX_BYTES));
+        fetch.value = length | (record.values[i] & XREF_STRING_CUT);
+        fetch.string_at = static_cast<uint32_t>(window.strings.size());
+        window.strings.append(bytes, length);
+        string_bytes_held_ += length;
+      } else if (fetch.read) {
         fetch.value = record.values[i];
       } else {
         fetch.error = record.fetch_error[i];

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "trace/plan.h"
@@ -16,11 +17,15 @@
 namespace xref {
 
 // One value a fetch read, or the -errno of the read that failed; its name
-// and type are the probe's (plan.probes[probe_index].fetches).
+// and type are the probe's (plan.probes[probe_index].fetches). A :string
+// fetch's value is its length | XREF_STRING_CUT, its bytes (at most its
+// bound) in the window's `strings` from string_at: in the padding, so a
+// value stays 16 bytes.
 struct EventFetch {
   uint64_t value = 0;
   int16_t error = 0;
   bool read = false;
+  uint32_t string_at = 0;
 };
 
 // Held per event for the whole life of its window: kept small (no
@@ -46,6 +51,7 @@ struct TraceWindow {
   uint32_t tid = 0;
   std::vector<TraceEvent> events;  // by seq, without the WINDOW_END record
   std::vector<EventFetch> fetches;  // the events' fetched values, in arrival order
+  std::string strings;             // the bytes of their :string fetches, one after another
   bool ended = false;
   uint8_t end_status = 0;          // XREF_WINDOW_*
   uint64_t lost_reported = 0;      // from the BPF window result (or the WINDOW_END record)
@@ -66,6 +72,12 @@ struct TraceWindow {
 
   uint64_t first_timestamp_ns() const { return events.empty() ? 0 : events.front().timestamp_ns; }
   const EventFetch* fetches_of(const TraceEvent& event) const { return fetches.data() + event.fetch_first; }
+  // A read :string fetch's bytes (its value's length of them).
+  std::string_view string_of(const EventFetch& fetch) const {
+    const size_t length = fetch.value & XREF_STRING_LENGTH_MASK;
+    if (fetch.string_at > strings.size() || length > strings.size() - fetch.string_at) return {};
+    return std::string_view(strings).substr(fetch.string_at, length);
+  }
   // Sequence numbers never received: lost events, including a lost end.
   uint64_t missing_events() const;
   // Some event of the window is known (or, tracefs, may be) missing.
@@ -89,9 +101,12 @@ class WindowCollector {
   // each): past it, events are counted, not kept, and their windows show
   // the gap. A window that never ends cannot take all memory.
   static constexpr uint64_t kMaxEventsHeld = 2000000;
+  // String bytes held at once (:string fetches, at most 256 bytes each):
+  // past it, an event with strings is counted, not kept, as above.
+  static constexpr uint64_t kMaxStringBytesHeld = uint64_t{64} << 20;
 
-  explicit WindowCollector(const TracePlan& plan, uint64_t max_events_held = kMaxEventsHeld)
-      : plan_(plan), max_events_held_(max_events_held) {}
+  explicit WindowCollector(const TracePlan& plan, uint64_t max_events_held = kMaxEventsHeld,
+                           uint64_t max_string_bytes_held = kMaxStringBytesHeld);
 
   // Adds one ring-buffer record; returns the window id when it ended a window.
   std::optional<uint64_t> add(const xref_trace_event& record);
@@ -116,12 +131,16 @@ class WindowCollector {
  private:
   const TracePlan& plan_;
   const uint64_t max_events_held_;
+  const uint64_t max_string_bytes_held_;
+  // Per probe: each fetch's string slot in a record, -1 for a number.
+  std::vector<std::vector<int>> string_slots_;
   std::map<uint64_t, TraceWindow> windows_;
   // Released windows, map node and storage, handed to new ones: a run of
   // short windows allocates nothing per window once it is warm.
   std::vector<std::map<uint64_t, TraceWindow>::node_type> spare_;
   WindowTally released_;
   uint64_t events_held_ = 0;
+  uint64_t string_bytes_held_ = 0;
   uint64_t events_not_kept_ = 0;
   uint64_t events_received_ = 0;
   uint64_t unparsed_events_ = 0;

@@ -5,25 +5,10 @@
 
 namespace xref {
 
-// Windows do not carry :string fetches yet (their records do, the window
-// machine and its JSON do not): refused, not shown as a number.
-Result<void> refuse_strings(const std::vector<FetchItem>& items, const std::string& option) {
-  for (const FetchItem& item : items) {
-    if (!item.type.is_string()) continue;
-    return make_error(ErrorCode::invalid_argument,
-                      option + ": '" + item.name + "' is a :string fetch, which trace does not show yet",
-                      "fetch strings with xref probe FUNCTION --fetch '" + to_string(item) + "'");
-  }
-  return {};
-}
-
 Result<void> parse_start_fetches(PlanState& state) {
   const TraceRequest& request = state.request;
   auto start_fetches = parse_fetch_spec(request.fetch);
   if (!request.fetch.empty() && !start_fetches) return with_context(start_fetches.error(), "--fetch");
-  if (start_fetches) {
-    if (auto refused = refuse_strings(*start_fetches, "--fetch"); !refused) return refused.error();
-  }
   if (start_fetches) state.plan.start_fetches = *start_fetches;
   if (!request.start_filter.empty()) {
     const auto variables = filter_variables(state.plan.start_fetches);
@@ -45,7 +30,6 @@ Result<void> apply_fetch_options(PlanState& state) {
       const uint64_t key = function_key(*function);
       auto items = parse_fetch_spec(spec);
       if (!items) return with_context(items.error(), std::string(flag) + " " + where);
-      if (auto refused = refuse_strings(*items, std::string(flag) + " " + where); !refused) return refused.error();
       // In call-site mode a callee is seen at its call sites, not at its
       // own entry: a probe there too would report each call twice.
       if (state.call_site_mode() && state.function_at(key) == nullptr) {

@@ -56,6 +56,9 @@ Result<DiffEvent> diff_event(const nlohmann::json& saved, size_t index) {
       if (!fetch.is_object() || !fetch.contains("name") || !fetch["name"].is_string()) {
         return malformed(saved, index, "a fetch without a name");
       }
+      if (const std::string problem = saved_string_fetch_problem(fetch); !problem.empty()) {
+        return malformed(saved, index, problem);
+      }
       if (indirect && fetch["name"] == "target") continue;
       event.fetches.push_back(fetch);
     }

@@ -12,9 +12,11 @@
 #include <string_view>
 #include <vector>
 
+#include "bpf_abi.h"
 #include "input/input_file.h"
 #include "input/untrusted_json.h"
 #include "number_parse.h"
+#include "render/fetch_text.h"
 #include "trace/saved/document.h"
 
 namespace xref {
@@ -438,7 +440,32 @@ std::string saved_text(const nlohmann::json& object, const char* key) {
   return found != object.end() && found->is_string() ? found->get<std::string>() : std::string();
 }
 
+std::string saved_string_fetch_problem(const nlohmann::json& fetch) {
+  if (!fetch.is_object() || !fetch.contains("string")) return "";
+  const std::string bound = std::to_string(XREF_STRING_MAX_BYTES);
+  const nlohmann::json& string = fetch["string"];
+  if (!string.is_string() || string.get_ref<const std::string&>().size() > 3 * XREF_STRING_MAX_BYTES) {
+    return "a fetched string is not a string of at most " + bound + " characters";
+  }
+  const auto length = fetch.find("length");
+  if (length == fetch.end() || !length->is_number_integer() || length->get<int64_t>() < 0 ||
+      length->get<int64_t>() > XREF_STRING_MAX_BYTES) {
+    return "a fetched string's length is not a number from 0 to " + bound;
+  }
+  if (!fetch.contains("truncated") || !fetch["truncated"].is_boolean()) {
+    return "a fetched string's truncated is not true or false";
+  }
+  return "";
+}
+
 nlohmann::json saved_fetch_value(const nlohmann::json& fetch) {
+  // A :string fetch as its text shows it: "set", or "xxx…" (cut at 64 bytes).
+  if (const auto string = fetch.find("string"); string != fetch.end() && string->is_string()) {
+    const auto length = fetch.find("length");
+    const bool counted = length != fetch.end() && length->is_number_integer() && length->get<int64_t>() > 0;
+    return render::string_text(string->get<std::string>(), fetch.value("truncated", false),
+                               counted ? length->get<uint64_t>() : 0);
+  }
   if (fetch.contains("signed_value")) return fetch["signed_value"];
   if (fetch.contains("value") && !fetch["value"].is_null()) return fetch["value"];
   const auto error = fetch.find("error");

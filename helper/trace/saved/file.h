@@ -117,8 +117,16 @@ const nlohmann::json* window_with_id(const TraceFile& file, uint64_t id);
 std::string window_ids_text(const std::vector<std::optional<uint64_t>>& ids);
 
 // A saved fetch's value as shown to people: signed_value (a number) for a
-// signed fetch, the hex string otherwise, "<unreadable: ERROR>" when the
-// read failed.
+// signed fetch, the hex string otherwise, a :string fetch's text as trace
+// shows it ("\"set\"", "\"xxx…\" (cut at 64 bytes)"), "<unreadable: ERROR>"
+// when the read failed.
 nlohmann::json saved_fetch_value(const nlohmann::json& fetch);
+
+// What is wrong with a saved :string fetch ({name type string length
+// truncated}), "" when nothing is: its string longer than 256 bytes can be
+// written (U+FFFD for each at worst), a length past 256, or a truncated that
+// is not true or false. Any other fetch: "". A saved file cannot make one
+// value any size.
+std::string saved_string_fetch_problem(const nlohmann::json& fetch);
 
 }  // namespace xref

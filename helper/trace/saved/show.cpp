@@ -67,6 +67,9 @@ Result<void> check_event(const nlohmann::json& event, const std::string& where) 
   if (!is_type(event, "fetches", Type::array, false)) return bad_window(where, "fetches is not a list");
   for (const auto& fetch : event.value("fetches", nlohmann::json::array())) {
     if (!fetch.is_object()) return bad_window(where, "a fetched value is not an object");
+    if (const std::string problem = saved_string_fetch_problem(fetch); !problem.empty()) {
+      return bad_window(where, problem);
+    }
   }
   return {};
 }
@@ -86,6 +89,11 @@ Result<void> check_saved_window(const nlohmann::json& window, size_t index) {
   if (!is_type(window, "status", Type::string, false)) return bad_window(where, "status is not a string");
   if (!is_type(window, "possible_loss", Type::boolean, false)) return bad_window(where, "possible_loss is not true or false");
   if (!is_type(window, "start_fetches", Type::array, false)) return bad_window(where, "start_fetches is not a list");
+  for (const auto& fetch : window.value("start_fetches", nlohmann::json::array())) {
+    if (const std::string problem = saved_string_fetch_problem(fetch); !problem.empty()) {
+      return bad_window(where, problem);
+    }
+  }
   if (!is_type(window, "events", Type::array, true)) return bad_window(where, "it has no events list");
   size_t number = 0;
   for (const auto& event : window["events"]) {

@@ -89,13 +89,28 @@ std::optional<ProbeHit> TracefsRecordDecoder::decode(std::span<const uint8_t> re
     if (!ra) return std::nullopt;
     hit.return_address = *ra;
   }
-  // The kernel cannot say that a read failed: a failed read is stored as
-  // zero bytes (or left as it was, after a failed inner dereference).
+  // The kernel cannot say that a number's read failed: a failed read is
+  // stored as zero bytes (or left as it was, after a failed inner
+  // dereference). A string it could not read has no bytes in the record.
   for (size_t i = 0; i < layout.fetches.size() && i < XREF_FETCH_MAX_ITEMS; ++i) {
     auto raw = read_field(record, layout.fetches[i]);
     if (!raw) return std::nullopt;
-    hit.values[i] = extend_fetched_value(*raw, layout.types[i]);
     hit.fetch_count = static_cast<uint8_t>(i + 1);
+    if (layout.types[i].is_string()) {
+      auto string = read_string_field(record, *raw);
+      if (!string) {
+        hit.fetch_failed = static_cast<uint16_t>(hit.fetch_failed | (1u << i));
+        hit.fetch_error[i] = -14;  // EFAULT: all the kernel lets us know
+        continue;
+      }
+      // Cut at its bound, as the BPF program cuts it (the kernel reads more).
+      const size_t bound = layout.types[i].string_bound;
+      const bool cut = string->size() > bound;
+      hit.strings[i] = cut ? string->substr(0, bound) : std::move(*string);
+      hit.values[i] = hit.strings[i].size() | (cut ? XREF_STRING_CUT : 0);
+      continue;
+    }
+    hit.values[i] = extend_fetched_value(*raw, layout.types[i]);
   }
   return hit;
 }

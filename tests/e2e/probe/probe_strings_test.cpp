@@ -16,85 +16,22 @@
 
 #include "command_output.h"
 #include "probe_harness.h"
+#include "string_target.h"
 #include "tracefs_state.h"
 
 namespace xref::test {
 namespace {
 
-constexpr int kRounds = 3;
-
-// The record: key bytes -> times passed.
-std::map<std::string, uint64_t> read_keys(const std::string& path) {
-  std::map<std::string, uint64_t> keys;
-  std::ifstream in(path);
-  std::string hex;
-  uint64_t count = 0;
-  while (in >> hex >> count) {
-    std::string key;
-    for (size_t i = 0; hex != "-" && i + 1 < hex.size(); i += 2) {
-      key += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
-    }
-    keys[key] = count;
-  }
-  return keys;
-}
-
-// What xref's JSON shows of `key` fetched with `bound`: its first `bound`
-// bytes, any byte that is not UTF-8 as U+FFFD (as every JSON of xref).
-std::string shown(const std::string& key, size_t bound) {
-  return nlohmann::json::parse(
-             nlohmann::json(key.substr(0, bound)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
-      .get<std::string>();
-}
-
-struct StringsCase {
-  std::string compiler;
-  std::string backend;
-};
-
-class ProbeStrings : public ::testing::TestWithParam<StringsCase> {
+class ProbeStrings : public StringTargetTest {
  protected:
-  void SetUp() override {
-    if (GetParam().backend == "tracefs") {
-      XREF_REQUIRE(tracefs_usable(), "root and tracefs");
-    } else {
-      XREF_REQUIRE(bpf_usable(), "root for BPF");
-    }
-  }
+  ProbeStrings() : StringTargetTest("probe", 3) {}
 
   // Probes lookup_key in a fresh target with `args` until it exits.
   nlohmann::json probe(std::vector<std::string> args) {
-    // A run of its own: the last run's go file would start the target unprobed.
-    target_.reset();
-    unlink(record_.path.c_str());
-    unlink(record_.go_file().c_str());
-    target_ = std::make_unique<TargetProcess>(std::vector<std::string>{
-        binary(), "--record", record_.path, "--go-file", record_.go_file(), "--rounds", std::to_string(kRounds)});
-    std::vector<std::string> all = {"probe",         "--pid", std::to_string(target_->pid()), "--json",
-                                    "--duration-ms", "0",     "--backend",                     GetParam().backend};
+    std::vector<std::string> all = {"--json", "--duration-ms", "0", "--backend", GetParam().backend};
     all.insert(all.end(), args.begin(), args.end());
-    const XrefRun run = run_xref_attached(all, record_.go_file());
-    EXPECT_EQ(run.exit_status, kProcessExited) << run.err << run.out;
-    keys_ = read_keys(record_.path);
-    EXPECT_EQ(keys_.size(), 10u) << "the record has every distinct key";
-    try {
-      return run.json();
-    } catch (const std::exception&) {
-      ADD_FAILURE() << run.out << run.err;
-      return {};
-    }
+    return json_of(run_on_target("probe", all));
   }
-
-  std::string binary() const { return std::string(XREF_TARGETS_DIR) + "/string_target-" + GetParam().compiler; }
-  uint64_t passed_where(const std::function<bool(const std::string&)>& keep) const {
-    uint64_t total = 0;
-    for (const auto& [key, count] : keys_) total += keep(key) ? count : 0;
-    return total;
-  }
-
-  RecordFile record_{"strings-" + GetParam().compiler + "-" + GetParam().backend};
-  std::unique_ptr<TargetProcess> target_;
-  std::map<std::string, uint64_t> keys_;
 };
 
 // Every call's key, fetched at lookup_key's entry (the string %di points
@@ -191,10 +128,7 @@ TEST_P(ProbeStrings, GlobCountsEqualNm) {
   EXPECT_NE(none.err.find("no function of"), std::string::npos) << none.err;
 }
 
-INSTANTIATE_TEST_SUITE_P(Compilers, ProbeStrings,
-                         ::testing::Values(StringsCase{"gcc", "auto"}, StringsCase{"clang", "auto"},
-                                           StringsCase{"gcc", "tracefs"}, StringsCase{"clang", "tracefs"}),
-                         [](const auto& instance) { return instance.param.compiler + "_" + instance.param.backend; });
+INSTANTIATE_TEST_SUITE_P(Compilers, ProbeStrings, ::testing::ValuesIn(string_cases()), string_case_name);
 
 }  // namespace
 }  // namespace xref::test

@@ -227,6 +227,30 @@ TEST(TraceDiff, SignedMissingAndUnreadableValues) {
   EXPECT_EQ(diff.steps[4].changes[0].b, "<unreadable: unreadable: EFAULT (-14)>");
 }
 
+// :string fetches compare as the text shows them: the cut and its bound
+// count; a saved string past its bound is refused, not compared.
+TEST(TraceDiff, StringValuesCompareAsShownAndAreBounded) {
+  auto key = [](const std::string& string, bool truncated) {
+    return nlohmann::json{{"name", "key"}, {"type", "string[8]"}, {"string", string}, {"length", string.size()},
+                          {"truncated", truncated}};
+  };
+  nlohmann::json a = window(1, "0x4", "0x30", "h", "0x1");
+  nlohmann::json b = a;
+  a["events"][1]["fetches"] = {key("set", false)};
+  b["events"][1]["fetches"] = {key("setex", false)};
+  a["events"][2]["fetches"] = {key("settings", false)};
+  b["events"][2]["fetches"] = {key("settings", true)};
+  const WindowDiff diff = diffed(a, b);
+  EXPECT_EQ(diff.changed, 2u);
+  EXPECT_EQ(diff.steps[1].changes[0].a, "\"set\"");
+  EXPECT_EQ(diff.steps[1].changes[0].b, "\"setex\"");
+  EXPECT_EQ(diff.steps[2].changes[0].b, "\"settings\u2026\" (cut at 8 bytes)");
+  b["events"][1]["fetches"] = {key(std::string(769, 'x'), true)};
+  auto refused = diff_windows(a, b);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message, "B window 1: event 1 (seq 1): a fetched string is not a string of at most 256 characters");
+}
+
 TEST(TraceDiff, AnIndirectCallsLiveTargetIsNotAValue) {
   nlohmann::json a = window(1, "0x4", "0x30", "h", "0x1");
   nlohmann::json b = a;

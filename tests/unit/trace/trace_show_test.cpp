@@ -495,6 +495,18 @@ TEST(TraceShowWindows, MalformedWindowsAreRefusedWithWhere) {
   window = small_window(4);
   window["events"][0]["target_va"] = "0xzz";
   EXPECT_EQ(message_for(window), "window 4, event 0: target_va is not a hex VA");
+  // A saved :string fetch is bounded: no string longer than 256 bytes can
+  // say (U+FFFD for each byte at worst), no length past the bound.
+  window = small_window(4);
+  window["events"][0]["fetches"] = {{{"name", "key"}, {"string", std::string(769, 'x')}, {"length", 256},
+                                     {"truncated", true}, {"type", "string[256]"}}};
+  EXPECT_EQ(message_for(window), "window 4, event 0: a fetched string is not a string of at most 256 characters");
+  window["events"][0]["fetches"][0]["string"] = "set";
+  window["events"][0]["fetches"][0]["length"] = 257;
+  EXPECT_EQ(message_for(window), "window 4, event 0: a fetched string's length is not a number from 0 to 256");
+  window = small_window(4);
+  window["start_fetches"] = {{{"name", "key"}, {"string", "set"}, {"length", 3}, {"truncated", "no"}}};
+  EXPECT_EQ(message_for(window), "window 4: a fetched string's truncated is not true or false");
   window = small_window(4);
   window["window_id"] = "one";
   EXPECT_EQ(message_for(window), "window #1 of the file: window_id is not a number");

@@ -18,6 +18,8 @@
 #include "trace/session.h"
 #include "render/helper_names.h"
 #include "render/window_text.h"
+#include "trace/saved/file.h"
+#include "trace/saved/show.h"
 
 namespace xref {
 namespace {
@@ -185,6 +187,77 @@ TEST_F(WindowFormatTest, AnOpenWindowAtTheEndAndTheJsonLine) {
   // No call site (the return address was 0): the start entry says where the function is.
   EXPECT_EQ(lines[1], "  1:0  > svc::handle_request" + addr2line_at(plan_->functions[handle].symbol.start) +
                           "  req=0x10");
+}
+
+// :string fetches: the window keeps each string beside its events, the JSON
+// writes it as probe does ({length name string truncated type}), the text
+// shows it quoted (cut ones with "…" and the bound), and a saved file with
+// it reads back (trace show's checks) to the very same text.
+TEST_F(WindowFormatTest, StringFetchesGoThroughTheJsonTextAndASavedFile) {
+  TraceRequest request;
+  request.start = "svc::handle_request";
+  request.fetch = "n=%si:u64,key=+0(%di):string[8],name=+8(%di):string";
+  request.start_filter = R"(key == "set*")";
+  auto planned = plan_trace(*target_, request);
+  ASSERT_TRUE(planned) << planned.error().message;
+  const TracePlan& plan = *planned;
+  ASSERT_EQ(plan.start_filter->strings.size(), 1u);
+  const uint32_t handle = plan.functions[0].id;
+  uint32_t start_probe = 0;
+  while (start_probe < plan.probes.size() && !plan.probes[start_probe].start) ++start_probe;
+  ASSERT_LT(start_probe, plan.probes.size());
+  auto with_strings = [&](uint64_t window, const std::string& key, bool cut, const std::string& name) {
+    xref_trace_event event = record(0, XREF_EVENT_ENTRY, 0, handle, start_probe);
+    event.window_id = window;
+    event.flags = XREF_EVENT_F_WINDOW_BEGIN;
+    event.fetch_count = 3;
+    event.values[0] = 7;
+    event.values[1] = key.size() | (cut ? XREF_STRING_CUT : 0);
+    std::memcpy(event.strings[0], key.data(), key.size());
+    event.values[2] = name.size();
+    std::memcpy(event.strings[1], name.data(), name.size());
+    return event;
+  };
+  // A string the program could not read: flagged, no bytes.
+  auto unreadable = with_strings(2, "", false, "");
+  unreadable.fetch_failed = 1u << 2;
+  unreadable.fetch_error[2] = -14;
+  WindowCollector windows(plan);
+  EXPECT_FALSE(windows.add(with_strings(1, "settings", true, "say \"hi\"\n")));
+  EXPECT_FALSE(windows.add(unreadable));
+  EXPECT_EQ(windows.windows().at(1).strings, "settingssay \"hi\"\n");
+
+  WindowFormat format(*target_, plan);
+  std::string first_json, second_json;
+  format.append_json(first_json, windows.windows().at(1), nullptr);
+  format.append_json(second_json, windows.windows().at(2), nullptr);
+  ASSERT_EQ(canonical(first_json), first_json);
+  const nlohmann::json first = nlohmann::json::parse(first_json);
+  const nlohmann::json second = nlohmann::json::parse(second_json);
+  EXPECT_EQ(first["start_fetches"][1], (nlohmann::json{{"length", 8}, {"name", "key"}, {"string", "settings"},
+                                                       {"truncated", true}, {"type", "string[8]"}}));
+  EXPECT_EQ(first["start_fetches"][2], (nlohmann::json{{"length", 9}, {"name", "name"}, {"string", "say \"hi\"\n"},
+                                                       {"truncated", false}, {"type", "string[64]"}}));
+  EXPECT_EQ(second["start_fetches"][1]["string"], "");
+  EXPECT_EQ(second["start_fetches"][2]["error"], "unreadable: EFAULT (-14)");
+  const std::vector<std::string> lines = shown(first, *target_);
+  ASSERT_EQ(lines.size(), 2u);
+  const std::string values = "n=0x7 key=\"settings\u2026\" (cut at 8 bytes) name=\"say \\\"hi\\\"\\n\"";
+  EXPECT_EQ(lines[0], "window 1  thread 4242  incomplete (still open when the trace stopped)  ran 0 ns  1 event  lost 0  " +
+                          values);
+  EXPECT_NE(lines[1].find(values), std::string::npos) << lines[1];
+
+  // Saved and read back: trace show accepts it and writes the same text.
+  const nlohmann::json document = {{"schema_version", 1}, {"operation", "live_trace"}, {"process", {{"pid", 6}}},
+                                   {"windows", {first, second}}};
+  auto file = parse_trace_file(document.dump());
+  ASSERT_TRUE(file) << file.error().message;
+  auto selected = select_windows(*file, std::nullopt);
+  ASSERT_TRUE(selected) << selected.error().message;
+  ASSERT_EQ(selected->size(), 2u);
+  EXPECT_EQ(shown((*selected)[0], *target_), lines);
+  EXPECT_EQ(shown((*selected)[1], *target_), shown(second, *target_));
+  EXPECT_NE(shown(second, *target_)[0].find("key=\"\" name=<unreadable: EFAULT>"), std::string::npos);
 }
 
 }  // namespace

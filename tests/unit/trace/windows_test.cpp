@@ -119,6 +119,44 @@ TEST(WindowCollector, EventsPastTheBoundAreCountedNotKept) {
   EXPECT_EQ(collector.windows().at(2).events.size(), 1u) << "the released window's room is back";
 }
 
+// :string fetches: each event's bytes in the window's side storage (up to
+// the NUL, at most the length its value says), the cut kept in the value,
+// and past the bound of string bytes an event is counted, not kept; a
+// released window gives its bytes back.
+TEST(WindowCollector, StringsAreKeptBesideTheEventsWithinTheirBound) {
+  TracePlan plan;
+  plan.probes.emplace_back().fetches = *parse_fetch_spec("n=%si:u64,key=+0(%di):string[8]");
+  WindowCollector collector(plan, WindowCollector::kMaxEventsHeld, 16);
+  auto with_key = [](uint64_t window, uint64_t seq, const std::string& key, uint64_t value) {
+    xref_trace_event event = record(window, seq, XREF_EVENT_ENTRY);
+    event.fetch_count = 2;
+    event.values[0] = 5;
+    event.values[1] = value;
+    std::memcpy(event.strings[0], key.data(), key.size());
+    return event;
+  };
+  (void)collector.add(with_key(1, 0, "settings", 8 | XREF_STRING_CUT));
+  // A value longer than the bytes up to the NUL keeps only those bytes.
+  (void)collector.add(with_key(1, 1, "ab", 6));
+  (void)collector.add(with_key(1, 2, "xyz", 3));
+  // 13 bytes held: 8 more would pass the bound of 16.
+  (void)collector.add(with_key(1, 3, "abcdefgh", 8));
+  const TraceWindow& one = collector.windows().at(1);
+  ASSERT_EQ(one.events.size(), 3u);
+  EXPECT_EQ(one.events_not_kept, 1u);
+  EXPECT_EQ(one.strings, "settingsabxyz");
+  const EventFetch* first = one.fetches_of(one.events[0]);
+  EXPECT_EQ(first[0].value, 5u);
+  EXPECT_EQ(one.string_of(first[1]), "settings");
+  EXPECT_EQ(first[1].value, 8 | XREF_STRING_CUT);
+  const EventFetch* second = one.fetches_of(one.events[1]);
+  EXPECT_EQ(one.string_of(second[1]), "ab");
+  EXPECT_EQ(second[1].value, 2u);
+  collector.release(1);
+  (void)collector.add(with_key(2, 0, "abcdefgh", 8));
+  EXPECT_EQ(collector.windows().at(2).strings, "abcdefgh") << "the released window's bytes are back";
+}
+
 TEST(WindowCollector, FailedFetchesKeepTheirErrorNotAValue) {
   const TracePlan plan = plan_with_one_fetch();
   WindowCollector collector(plan);
