@@ -8,6 +8,7 @@
 #include "probe_abi.h"
 #include "render/fetch_text.h"
 #include "render/json_fields.h"
+#include "render/process_name.h"
 #include "render/place_text.h"
 #include "render/session_text.h"
 
@@ -308,7 +309,7 @@ std::vector<std::string> probe_lines(const nlohmann::json& document, Names& name
                     std::to_string(count_or_zero(summary, "duration_ms")) + " ms, backend " + backend);
   } else {
     const nlohmann::json& process = object_at(document, "process");
-    std::string line = "probed " + text_at(process, "comm") + " (pid " + std::to_string(count_or_zero(process, "pid")) +
+    std::string line = "probed " + process_name(text_at(process, "comm"), text_at(process, "exe_path")) + " (pid " + std::to_string(count_or_zero(process, "pid")) +
                        ") for " + std::to_string(count_or_zero(summary, "duration_ms")) + " ms, backend " + backend;
     if (const std::string reason = text_at(summary, "stop_reason"); !reason.empty()) {
       line += "; stopped: " + stop_reason_text(reason);

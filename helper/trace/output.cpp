@@ -4,6 +4,7 @@
 
 #include "hex.h"
 #include "output/json_envelope.h"
+#include "render/process_name.h"
 #include "render/session_text.h"
 
 namespace xref {
@@ -46,7 +47,7 @@ void TraceRenderer::print_header(std::ostream& out, const std::string& backend) 
   // it is loaded, then the probes; every fact of the JSON header kept.
   const ProcessIdentity& identity = target_.process.identity();
   const std::string& match = target_.binary_match;
-  out << "tracing " << identity.comm << " (pid " << target_.process.pid() << "): " << plan_.probes.size()
+  out << "tracing " << render::process_name(identity.comm, identity.exe_path) << " (pid " << target_.process.pid() << "): " << plan_.probes.size()
       << " probes, " << plan_.entry_nop_probes.size() << " on 5-byte nops; backend " << backend << "; returns by "
       << plan_.return_mode << "\n";
   out << "executable " << identity.exe_path << " ("
