@@ -5,9 +5,7 @@ the calls trace_target recorded itself when the worker sat between requests.
 `python3 interactive_test.py tab|interrupt`."""
 
 import os
-import re
 import shlex
-import signal
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "support"))
@@ -57,25 +55,11 @@ def start_gdb(record):
 
 
 def end(terminal, record):
-    """On every way out: gdb and the target are gone, the record too."""
-    terminal.kill()
-    target = getattr(terminal, "target", None)
-    try:
-        # Left behind when gdb was killed; checked to be this test's target
-        # (its record in the command line), never a process that took its pid.
-        with open("/proc/%d/cmdline" % target, "rb") as cmdline:
-            if record.encode() in cmdline.read():
-                os.kill(target, signal.SIGKILL)
-    except (TypeError, OSError):
-        pass
-    if os.path.exists(record):
-        os.unlink(record)
+    terminal.end_with_target(record)
 
 
 def type_command(terminal, command, answer):
-    terminal.expect_pending(PROMPT)
-    terminal.send(command + "\r")
-    return terminal.expect(answer)
+    return terminal.type_command(PROMPT, command, answer)
 
 
 def complete(terminal, typed, expected):

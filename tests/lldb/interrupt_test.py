@@ -9,7 +9,6 @@ recorded requests; --heartbeat-ms lines print while the process runs.
 import os
 import re
 import shlex
-import signal
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "support"))
@@ -72,26 +71,11 @@ def lldb_at_main(target):
 
 
 def end(terminal, record):
-    """On every way out: lldb and the target are gone, the record too."""
-    terminal.kill()
-    target = getattr(terminal, "target", None)
-    try:
-        # Left behind when lldb was killed; checked to be this test's target
-        # (its record in the command line), never a process that took its pid.
-        with open("/proc/%d/cmdline" % target, "rb") as cmdline:
-            if record.encode() in cmdline.read():
-                os.kill(target, signal.SIGKILL)
-    except (TypeError, OSError):
-        pass
-    if os.path.exists(record):
-        os.unlink(record)
+    terminal.end_with_target(record)
 
 
 def type_command(terminal, command, answer):
-    """Types a command at the prompt and waits for its answer."""
-    terminal.expect_pending(PROMPT)
-    terminal.send(command + "\r")
-    return terminal.expect(answer)
+    return terminal.type_command(PROMPT, command, answer)
 
 
 def run_until(terminal, record, function, more):

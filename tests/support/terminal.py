@@ -149,6 +149,27 @@ class Terminal:
         self.text()
         return os.waitstatus_to_exitcode(status)
 
+    def type_command(self, prompt, command, answer):
+        """Types `command` at the prompt (a regular expression) and waits for its answer."""
+        self.expect_pending(prompt)
+        self.send(command + "\r")
+        return self.expect(answer)
+
+    def end_with_target(self, record):
+        """On every way out of a debugger test: the debugger is gone, the
+        target it left behind too (`self.target`, a pid, checked to be the
+        test's own by `record` in its command line, never a process that took
+        its pid), and the record file."""
+        self.kill()
+        try:
+            with open("/proc/%d/cmdline" % self.target, "rb") as cmdline:
+                if record.encode() in cmdline.read():
+                    os.kill(self.target, signal.SIGKILL)
+        except (AttributeError, TypeError, OSError):
+            pass
+        if os.path.exists(record):
+            os.unlink(record)
+
     def kill(self):
         if not self.ended:
             try:
