@@ -15,12 +15,23 @@ uint64_t count_of(const nlohmann::json& object, const char* key) {
   return found->is_number_unsigned() ? found->get<uint64_t>() : static_cast<uint64_t>(std::max<int64_t>(0, found->get<int64_t>()));
 }
 
-// key -> hits of a list of {key_field, "hits"} objects.
+// What names an entry of a list: its `field`; a group of strings has no
+// "key" but its string and whether it was cut (docs/probe.md). "" for none.
+std::string identity(const nlohmann::json& entry, const char* field) {
+  if (!entry.is_object()) return "";
+  if (const auto found = entry.find(field); found != entry.end()) return found->dump();
+  if (std::string(field) == "key" && entry.contains("string")) {
+    return nlohmann::json::array({entry["string"], entry.value("truncated", false)}).dump();
+  }
+  return "";
+}
+
+// identity -> hits of a list of {field, "hits"} objects.
 std::map<std::string, uint64_t> hits_by(const nlohmann::json& list, const char* key_field) {
   std::map<std::string, uint64_t> hits;
   if (!list.is_array()) return hits;
   for (const auto& entry : list) {
-    if (entry.is_object() && entry.contains(key_field)) hits[entry[key_field].dump()] = count_of(entry, "hits");
+    if (const std::string id = identity(entry, key_field); !id.empty()) hits[id] = count_of(entry, "hits");
   }
   return hits;
 }
@@ -39,8 +50,9 @@ nlohmann::json grown(const nlohmann::json& before, const nlohmann::json& now, co
   nlohmann::json changed = nlohmann::json::array();
   if (!now.is_array()) return changed;
   for (const auto& entry : now) {
-    if (!entry.is_object() || !entry.contains(key_field)) continue;
-    const auto found = earlier.find(entry[key_field].dump());
+    const std::string id = identity(entry, key_field);
+    if (id.empty()) continue;
+    const auto found = earlier.find(id);
     const uint64_t hits = count_of(entry, "hits");
     const uint64_t previous = found == earlier.end() ? 0 : found->second;
     if (found != earlier.end() && hits <= previous) continue;

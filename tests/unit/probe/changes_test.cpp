@@ -87,3 +87,37 @@ TEST(ProbeChanges, NothingNewIsAnEmptyChange) {
 
 }  // namespace
 }  // namespace xref::test
+
+namespace xref::test {
+namespace {
+
+// A group of strings is named by its string and whether it was cut: "set"
+// grew, "get" is new, and "xxxx…" cut differs from a whole "xxxx".
+TEST(ProbeChanges, StringGroupsGrowByTheirString) {
+  auto groups = [](nlohmann::json values) {
+    nlohmann::json address = {{"hits", 0}};
+    address["groups"] = {{"by", "key"}, {"keys", values.size()}, {"complete", true}, {"values", values}};
+    nlohmann::json document = {{"summary", {{"duration_ms", 1}, {"hits", 0}}}};
+    document["addresses"] = nlohmann::json::array({address});
+    return document;
+  };
+  auto value = [](const char* string, bool truncated, int hits) {
+    return nlohmann::json{{"string", string}, {"length", 4}, {"truncated", truncated}, {"hits", hits}};
+  };
+  const auto before = groups({value("set", false, 2), value("xxxx", false, 1)});
+  const auto now = groups({value("set", false, 5), value("get", false, 1), value("xxxx", false, 1),
+                           value("xxxx", true, 3)});
+  const nlohmann::json changes = probe_changes(before, now);
+  const nlohmann::json& values = changes["addresses"][0]["groups"]["values"];
+  ASSERT_EQ(values.size(), 3u) << values.dump();
+  EXPECT_EQ(values[0]["string"], "set");
+  EXPECT_EQ(values[0]["hits_added"], 3);
+  EXPECT_EQ(values[0]["new"], false);
+  EXPECT_EQ(values[1]["string"], "get");
+  EXPECT_EQ(values[1]["new"], true);
+  EXPECT_EQ(values[2]["truncated"], true);
+  EXPECT_EQ(values[2]["new"], true);
+}
+
+}  // namespace
+}  // namespace xref::test
