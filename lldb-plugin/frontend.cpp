@@ -1,5 +1,6 @@
 #include "frontend.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <thread>
 
@@ -76,7 +77,12 @@ void Frontend::shutdown() {
   Lines lines;
   bool running = false;
   for (const auto& [id, session] : sessions_) running |= !session.ended;
-  if (running) run({"stop", "--all"}, {{"names", "helper"}}, lines, std::chrono::seconds(10));
+  if (running) {
+    run({"stop", "--all"}, {{"names", "helper"}}, lines, std::chrono::seconds(10));
+    // A session that ended with its process just now, before this front end
+    // heard of it: nothing was left to stop, and nobody asked.
+    lines.erase(std::remove(lines.begin(), lines.end(), "xref: no running session"), lines.end());
+  }
   // Closing its stdin makes the helper stop anything left and detach.
   helper_->close(std::chrono::milliseconds(3000));
   helper_.reset();
