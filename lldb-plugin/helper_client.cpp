@@ -246,7 +246,6 @@ void HelperClient::handle_line(const std::string& line) {
         reply.error = error;
         reply.code = error.value("code", "error");
         reply.message = error.value("message", "the helper answered with an error");
-        reply.hint = error.value("hint", "");
       }
       found->second->done = true;
     } else {
