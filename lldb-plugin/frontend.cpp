@@ -6,6 +6,7 @@
 
 #include "debugger_context.h"
 #include "lldb_symbols.h"
+#include "monotonic_clock.h"  // the clock of the BPF timestamps
 #include "preparation.h"
 #include "stop_signal.h"
 
@@ -20,13 +21,6 @@ std::mutex registry_mutex;
 std::map<lldb::user_id_t, std::shared_ptr<Frontend>>& registry() {
   static auto* frontends = new std::map<lldb::user_id_t, std::shared_ptr<Frontend>>();
   return *frontends;
-}
-
-uint64_t monotonic_ns() {
-  // CLOCK_MONOTONIC: the clock of the BPF timestamps (bpf_ktime_get_ns).
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
 }
 
 uint64_t live_of(const nlohmann::json& value) {

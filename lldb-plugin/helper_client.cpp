@@ -9,7 +9,7 @@
 
 #include <cstring>
 
-#include "json_lines.h"
+#include "json_lines.h"  // shared/: the helper frames its side with it too
 
 namespace xref::lldb_plugin {
 namespace {
@@ -152,20 +152,19 @@ void HelperClient::read_loop() {
     const int ready = poll(fds, 2, kPollIntervalMs);
     if (ready < 0 && errno != EINTR) break;
     if (ready <= 0) continue;
-    std::vector<std::string> lines;
     if (fds[1].revents != 0) {
       const ssize_t count = read(process_.stderr_fd, buffer, sizeof buffer);
       if (count <= 0) {
         err_open = false;
       } else {
-        err_lines.append({buffer, static_cast<size_t>(count)}, lines);
+        err_lines.feed({buffer, static_cast<size_t>(count)});
         std::lock_guard lock(mutex_);
-        for (auto& line : lines) {
-          recent_stderr_.push_back(line);
+        while (auto line = err_lines.next()) {
+          if (line->too_large) line->text = "(a line of more than 1 MiB, left out)";
+          recent_stderr_.push_back(line->text);
           if (recent_stderr_.size() > kRecentStderrLines) recent_stderr_.pop_front();
-          new_stderr_.push_back(std::move(line));
+          new_stderr_.push_back(std::move(line->text));
         }
-        lines.clear();
       }
     }
     if (fds[0].revents != 0) {
@@ -173,8 +172,9 @@ void HelperClient::read_loop() {
       if (count <= 0) {
         out_open = false;
       } else {
-        out_lines.append({buffer, static_cast<size_t>(count)}, lines);
-        for (const auto& line : lines) handle_line(line);
+        out_lines.feed({buffer, static_cast<size_t>(count)});
+        // A line past 1 MiB comes empty and too_large: counted as unparsed.
+        while (auto line = out_lines.next()) handle_line(line->text);
       }
     }
   }
@@ -192,12 +192,12 @@ void HelperClient::read_loop() {
     if (poll(&fd, 1, kPollIntervalMs) <= 0) continue;
     const ssize_t count = read(process_.stderr_fd, buffer, sizeof buffer);
     if (count <= 0) break;
-    std::vector<std::string> lines;
-    err_lines.append({buffer, static_cast<size_t>(count)}, lines);
+    err_lines.feed({buffer, static_cast<size_t>(count)});
     std::lock_guard lock(mutex_);
-    for (auto& line : lines) {
-      recent_stderr_.push_back(line);
-      new_stderr_.push_back(std::move(line));
+    while (auto line = err_lines.next()) {
+      if (line->too_large) line->text = "(a line of more than 1 MiB, left out)";
+      recent_stderr_.push_back(line->text);
+      new_stderr_.push_back(std::move(line->text));
     }
   }
   std::string how = "closed its output";
@@ -246,7 +246,6 @@ void HelperClient::handle_line(const std::string& line) {
         reply.error = error;
         reply.code = error.value("code", "error");
         reply.message = error.value("message", "the helper answered with an error");
-        reply.hint = error.value("hint", "");
       }
       found->second->done = true;
     } else {

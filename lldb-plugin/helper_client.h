@@ -32,8 +32,7 @@ struct HelperReply {
   nlohmann::json result;
   std::string code;
   std::string message;
-  std::string hint;
-  nlohmann::json error;  // the helper's whole error object, when it sent one
+  nlohmann::json error;  // the helper's whole error object (its hint, its text), when it sent one
 };
 
 class HelperClient {

@@ -21,14 +21,13 @@ _WRAPPER = 'exec 3>&2 2>/dev/null; ("$@" 2>&3 3>&-); echo "' + _STATUS_MARK + '$
 
 
 class Reply:
-    """A response: `ok` and `result`, or `code`, `message`, `hint`, `error`."""
+    """A response: `ok` and `result`, or `code`, `message` and `error` (the helper's whole error object)."""
 
-    def __init__(self, ok=False, result=None, code="", message="", hint="", error=None):
+    def __init__(self, ok=False, result=None, code="", message="", error=None):
         self.ok = ok
         self.result = result if result is not None else {}
         self.code = code
         self.message = message
-        self.hint = hint
         self.error = error if error is not None else {}
 
 
@@ -237,7 +236,7 @@ class HelperClient:
                     error = message.get("error") if isinstance(message.get("error"), dict) else {}
                     reply = Reply(code=error.get("code", "error"),
                                   message=error.get("message", "the helper answered with an error"),
-                                  hint=error.get("hint", "") or "", error=error)
+                                  error=error)
                 self._answers[message["id"]] = reply
             else:
                 self.unparsed_lines += 1

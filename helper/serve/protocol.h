@@ -6,13 +6,13 @@
 #include <sys/types.h>
 
 #include <cstdint>
-#include <deque>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
 
+#include "json_lines.h"
 #include "result.h"
 
 namespace xref::serve {
@@ -21,31 +21,9 @@ namespace xref::serve {
 // still spoken to front ends that render themselves.
 constexpr int kProtocolVersion = 2;
 constexpr int kOldestProtocolVersion = 1;
-constexpr size_t kMaxLineBytes = size_t{1} << 20;
-
-// Splits a byte stream into lines. A line longer than the limit is reported
-// once as too_large, as soon as the limit is passed, and the rest of it is
-// skipped without being buffered.
-class LineSplitter {
- public:
-  struct Line {
-    std::string text;  // without the '\n'
-    bool too_large = false;
-  };
-
-  explicit LineSplitter(size_t max_line_bytes = kMaxLineBytes) : max_line_bytes_(max_line_bytes) {}
-
-  void feed(std::string_view bytes);
-  // At end of input: the last line if it had no '\n'.
-  void finish();
-  std::optional<Line> next();
-
- private:
-  size_t max_line_bytes_;
-  std::string partial_;
-  bool skipping_ = false;
-  std::deque<Line> ready_;
-};
+// The framing is shared with the LLDB plugin (shared/json_lines.h).
+using xref::kMaxLineBytes;
+using xref::LineSplitter;
 
 // An error as the protocol sends it: one of the protocol's own codes, or a
 // CLI ErrorCode with its exit status.

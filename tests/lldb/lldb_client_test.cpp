@@ -1,5 +1,6 @@
-// The plugin's LLDB-free parts: line framing, helper command lines, and the
-// protocol client against tests/lldb/fake_helper.py.
+// The plugin's LLDB-free parts: helper command lines and the protocol
+// client (its line framing is shared/json_lines, tested in
+// tests/unit/serve/serve_protocol_test.cpp) against tests/lldb/fake_helper.py.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -13,31 +14,11 @@
 
 #include "helper_client.h"
 #include "helper_process.h"
-#include "json_lines.h"
 
 namespace xref::lldb_plugin {
 namespace {
 
 using namespace std::chrono_literals;
-
-TEST(LineSplitter, SplitsAcrossChunksAndKeepsTheUnterminatedRest) {
-  LineSplitter splitter;
-  std::vector<std::string> lines;
-  splitter.append("{\"a\":1}\n{\"b\"", lines);
-  splitter.append(":2}\n{\"c", lines);
-  EXPECT_EQ(lines, (std::vector<std::string>{"{\"a\":1}", "{\"b\":2}"}));
-  EXPECT_EQ(splitter.pending(), "{\"c");
-}
-
-TEST(LineSplitter, DropsAnOversizedLineWholeAndCountsIt) {
-  LineSplitter splitter(8);
-  std::vector<std::string> lines;
-  splitter.append("short\n0123456", lines);
-  splitter.append("789abcdef", lines);  // past 8 bytes: skipped up to its newline
-  splitter.append("more\nnext\n", lines);
-  EXPECT_EQ(lines, (std::vector<std::string>{"short", "next"}));
-  EXPECT_EQ(splitter.oversized_lines(), 1u);
-}
 
 TEST(HelperCommandLine, SplitsWordsWithQuotesAndEscapes) {
   EXPECT_EQ(*split_command_line("sudo -n /usr/local/bin/xref serve"),
