@@ -11,6 +11,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "support"))
 from facility import require, run_named  # noqa: E402
 from terminal import Terminal  # noqa: E402
+from trace_target_record import probe_block, recorded  # noqa: E402
 
 GDB = os.environ.get("XREF_GDB_PROGRAM", "")
 LOADER = os.environ.get("XREF_GDB_LOADER", "")
@@ -22,15 +23,6 @@ PROMPT = r"\(gdb\) +$"
 def check(condition, message, output=None):
     if not condition:
         raise AssertionError(message + ("\n--- what gdb printed ---\n" + output if output is not None else ""))
-
-
-def recorded(record, function):
-    """Entries of `function` in trace_target's record."""
-    try:
-        with open(record) as lines:
-            return sum(1 for line in lines if (" > %s " % function) in line)
-    except FileNotFoundError:
-        return 0
 
 
 def start_gdb(record):
@@ -102,12 +94,6 @@ def tab_case():
         end(terminal, record)
 
 
-def probe_block(terminal):
-    """The next probe report of session 1: the hits of svc::validate so far."""
-    terminal.expect(r"xref: probe session 1 at ")
-    return int(terminal.expect(r"\n  svc::validate[^\n]*  hits (\d+)").group(1))
-
-
 def worker_between_requests(terminal):
     """Is the worker thread in its sleep between two requests (so that every
     request it started is in the record)?"""
@@ -127,15 +113,15 @@ def interrupt_case():
         type_command(terminal, "xref probe svc::validate --duration-ms 0", r"xref: session 1 probing PID \d+")
         exact = 0
         for _ in range(8):
-            before = recorded(record, "validate")
+            before = recorded(record, ">", "validate")
             type_command(terminal, "continue", r"Continuing\.")
-            terminal.wait_for(lambda: recorded(record, "validate") >= before + 15,
+            terminal.wait_for(lambda: recorded(record, ">", "validate") >= before + 15,
                               "trace_target recorded 15 more calls of validate")
             terminal.send("\x03")
             terminal.expect(r"received signal SIGINT")
             hits = probe_block(terminal)
             if worker_between_requests(terminal):
-                calls = recorded(record, "validate")
+                calls = recorded(record, ">", "validate")
                 check(hits == calls, "at the interrupt the probe counted %d hits, the target recorded %d calls" %
                       (hits, calls), terminal.text())
                 exact += 1

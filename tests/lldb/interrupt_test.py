@@ -14,6 +14,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "support"))
 from facility import require, run_named  # noqa: E402
 from terminal import Terminal  # noqa: E402
+from trace_target_record import probe_block, recorded  # noqa: E402
 
 LLDB = os.environ.get("XREF_LLDB_PROGRAM", "")
 PLUGIN = os.environ.get("XREF_LLDB_PLUGIN", "")
@@ -25,15 +26,6 @@ PROMPT = r"\(lldb\) +$"
 def check(condition, message, output=None):
     if not condition:
         raise AssertionError(message + ("\n--- what lldb printed ---\n" + output if output is not None else ""))
-
-
-def recorded(record, kind, function):
-    """Lines of the target's record: `kind` is ">" (entries) or "<" (returns)."""
-    try:
-        with open(record) as lines:
-            return sum(1 for line in lines if (" %s %s " % (kind, function)) in line)
-    except FileNotFoundError:
-        return 0
 
 
 def fresh_record(name):
@@ -94,12 +86,6 @@ def worker_between_requests(terminal):
     request it started is in the record)?"""
     line = type_command(terminal, "thread list", r"\n  thread #2: [^\n]*\n").group(0)
     return "nanosleep" in line
-
-
-def probe_block(terminal):
-    """The next probe report of session 1: the hits of svc::validate so far."""
-    terminal.expect(r"xref: probe session 1 at ")
-    return int(terminal.expect(r"\n  svc::validate [^\n]*  hits (\d+)").group(1))
 
 
 def expect_one_report_per_stop(terminal, stops):
