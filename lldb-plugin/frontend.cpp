@@ -102,8 +102,8 @@ HelperClient* Frontend::running_helper() { return helper_ && helper_->alive() ? 
 HelperClient* Frontend::helper(Lines& lines, Failure& failure) {
   if (running_helper()) return helper_.get();
   if (helper_) helper_died(lines);
-  std::string source, error;
-  helper_ = HelperClient::start(configured_or_default(source), "xref-lldb 0.2.0", kHandshakeTimeout, error);
+  std::string error;
+  helper_ = start_client(error);
   if (!helper_) {
     failure = "xref: " + error;
     return nullptr;
@@ -123,13 +123,18 @@ HelperClient* Frontend::helper(Lines& lines, Failure& failure) {
   return helper_.get();
 }
 
+std::unique_ptr<HelperClient> Frontend::start_client(std::string& error) const {
+  std::string source;
+  return HelperClient::start(configured_or_default(source), "xref-lldb 0.2.0", kHandshakeTimeout, error);
+}
+
 Failure Frontend::with_helper(const std::function<void(HelperClient&)>& use) {
   if (HelperClient* running = running_helper()) {
     use(*running);
     return std::nullopt;
   }
-  std::string source, error;
-  auto lent = HelperClient::start(configured_or_default(source), "xref-lldb 0.2.0", kHandshakeTimeout, error);
+  std::string error;
+  auto lent = start_client(error);
   if (!lent) return "xref: " + error;
   use(*lent);
   lent->close(std::chrono::milliseconds(3000));

@@ -89,6 +89,8 @@ class Frontend {
  private:
   HelperClient* helper(Lines& lines, Failure& failure);
   HelperCommand configured_or_default(std::string& source) const;
+  // A helper started with the configured command (not yet this front end's).
+  std::unique_ptr<HelperClient> start_client(std::string& error) const;
   void helper_died(Lines& lines);
   Failure request(const std::string& method, const nlohmann::json& params, std::chrono::milliseconds timeout,
                   Lines& lines, HelperReply& reply);

@@ -144,7 +144,11 @@ std::string window_mark_text(const nlohmann::json& window) {
   return "mark (" + status + ")";
 }
 
-std::string window_header(const nlohmann::json& window, const WindowStyle& style) {
+namespace {
+
+// The header with the stops as the window's events bound them (observed_stops).
+std::string header_line(const nlohmann::json& window, const WindowStyle& style,
+                        const std::vector<StoppedInterval>& stops) {
   const nlohmann::json& events = array_at(window, "events");
   std::string line = "window " + std::to_string(count_or_zero(window, "window_id"));
   if (style.session) line += " (session " + std::to_string(*style.session) + ")";
@@ -153,7 +157,7 @@ std::string window_header(const nlohmann::json& window, const WindowStyle& style
   // The time it ran: its duration less the time the process sat stopped in it.
   const uint64_t duration = count_or_zero(window, "duration_ns");
   const uint64_t begin = count_or_zero(window, "start_timestamp_ns");
-  const uint64_t stopped = std::min(duration, stopped_ns(observed_stops(style.stops, window), begin, begin + duration));
+  const uint64_t stopped = std::min(duration, stopped_ns(stops, begin, begin + duration));
   line += "  ran " + duration_text(duration - stopped);
   if (stopped != 0) line += " (stopped " + duration_text(stopped) + " at the debugger)";
   line += "  " + plural(events.size(), "event");
@@ -178,6 +182,12 @@ std::string window_header(const nlohmann::json& window, const WindowStyle& style
   return line;
 }
 
+}  // namespace
+
+std::string window_header(const nlohmann::json& window, const WindowStyle& style) {
+  return header_line(window, style, observed_stops(style.stops, window));
+}
+
 std::vector<CodeAddress> window_addresses(const nlohmann::json& window) {
   std::vector<CodeAddress> addresses;
   auto add = [&](const CodeAddress& address) { add_code_address(addresses, address); };
@@ -194,11 +204,11 @@ std::vector<CodeAddress> window_addresses(const nlohmann::json& window) {
 }
 
 std::vector<std::string> window_lines(const nlohmann::json& window, Names& names, const WindowStyle& style) {
-  std::vector<std::string> lines{window_header(window, style)};
+  const std::vector<StoppedInterval> stops = observed_stops(style.stops, window);
+  std::vector<std::string> lines{header_line(window, style, stops)};
   const nlohmann::json& events = array_at(window, "events");
   const size_t count = events.size();
   const Calls calls = match_calls(events);
-  const std::vector<StoppedInterval> stops = observed_stops(style.stops, window);
 
   // Names first: the Names' where they know one, else the JSON's symbol.
   std::vector<std::optional<Place>> targets(count);
