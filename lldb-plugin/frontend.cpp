@@ -1,6 +1,5 @@
 #include "frontend.h"
 
-#include <algorithm>
 #include <cstdlib>
 #include <thread>
 
@@ -69,13 +68,19 @@ void Frontend::shutdown() {
   stopping_ = true;
   if (!running_helper()) return;
   Lines lines;
+  // Sessions whose process exited: their ends first (and they need no stop).
+  await_exits(lines);
   bool running = false;
   for (const auto& [id, session] : sessions_) running |= !session.ended;
   if (running) {
-    run({"stop", "--all"}, {{"names", "helper"}}, lines, std::chrono::seconds(10));
-    // A session that ended with its process just now, before this front end
-    // heard of it: nothing was left to stop, and nobody asked.
-    lines.erase(std::remove(lines.begin(), lines.end(), "xref: no running session"), lines.end());
+    // A session that ended on its own just now, before this front end heard
+    // of it, leaves nothing to stop ("ended" empty): nobody asked, so nothing
+    // is said.
+    Lines stopped;
+    nlohmann::json answer;
+    run({"stop", "--all"}, {{"names", "helper"}}, stopped, std::chrono::seconds(10), &answer);
+    const auto ended = answer.find("ended");
+    if (ended == answer.end() || !ended->is_array() || !ended->empty()) lines.insert(lines.end(), stopped.begin(), stopped.end());
   }
   // Closing its stdin makes the helper stop anything left and detach.
   helper_->close(std::chrono::milliseconds(3000));

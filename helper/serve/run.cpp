@@ -269,7 +269,9 @@ nlohmann::json Server::run_stop(const Request& request, const FrontendCommand& s
   } else {
     chosen = running;
   }
-  if (chosen.empty()) return result_response(request.id, text_result({"xref: no running session"}));
+  if (chosen.empty()) {
+    return result_response(request.id, text_result({"xref: no running session"}, {{"ended", nlohmann::json::array()}}));
+  }
   auto remaining = std::make_shared<std::atomic<size_t>>(chosen.size());
   const nlohmann::json id = request.id;
   const nlohmann::json params = request.params;

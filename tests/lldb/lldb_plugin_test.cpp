@@ -386,6 +386,11 @@ TEST_F(LldbPlugin, StopWhenStopsTheThreadAtTheRightHitOnce) {
   EXPECT_EQ(recorded_entries(record.path, "validate"), 20u);
   EXPECT_TRUE(std::regex_search(run.after("(lldb) xref show --all"), std::regex("  svc::validate[^\n]*  hits 20  passed 20  ")))
       << run.output;
+  // The session ended with its process: its end is said once, and leaving
+  // LLDB has nothing left to stop (nobody asked to).
+  EXPECT_TRUE(std::regex_search(run.output, std::regex("xref: session 1 ended \\(target_exited\\): 20 hits")))
+      << run.output;
+  EXPECT_FALSE(run.has("xref: no running session")) << run.output;
 }
 
 // (e) xref break W:SEQ, then continue: LLDB stops at that call site.
