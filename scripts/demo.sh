@@ -4,13 +4,17 @@
 # the thread that handled it, with call sites and fetched values.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
+# Only what the demo runs: the helper and the sample service (the test
+# command, scripts/test.sh, installs and builds the rest into the same build/).
+bash scripts/install-deps.sh build
 bash scripts/mount-tracefs.sh
-bash scripts/build.sh >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXREF_BUILD_TESTS=OFF -DXREF_BUILD_LLDB_PLUGIN=OFF \
+  -DXREF_BUILD_BENCH=OFF >/dev/null
+cmake --build build -j"$(nproc)" --target xref sample_service >/dev/null
 
 xref=build/helper/xref
 output=$(mktemp)
-build/tests/targets/sample_service --threads 2 --requests 0 --interval-us 20000 >"$output" &
+build/sample_service --threads 2 --requests 0 --interval-us 20000 >"$output" &
 service=$!
 trap 'kill $service 2>/dev/null || true; rm -f "$output"' EXIT
 for _ in $(seq 50); do grep -q '^ready' "$output" && break; sleep 0.1; done
