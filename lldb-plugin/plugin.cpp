@@ -10,6 +10,7 @@
 // show --new` are the plugin's own. With Python in LLDB, the commands that
 // have options are the completion shim's instead (completion_shim.h), which
 // hands what LLDB parsed back here (`xref _run`).
+#include <cstdio>
 #include <lldb/API/LLDB.h>
 
 #include <map>
@@ -193,6 +194,14 @@ void on_debugger_destroyed(lldb::user_id_t debugger_id, void*) { Frontend::forge
 
 bool lldb::PluginInitialize(lldb::SBDebugger debugger) {
   using namespace xref::lldb_plugin;
+  // Installed, the plugin is in LLDB's system plugin directory and loaded at
+  // start; a second copy (`plugin load` of a build tree's) would run every
+  // stop and breakpoint hook twice. The first one stays.
+  if (debugger.GetCommandInterpreter().CommandExists("xref")) {
+    std::fprintf(stderr, "xref: an `xref` command is already loaded in this LLDB (an installed xref loads at start "
+                         "from LLDB's plugin directory); %s is not loaded\n", plugin_library_path().c_str());
+    return false;
+  }
   lldb::SBCommand xref = debugger.GetCommandInterpreter().AddMultiwordCommand("xref", kHelp);
   if (!xref.IsValid()) return false;
   Multiword& added = multiwords()[debugger.GetID()];

@@ -8,8 +8,11 @@ cd "$(dirname "$0")/.."
 # command, scripts/test.sh, installs and builds the rest into the same build/).
 bash scripts/install-deps.sh build
 bash scripts/mount-tracefs.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXREF_BUILD_TESTS=OFF -DXREF_BUILD_LLDB_PLUGIN=OFF \
-  -DXREF_BUILD_BENCH=OFF >/dev/null
+# A new build/ has the parts the demo does not run turned off; one the test
+# command configured keeps them (only the two targets below are built).
+parts=()
+[[ -f build/CMakeCache.txt ]] || parts=(-DXREF_BUILD_TESTS=OFF -DXREF_BUILD_LLDB_PLUGIN=OFF -DXREF_BUILD_BENCH=OFF)
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr "${parts[@]}" >/dev/null
 cmake --build build -j"$(nproc)" --target xref sample_service >/dev/null
 
 xref=build/helper/xref

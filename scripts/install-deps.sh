@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages xref needs, by purpose: the one list of them.
 #
-#   scripts/install-deps.sh [PURPOSE...]   PURPOSE: build, plugin, test, bench, fuzz, all (default)
+#   scripts/install-deps.sh [PURPOSE...]   PURPOSE: build, plugin, package, test, bench, fuzz, all (default)
 #
 #   build   the helper (xref) and its BPF programs: what scripts/demo.sh needs
 #   plugin  the LLDB plugin (liblldb-19)
+#   package the Debian package (cpack -G DEB: dpkg-shlibdeps declares its
+#           dependencies, `file` finds the binaries)
 #   test    the test suite: GoogleTest, the debuggers, the peers it compares
 #           with (bpftrace), the Debian programs it traces (redis, sqlite3,
 #           nginx), the Rust target, libc's debug symbols
@@ -20,6 +22,7 @@ build=(build-essential cmake pkg-config git
        libcapstone-dev libzydis-dev libcli11-dev nlohmann-json3-dev libssl-dev libre2-dev
        binutils libiberty-dev)
 plugin=(liblldb-19-dev)
+package=(dpkg-dev file)
 test=(libgtest-dev lldb-19 python3-lldb-19 gdb bpftrace rustc redis-server redis-tools libc6-dbg sqlite3 nginx-light)
 bench=(bpftrace gdb redis-server redis-tools)
 fuzz=(libfuzzer-19-dev libclang-rt-19-dev)
@@ -31,12 +34,13 @@ for purpose in "${purposes[@]}"; do
   case "$purpose" in
     build) packages+=("${build[@]}") ;;
     plugin) packages+=("${plugin[@]}") ;;
+    package) packages+=("${package[@]}") ;;
     test) packages+=("${test[@]}") ;;
     bench) packages+=("${bench[@]}") ;;
     fuzz) packages+=("${fuzz[@]}") ;;
-    all) packages+=("${build[@]}" "${plugin[@]}" "${test[@]}" "${bench[@]}" "${fuzz[@]}") ;;
+    all) packages+=("${build[@]}" "${plugin[@]}" "${package[@]}" "${test[@]}" "${bench[@]}" "${fuzz[@]}") ;;
     *)
-      echo "install-deps: unknown purpose '$purpose': use build, plugin, test, bench, fuzz or all" >&2
+      echo "install-deps: unknown purpose '$purpose': use build, plugin, package, test, bench, fuzz or all" >&2
       exit 2
       ;;
   esac

@@ -11,3 +11,5 @@ target_compile_options(sample_service PRIVATE -O2 -g -fPIE -fno-omit-frame-point
                        ${XREF_WARNINGS})
 target_link_options(sample_service PRIVATE -pie)
 target_link_libraries(sample_service PRIVATE Threads::Threads)
+# build/sample_service, with the tests or without (the README names it).
+set_target_properties(sample_service PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
