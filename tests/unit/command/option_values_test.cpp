@@ -116,6 +116,32 @@ TEST(OptionValues, ARefusalNamesTheOptionAndKeepsItsHint) {
   EXPECT_EQ(unknown.error->hint, "see --help");
 }
 
+TEST(OptionValues, OneOfRefusesOtherValuesAndKeepsItsSet) {
+  std::string backend = "auto";
+  std::string free_text;
+  CLI::App app{"test"};
+  CLI::Option* checked = app.add_option("--backend", backend)->check(one_of(kBackends));
+  CLI::Option* free = app.add_option("--start", free_text)->check(not_empty("a function", "--start main"));
+  EXPECT_EQ(option_choices(*checked), kBackends);
+  EXPECT_TRUE(option_choices(*free).empty());
+  auto error_of = [&](std::vector<std::string> args) -> std::optional<Error> {
+    std::reverse(args.begin(), args.end());
+    try {
+      app.parse(args);
+    } catch (const CLI::ParseError& failure) {
+      return usage_error(failure, "see --help");
+    }
+    return std::nullopt;
+  };
+  EXPECT_FALSE(error_of({"--backend", "tracefs"}));
+  EXPECT_EQ(backend, "tracefs");
+  const auto refused = error_of({"--backend", "ftrace"});
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->code, ErrorCode::invalid_argument);
+  EXPECT_EQ(refused->message, "--backend: 'ftrace' is not auto, uprobe_multi, perf_uprobe or tracefs");
+  EXPECT_EQ(refused->hint, "give one of auto, uprobe_multi, perf_uprobe or tracefs");
+}
+
 TEST(OptionValues, AnEmptyValueIsRefused) {
   std::string spec = "unset";
   std::vector<std::pair<std::string, std::string>> pairs;
