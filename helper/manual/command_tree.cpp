@@ -80,13 +80,6 @@ std::string CommandEntry::full_name(const std::string& program, char separator) 
   return name;
 }
 
-bool CommandEntry::has_positionals() const {
-  for (const OptionEntry& option : options) {
-    if (option.names.empty()) return true;
-  }
-  return false;
-}
-
 CommandEntry command_tree(CLI::App& app) { return command_entry(app, {}); }
 
 std::vector<const CommandEntry*> all_commands(const CommandEntry& root) {

@@ -37,7 +37,6 @@ struct CommandEntry {
   std::vector<CommandEntry> subcommands;  // hidden ones (CLI11 group "") left out
 
   std::string full_name(const std::string& program, char separator) const;  // "xref trace diff", "xref-trace-diff"
-  bool has_positionals() const;
 };
 
 // `app` and every visible subcommand under it. Not const: CLI11 2.1 hands
