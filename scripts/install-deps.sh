@@ -9,7 +9,8 @@
 #           dependencies, `file` finds the binaries)
 #   test    the test suite: GoogleTest, the debuggers, the peers it compares
 #           with (bpftrace), the Debian programs it traces (redis, sqlite3,
-#           nginx), the Rust target, libc's debug symbols
+#           nginx), the Rust target, libc's debug symbols; groff, man-db
+#           and bash-completion, which check the man pages and Tab completion
 #   bench   bench/: the peers the benchmarks measure against
 #   fuzz    the libFuzzer targets (tests/fuzz)
 #
@@ -23,7 +24,8 @@ build=(build-essential cmake pkg-config git
        binutils libiberty-dev)
 plugin=(liblldb-19-dev)
 package=(dpkg-dev file)
-test=(libgtest-dev lldb-19 python3-lldb-19 gdb bpftrace rustc redis-server redis-tools libc6-dbg sqlite3 nginx-light)
+test=(libgtest-dev lldb-19 python3-lldb-19 gdb bpftrace rustc redis-server redis-tools libc6-dbg sqlite3 nginx-light
+      bash-completion man-db groff-base)
 bench=(bpftrace gdb redis-server redis-tools)
 fuzz=(libfuzzer-19-dev libclang-rt-19-dev)
 
