@@ -72,11 +72,12 @@ set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME xref)
 set(CPACK_PACKAGE_VENDOR "xref")
 set(CPACK_PACKAGE_CONTACT "xref developers <xref@localhost>")
-set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "live traces, probes and profiles of running processes, in gdb, LLDB and the shell")
-set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
-    "What a process does next, in order, without stopping it: eBPF uprobes and perf\n"
-    "events behind four commands (trace, probe, watch, profile), as a command-line\n"
-    "tool and inside gdb and LLDB, mapped back to the debugger's symbols and lines.")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "live traces and probes of running processes, in gdb, LLDB and the shell")
+string(CONCAT CPACK_DEBIAN_PACKAGE_DESCRIPTION
+       "What a process does next, in order, without stopping it: eBPF uprobes\n"
+       "and perf events mapped back to symbols, source lines and the debugger's\n"
+       "breakpoints, as a command-line tool (text and JSON) and as an `xref`\n"
+       "command inside gdb and lldb-19.")
 set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)

@@ -34,6 +34,7 @@ BUILD = os.environ.get("XREF_BUILD_DIR", "")
 VERSION = os.environ.get("XREF_VERSION", "")
 TRACE_TARGET = os.environ.get("XREF_TRACE_TARGET", "")
 LLDB = os.environ.get("XREF_LLDB_PROGRAM", "")
+BUILD_PLUGIN = os.environ.get("XREF_LLDB_PLUGIN", "")
 GDB = "/usr/bin/gdb"
 INSTALLED = {
     "helper": "/usr/bin/xref",
@@ -88,7 +89,7 @@ class Target:
                      "--interval-us", "2000", "--go-file", self.go, "--record", self.record]
 
     def validated(self):
-        return recorded(self.record, ">", "svc::validate")
+        return recorded(self.record, ">", "validate")
 
 
 def build_package(work):
@@ -171,7 +172,7 @@ def debugger_probe(argv, target, env, run_dir, name):
     print(output)
     check("xref: unknown" not in output and "is not a valid command" not in output and
           'Undefined command: "xref"' not in output, name + " did not load xref by itself", output)
-    helper = re.search(r"/usr/bin/xref serve", output)
+    helper = re.search(r"helper command: /usr/bin/xref serve \(default\)", output)
     check(helper is not None, name + "'s front end did not name the installed helper /usr/bin/xref", output)
     hits = re.findall(r"svc::validate[^\n]*?hits (\d+)", output)
     check(hits and int(hits[-1]) == target.validated() > 0,
@@ -195,6 +196,12 @@ def check_lldb(run_dir, env):
             "xref probe svc::validate", "-o", "script open(%r, 'w').close()" % target.go, "-o", "continue", "-o",
             "xref show --all", "--"] + target.argv
     debugger_probe(argv, target, env, run_dir, "lldb")
+    # A second copy (the build tree's) is refused: every hook would run twice.
+    status, output = run([LLDB, "-b", "-o", "xref helper", "-o", "plugin load " + BUILD_PLUGIN], env=env, cwd=run_dir)
+    print(output)
+    check("xref: the xref plugin /usr/lib/x86_64-linux-gnu/xref/lldb/libxref_lldb.so is loaded in this LLDB already"
+          in output and "helper command: /usr/bin/xref serve (default)" in output,
+          "lldb loaded the build tree's plugin beside the installed one", output)
 
 
 def check_manual(run_dir, env):
