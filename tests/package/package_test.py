@@ -122,48 +122,48 @@ def check_shell(run_dir, env):
     check("uprobe" in output, "doctor said nothing of uprobes", output)
     check(status in (0, 1), "xref doctor exited %d" % status, output)
 
-    # One trace: the window is the request the target handled, in order.
+    # One trace: the window is a request the target recorded, call by call.
     target = Target(run_dir, "trace")
-    process = subprocess.Popen(target.argv, stdout=subprocess.DEVNULL, cwd=run_dir, env=env)
-    try:
-        helper = subprocess.Popen(["xref", "trace", "--pid", str(process.pid), "--no-status", "--start",
-                                   "svc::handle_request", "--functions", "svc::validate,svc::compute_price",
-                                   "--max-windows", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  env=env, cwd=run_dir)
-        for line in helper.stderr:
-            if b"xref: tracing PID" in line:
-                break
-        open(target.go, "w").close()
-        output, errors = helper.communicate(timeout=120)
-        text = output.decode("utf-8", "replace") + errors.decode("utf-8", "replace")
-    finally:
-        process.wait(timeout=60)
-    print(text)
-    check(helper.returncode == 0, "xref trace from PATH exited %d" % helper.returncode, text)
-    check(re.search(r"window 1 .*complete", text) is not None, "no complete window", text)
-    check(text.find("svc::validate") >= 0 and text.find("svc::compute_price") > text.find("svc::validate"),
-          "the window lacks validate then compute_price, the record's order", text)
+    status, text = cli_on_target(target, ["trace", "--start", "svc::handle_request", "--functions",
+                                          "svc::validate,svc::compute_price", "--max-windows", "1"], env, run_dir)
+    check(status == 0, "xref trace from PATH exited %d" % status, text)
+    check(re.search(r"^window 1 .* complete ", text, re.M) is not None, "no complete window", text)
+    traced = {"handle_request", "validate", "compute_price"}
+    seen = [(kind, name.split("::")[-1]) for kind, name in re.findall(r"^ +1:\d+ .*?([<>]) (svc::\w+)", text, re.M)]
+    requests = {}
+    for line in open(target.record):
+        fields = line.split()
+        if len(fields) >= 4 and fields[3] in traced:
+            requests.setdefault((fields[0], fields[1]), []).append((fields[2], fields[3]))
+    check(seen and seen in requests.values(),
+          "the window's calls %s are none of the recorded requests' %s" % (seen, list(requests.values())[:2]), text)
 
     # One probe: every call of svc::validate the target recorded, counted.
     target = Target(run_dir, "probe")
-    process = subprocess.Popen(target.argv, stdout=subprocess.DEVNULL, cwd=run_dir, env=env)
-    try:
-        helper = subprocess.Popen(["xref", "probe", "--pid", str(process.pid), "--no-status", "svc::validate",
-                                   "--duration-ms", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  env=env, cwd=run_dir)
-        for line in helper.stderr:
-            if b"xref: probing PID" in line:
-                break
-        open(target.go, "w").close()
-        output, errors = helper.communicate(timeout=120)
-        text = output.decode("utf-8", "replace") + errors.decode("utf-8", "replace")
-    finally:
-        process.wait(timeout=60)
-    print(text)
+    _, text = cli_on_target(target, ["probe", "svc::validate", "--duration-ms", "0"], env, run_dir)
     hits = re.search(r"svc::validate\S*\s.*?hits (\d+)", text)
     check(hits is not None, "the probe printed no hits of svc::validate", text)
     check(int(hits.group(1)) == target.validated() > 0,
           "the probe counted %s hits, the target recorded %d" % (hits.group(1), target.validated()), text)
+
+
+def cli_on_target(target, words, env, run_dir):
+    """`xref COMMAND --pid P WORDS` from PATH on a new target, which starts once the probes are in:
+    (exit status, what it printed)."""
+    process = subprocess.Popen(target.argv, stdout=subprocess.DEVNULL, cwd=run_dir, env=env)
+    try:
+        helper = subprocess.Popen(["xref", words[0], "--pid", str(process.pid), "--no-status"] + words[1:],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=run_dir)
+        for line in helper.stderr:
+            if b"xref: tracing PID" in line or b"xref: probing PID" in line:
+                break
+        open(target.go, "w").close()
+        output, errors = helper.communicate(timeout=120)
+    finally:
+        process.wait(timeout=60)
+    text = output.decode("utf-8", "replace") + errors.decode("utf-8", "replace")
+    print(text)
+    return helper.returncode, text
 
 
 def debugger_probe(argv, target, env, run_dir, name):
