@@ -25,7 +25,7 @@ build=(build-essential cmake pkg-config git
 plugin=(liblldb-19-dev)
 package=(dpkg-dev file)
 test=(libgtest-dev lldb-19 python3-lldb-19 gdb bpftrace rustc redis-server redis-tools libc6-dbg sqlite3 nginx-light
-      bash-completion man-db groff-base python3)
+      bash-completion man-db groff-base python3 clang)
 bench=(bpftrace gdb redis-server redis-tools)
 fuzz=(libfuzzer-19-dev libclang-rt-19-dev)
 
