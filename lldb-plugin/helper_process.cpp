@@ -82,13 +82,21 @@ std::string plugin_library_path() {
   return info.dli_fname;
 }
 
-HelperCommand default_helper_command(const std::string& plugin_path) {
+#ifndef XREF_INSTALLED_HELPER
+#define XREF_INSTALLED_HELPER "/usr/local/bin/xref"
+#endif
+const char* const kInstalledHelper = XREF_INSTALLED_HELPER;
+
+HelperCommand default_helper_command(const std::string& plugin_path, const std::string& installed) {
+  std::vector<std::filesystem::path> candidates;
   if (!plugin_path.empty()) {
     const std::filesystem::path directory = std::filesystem::path(plugin_path).parent_path();
-    for (const auto& candidate : {directory / "xref", directory / ".." / "helper" / "xref"}) {
-      const std::string path = candidate.lexically_normal().string();
-      if (is_executable_file(path)) return {{path, "serve"}};
-    }
+    candidates = {directory / "xref", directory / ".." / "helper" / "xref"};
+  }
+  if (!installed.empty()) candidates.emplace_back(installed);
+  for (const auto& candidate : candidates) {
+    const std::string path = candidate.lexically_normal().string();
+    if (is_executable_file(path)) return {{path, "serve"}};
   }
   return {{"xref", "serve"}};  // found on PATH by posix_spawnp, or a clear ENOENT
 }

@@ -21,10 +21,15 @@ struct HelperCommand {
 // Returns nullopt for an unterminated quote.
 std::optional<std::vector<std::string>> split_command_line(const std::string& text);
 
+// Where `cmake --install` (and the Debian package) puts the helper:
+// CMAKE_INSTALL_FULL_BINDIR/xref, known when the plugin is configured.
+extern const char* const kInstalledHelper;
+
 // The default helper: the `xref` executable next to the plugin, then
-// ../helper/xref relative to it (the build tree), then `xref` on PATH; each
-// with the argument `serve`. `plugin_path` is this shared library's path.
-HelperCommand default_helper_command(const std::string& plugin_path);
+// ../helper/xref relative to it (the build tree), then the installed helper
+// (`installed`), then `xref` on PATH; each with the argument `serve`.
+// `plugin_path` is this shared library's path.
+HelperCommand default_helper_command(const std::string& plugin_path, const std::string& installed = kInstalledHelper);
 
 // The path of the shared library this code is in (dladdr), or "" when
 // unknown.

@@ -10,12 +10,19 @@
 // show --new` are the plugin's own. With Python in LLDB, the commands that
 // have options are the completion shim's instead (completion_shim.h), which
 // hands what LLDB parsed back here (`xref _run`).
+#include <dlfcn.h>
+#include <link.h>
+#include <limits.h>
+#include <stdlib.h>
+
+#include <cstdio>
 #include <lldb/API/LLDB.h>
 
 #include <map>
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "breakpoint_guard.h"
 #include "completion_shim.h"
@@ -191,8 +198,52 @@ void on_debugger_destroyed(lldb::user_id_t debugger_id, void*) { Frontend::forge
 }  // namespace
 }  // namespace xref::lldb_plugin
 
+// Exported: how a second copy of the plugin knows the first.
+extern "C" __attribute__((visibility("default"))) const char xref_lldb_plugin_marker = 1;
+
+namespace xref::lldb_plugin {
+namespace {
+
+// The path of another copy of this plugin already loaded here, or "": a
+// loaded library, other than this one, that has the marker (LLDB may load
+// plugins RTLD_LOCAL, so each library is asked by its own handle).
+std::string first_loaded_copy() {
+  std::vector<std::string> libraries;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* names) {
+        if (info->dlpi_name != nullptr && info->dlpi_name[0] != '\0') {
+          static_cast<std::vector<std::string>*>(names)->push_back(info->dlpi_name);
+        }
+        return 0;
+      },
+      &libraries);
+  const std::string self = plugin_library_path();
+  for (const std::string& library : libraries) {
+    char resolved[PATH_MAX];
+    const std::string path = realpath(library.c_str(), resolved) != nullptr ? resolved : library;
+    if (path == self) continue;
+    void* handle = dlopen(library.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+    if (handle == nullptr) continue;
+    const bool is_xref = dlsym(handle, "xref_lldb_plugin_marker") != nullptr;
+    dlclose(handle);
+    if (is_xref) return path;
+  }
+  return {};
+}
+
+}  // namespace
+}  // namespace xref::lldb_plugin
+
 bool lldb::PluginInitialize(lldb::SBDebugger debugger) {
   using namespace xref::lldb_plugin;
+  // Installed, the plugin is in LLDB's system plugin directory and loaded at
+  // start; a second copy (`plugin load` of a build tree's) would run every
+  // stop and breakpoint hook twice. The first one stays.
+  if (std::string first = first_loaded_copy(); !first.empty()) {
+    std::fprintf(stderr, "xref: the xref plugin %s is loaded in this LLDB already (an installed xref loads at "
+                         "start); %s is not loaded\n", first.c_str(), plugin_library_path().c_str());
+    return false;
+  }
   lldb::SBCommand xref = debugger.GetCommandInterpreter().AddMultiwordCommand("xref", kHelp);
   if (!xref.IsValid()) return false;
   Multiword& added = multiwords()[debugger.GetID()];

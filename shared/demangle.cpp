@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "identifier_chars.h"
+
 namespace xref {
 namespace {
 
@@ -159,8 +161,6 @@ std::string short_function_name(std::string_view demangled) {
 
 namespace {
 
-bool is_identifier_start(char c) { return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool is_identifier_char(char c) { return is_identifier_start(c) || (c >= '0' && c <= '9'); }
 
 // Words a query may end in that are not the function's own identifier.
 bool is_qualifier(std::string_view word) {

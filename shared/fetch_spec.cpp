@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "identifier_chars.h"
 #include "number_parse.h"
 #include "parse_error_render.h"
 
@@ -44,13 +45,7 @@ constexpr std::array<TypeName, 12> type_names{{
     {"x64", {8, false, true}},
 }};
 
-bool is_identifier_start(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-
-bool is_identifier_char(char c) { return is_identifier_start(c) || (c >= '0' && c <= '9'); }
-
-bool is_space(char c) { return c == ' ' || c == '\t'; }
+bool is_blank(char c) { return c == ' ' || c == '\t'; }
 
 // Recursive descent over the whole spec, so every error knows its column.
 class FetchSpecParser {
@@ -286,7 +281,7 @@ class FetchSpecParser {
   bool at_end() const { return position_ >= spec_.size(); }
   char peek() const { return spec_[position_]; }
   void skip_spaces() {
-    while (!at_end() && is_space(peek())) ++position_;
+    while (!at_end() && is_blank(peek())) ++position_;
   }
 
   std::string found_suffix() const {

@@ -1,5 +1,6 @@
 #include "filter_expr.h"
 
+#include "identifier_chars.h"
 #include "number_parse.h"
 #include "parse_error_render.h"
 
@@ -36,10 +37,6 @@ struct Token {
   Error error;                      // invalid
 };
 
-bool is_identifier_start(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-bool is_identifier_char(char c) { return is_identifier_start(c) || (c >= '0' && c <= '9'); }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 

@@ -43,12 +43,25 @@ def write_lines(lines):
         gdb.flush()
 
 
-def default_helper_command():
-    """build/helper/xref relative to gdb-python/, then `xref` on PATH; with `serve`."""
+def installed_helper():
+    """The helper `cmake --install` (or the Debian package) put in place; the
+    installed copy of this package has its path in installed.py, a checkout none."""
+    try:
+        from .installed import HELPER
+    except ImportError:
+        return None
+    return HELPER
+
+
+def default_helper_command(installed=None):
+    """build/helper/xref relative to gdb-python/, then the installed helper,
+    then `xref` on PATH; with `serve`."""
     package = os.path.dirname(os.path.realpath(__file__))
-    candidate = os.path.normpath(os.path.join(package, "..", "..", "build", "helper", "xref"))
-    if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-        return [candidate, "serve"]
+    candidates = [os.path.normpath(os.path.join(package, "..", "..", "build", "helper", "xref")),
+                  installed if installed is not None else installed_helper()]
+    for candidate in candidates:
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return [candidate, "serve"]
     return ["xref", "serve"]
 
 

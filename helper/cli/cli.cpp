@@ -9,15 +9,13 @@
 #include <vector>
 
 #include "attach/libbpf_log.h"
+#include "cli/command_line.h"
 #include "command/option_values.h"
 #include "command/usage_text.h"
 #include "input/sudo_user.h"
 #include "input/user_files.h"
 #include "output/json_envelope.h"
 #include "output/report.h"
-#include "probe/commands.h"
-#include "serve/commands.h"
-#include "trace/commands.h"
 
 namespace xref {
 namespace {
@@ -103,15 +101,9 @@ int run_cli(int argc, char** argv) {
   if (auto settled = settle_privileges(); !settled) return report_cli_error(args, settled.error());
   configure_libbpf_logging();
 
-  CLI::App app{"xref: ordered, thread-scoped live tracing of native processes", "xref"};
-  app.set_version_flag("--version", std::string("xref ") + XREF_VERSION);
-  app.require_subcommand(1);
-  app.fallthrough(false);
   int exit_status = 0;
-  setup_one_shot_commands(app, exit_status);
-  setup_trace(app, exit_status);
-  setup_probe(app, exit_status);
-  setup_serve(app, exit_status);
+  std::unique_ptr<CLI::App> command_line = make_command_line(exit_status);
+  CLI::App& app = *command_line;
 
   if (args.size() == 1) {
     std::cout << app.help();

@@ -75,6 +75,49 @@ CLI::Validator not_empty(const std::string& what, const std::string& example) {
       "");
 }
 
+namespace {
+// one_of's validator name: this prefix, then the values joined by commas.
+constexpr std::string_view kChoicesName = "one of:";
+}  // namespace
+
+CLI::Validator one_of(std::vector<std::string> values) {
+  std::string joined, listed;
+  for (size_t i = 0; i < values.size(); ++i) {
+    joined += (i == 0 ? "" : ",") + values[i];
+    listed += (i == 0 ? "" : i + 1 == values.size() ? " or " : ", ") + values[i];
+  }
+  CLI::Validator validator(
+      [values, listed](std::string& text) -> std::string {
+        if (std::find(values.begin(), values.end(), text) != values.end()) return {};
+        return error_text(make_error(ErrorCode::invalid_argument, xref::quoted(text) + " is not " + listed,
+                                     "give " + (values.size() == 1 ? listed : "one of " + listed)));
+      },
+      "");
+  validator.name(std::string(kChoicesName) + joined);
+  return validator;
+}
+
+std::vector<std::string> option_choices(CLI::Option& option) {
+  for (int index = 0;; ++index) {
+    const CLI::Validator* validator = nullptr;
+    try {
+      validator = option.get_validator(index);
+    } catch (const CLI::OptionNotFound&) {
+      return {};
+    }
+    const std::string& name = validator->get_name();
+    if (name.rfind(kChoicesName, 0) != 0) continue;
+    std::vector<std::string> values;
+    std::string rest = name.substr(kChoicesName.size());
+    for (size_t start = 0; start <= rest.size();) {
+      const size_t comma = std::min(rest.find(',', start), rest.size());
+      values.push_back(rest.substr(start, comma - start));
+      start = comma + 1;
+    }
+    return values;
+  }
+}
+
 Error usage_error(const CLI::ParseError& failure, const std::string& hint) {
   std::string message = failure.what();
   // number_in and not_empty end their message with "; WHAT TO DO" (the

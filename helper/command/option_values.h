@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "result.h"
 
@@ -71,6 +72,14 @@ CLI::Validator number_in(NumberRange range);
 // Refuses an empty value (--fetch ''); `what` names the value ("a fetch
 // spec"), `example` shows one.
 CLI::Validator not_empty(const std::string& what, const std::string& example);
+
+// A value from a fixed set (--backend, --format): any other is refused,
+// naming the set. The set stays in the option's definition, where the man
+// pages and Tab completion read it back (option_choices).
+CLI::Validator one_of(std::vector<std::string> values);
+// What puts the probes in, for trace and probe (docs/cli.md, "The trace backend").
+inline const std::vector<std::string> kBackends = {"auto", "uprobe_multi", "perf_uprobe", "tracefs"};
+std::vector<std::string> option_choices(CLI::Option& option);
 
 // The error a CLI11 parse failure reports, under --json as in text: the
 // message of number_in or not_empty keeps its own WHAT TO DO; CLI11's own

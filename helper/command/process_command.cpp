@@ -9,11 +9,13 @@ namespace xref {
 
 void add_process_options(CLI::App& command, ProcessCommandOptions& options) {
   command.add_option("--pid,-p", options.pid, "target process ID")
+      ->type_name("PID")
       ->required()
       ->transform(number_in({1, kMaxPid, "give the target's process ID (1 to " + std::to_string(kMaxPid) +
                                              "), e.g. from `pgrep NAME`"}));
   command.add_option("--bin,-b", options.bin,
-                     "the target's executable; verified against the process (build-id and SHA-256)");
+                     "the target's executable; verified against the process (build-id and SHA-256)")
+      ->type_name("FILE");
   command.add_flag("--json", options.json, "print one JSON document (docs/json.md)");
 }
 

@@ -76,7 +76,8 @@ void add_probe_options(CLI::App& command_app, ProbeCommandOptions& options_ref) 
   command->add_option("--backend", request.backend,
                       "auto, uprobe_multi, perf_uprobe, or tracefs (uprobe_events, no BPF; counted in xref from "
                       "records; auto falls back to it where BPF cannot be used)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(one_of(kBackends));
   command->add_flag("--count", options->count, "count hits (always done; the seed's spelling)");
   command->add_flag("--callers", request.callers,
                     "the call sites hits came from: exact at a function's entry, inferred from .eh_frame inside it");
@@ -126,7 +127,8 @@ void add_probe_options(CLI::App& command_app, ProbeCommandOptions& options_ref) 
   add_status_option(*command, options->no_status);
   command->add_option("--mark-file", request.mark_file,
                       "a log followed during the probe: samples and heartbeats are stamped with its latest line "
-                      "matching --mark-regex");
+                      "matching --mark-regex")
+      ->type_name("FILE");
   command->add_option("--mark-regex", request.mark_regex,
                       "with --mark-file: the lines to stamp with (its first group, if any, is the mark shown)");
   command->add_flag("--allow-breakpoint-collision", request.allow_breakpoint_collision,

@@ -127,6 +127,13 @@ std::string overall_help() {
   return text;
 }
 
+bool takes_code(const std::string& command, const std::string& option) {
+  static const std::vector<std::string> code_options = {"--start", "--functions", "--callees-of", "--all-calls-in",
+                                                        "--stop", "--stop-return", "--fetch-at", "--fetch-ret"};
+  if (command == "trace") return std::find(code_options.begin(), code_options.end(), option) != code_options.end();
+  return command == "probe" && option.empty();  // a probe's addresses
+}
+
 Completion complete_words(const std::vector<std::string>& words, const std::string& partial) {
   AllCommands all;
   Completion completion;
@@ -151,15 +158,10 @@ Completion complete_words(const std::vector<std::string>& words, const std::stri
     previous = sub->get_option_no_throw(words.back());
     if (previous && previous->get_expected_min() == 0) previous = nullptr;
   }
-  static const std::vector<std::string> code_options = {"--start", "--functions", "--callees-of", "--all-calls-in",
-                                                        "--stop", "--stop-return", "--fetch-at", "--fetch-ret"};
-  const bool positional_code = words.front() == "probe";  // a probe's addresses
-  auto takes_code = [&](const std::string& name) {
-    return std::find(code_options.begin(), code_options.end(), name) != code_options.end();
-  };
+  const bool positional_code = takes_code(words.front(), "");  // a probe's addresses
   if (previous) {
     for (const std::string& name : previous->get_lnames()) {
-      if (takes_code("--" + name)) completion.wants_function = "--" + name;
+      if (takes_code(words.front(), "--" + name)) completion.wants_function = "--" + name;
     }
     return completion;
   }
@@ -172,7 +174,7 @@ Completion complete_words(const std::vector<std::string>& words, const std::stri
         completion.options.push_back({{"name", "--" + name},
                                       {"short", shorts.empty() ? "" : shorts.front()},
                                       {"values", std::max(option->get_items_expected_min(), 0)},
-                                      {"code", takes_code("--" + name)},
+                                      {"code", takes_code(words.front(), "--" + name)},
                                       {"help", option->get_description()}});
       }
     }

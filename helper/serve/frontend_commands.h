@@ -45,4 +45,9 @@ struct Completion {
 };
 Completion complete_words(const std::vector<std::string>& words, const std::string& partial);
 
+// Whether the value of `option` of `command` ("trace", "--start"), or with
+// option "" the command's positional words, names code: function names
+// complete there (here, and in the shell's completion script).
+bool takes_code(const std::string& command, const std::string& option);
+
 }  // namespace xref::serve

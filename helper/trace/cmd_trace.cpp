@@ -234,12 +234,14 @@ void add_trace_options(CLI::App& command_app, TraceCommandOptions& options_ref) 
   add_status_option(*command, options->no_status);
   command->add_option("--backend", request.backend,
                       "auto, uprobe_multi, perf_uprobe, or tracefs (uprobe_events, no BPF; never chosen by auto)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(one_of(kBackends));
   command->add_flag("--uretprobes", request.uretprobes,
                     "observe returns with uretprobes (best effort: breaks unwinding through traced frames)");
   command->add_option("--mark-file", request.mark_file,
                       "a log followed during the trace: each window is stamped with its latest line matching "
-                      "--mark-regex when the window opened");
+                      "--mark-regex when the window opened")
+      ->type_name("FILE");
   command->add_option("--mark-regex", request.mark_regex,
                       "with --mark-file: the lines to stamp with (POSIX extended regex; its first group, if any, "
                       "is the mark shown)");

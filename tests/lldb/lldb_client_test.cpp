@@ -29,22 +29,34 @@ TEST(HelperCommandLine, SplitsWordsWithQuotesAndEscapes) {
   EXPECT_FALSE(split_command_line("xref 'serve").has_value());
 }
 
-TEST(HelperCommandLine, DefaultIsNextToThePluginThenTheBuildTreeThenPath) {
+TEST(HelperCommandLine, DefaultIsNextToThePluginThenTheBuildTreeThenInstalledThenPath) {
   const std::filesystem::path root = std::filesystem::temp_directory_path() / ("xref-lldb-" + std::to_string(getpid()));
   std::filesystem::create_directories(root / "lldb-plugin");
   std::filesystem::create_directories(root / "helper");
+  std::filesystem::create_directories(root / "bin");
   const std::string plugin = (root / "lldb-plugin" / "libxref_lldb.so").string();
+  const std::string installed = (root / "bin" / "xref").string();
   auto make_executable = [](const std::filesystem::path& path) {
     std::ofstream(path) << "#!/bin/sh\n";
     chmod(path.c_str(), 0755);
   };
-  EXPECT_EQ(default_helper_command(plugin).argv, (std::vector<std::string>{"xref", "serve"}));
+  EXPECT_EQ(default_helper_command(plugin, installed).argv, (std::vector<std::string>{"xref", "serve"}));
+  make_executable(installed);
+  EXPECT_EQ(default_helper_command(plugin, installed).argv, (std::vector<std::string>{installed, "serve"}));
+  // An installed plugin (its directory has no helper) finds the installed helper.
+  EXPECT_EQ(default_helper_command("/nonexistent/lib/xref/lldb/libxref_lldb.so", installed).argv,
+            (std::vector<std::string>{installed, "serve"}));
   make_executable(root / "helper" / "xref");
-  EXPECT_EQ(default_helper_command(plugin).argv, (std::vector<std::string>{(root / "helper" / "xref").string(), "serve"}));
+  EXPECT_EQ(default_helper_command(plugin, installed).argv,
+            (std::vector<std::string>{(root / "helper" / "xref").string(), "serve"}));
   make_executable(root / "lldb-plugin" / "xref");
-  EXPECT_EQ(default_helper_command(plugin).argv,
+  EXPECT_EQ(default_helper_command(plugin, installed).argv,
             (std::vector<std::string>{(root / "lldb-plugin" / "xref").string(), "serve"}));
   std::filesystem::remove_all(root);
+}
+
+TEST(HelperCommandLine, TheInstalledHelperIsTheConfiguredBinDir) {
+  EXPECT_EQ(std::string(kInstalledHelper), XREF_TEST_INSTALLED_HELPER);
 }
 
 TEST(HelperProcess, DescribesHowItEnded) {

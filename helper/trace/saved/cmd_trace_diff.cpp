@@ -113,8 +113,8 @@ CLI::App* setup_trace_diff(CLI::App& trace, int& exit_status) {
   CLI::App* command = trace.add_subcommand(
       "diff", "align the calls of two saved windows (xref trace --json or --jsonl output) and show what differs; "
               "exit status 0 equal, 1 different, 2 error; no process involved");
-  command->add_option("A", options->file_a, "the first saved trace")->required();
-  command->add_option("B", options->file_b, "the second saved trace")->required();
+  command->add_option("A", options->file_a, "the first saved trace")->type_name("FILE")->required();
+  command->add_option("B", options->file_b, "the second saved trace")->type_name("FILE")->required();
   CLI::Option* window = command
                             ->add_option("--window", options->window,
                                          "compare the window with this window_id (in both files unless --window-b); "

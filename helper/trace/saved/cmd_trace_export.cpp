@@ -11,6 +11,7 @@
 #include <streambuf>
 #include <string_view>
 
+#include "command/option_values.h"
 #include "input/user_files.h"
 #include "output/report.h"
 #include "trace/commands.h"
@@ -133,10 +134,11 @@ CLI::App* setup_trace_export(CLI::App& trace, int& exit_status) {
   auto options = std::make_shared<TraceExportOptions>();
   CLI::App* command = trace.add_subcommand(
       "export", "convert a saved trace (xref trace --json or --jsonl output) to a timeline; no process involved");
-  command->add_option("file", options->file, "the saved trace")->required();
+  command->add_option("file", options->file, "the saved trace")->type_name("FILE")->required();
   command->add_option("--format", options->format, "chrome: Chrome trace-event JSON (chrome://tracing, Perfetto)")
-      ->capture_default_str();
-  command->add_option("--output,-o", options->output, "write here instead of stdout");
+      ->capture_default_str()
+      ->check(one_of({"chrome"}));
+  command->add_option("--output,-o", options->output, "write here instead of stdout")->type_name("FILE");
   command->callback([options, &exit_status] { exit_status = run_trace_export(*options); });
   return command;
 }

@@ -127,7 +127,7 @@ CLI::App* setup_trace_show(CLI::App& trace, int& exit_status) {
   CLI::App* command = trace.add_subcommand(
       "show", "print the windows of a saved trace (xref trace --json or --jsonl output); with --tree, each against "
               "the static callee tree of its start function: what was called, how often, and what was not");
-  command->add_option("file", options->file, "the saved trace")->required();
+  command->add_option("file", options->file, "the saved trace")->type_name("FILE")->required();
   command->add_option("--window", options->window, "only the window with this window_id")
       ->transform(number_in(kWindowIds));
   command->add_flag("--tree", options->tree,
@@ -140,7 +140,8 @@ CLI::App* setup_trace_show(CLI::App& trace, int& exit_status) {
       ->needs(tree);
   command->add_option("--bin,-b", options->bin,
                       "the traced executable, for --tree and for names and source lines (default: the trace's "
-                      "process.exe_path); its build-id and SHA-256 must match the trace's");
+                      "process.exe_path); its build-id and SHA-256 must match the trace's")
+      ->type_name("FILE");
   command->add_flag("--addresses", options->addresses, "text: show each event's static VAs after its names");
   command->add_flag("--json", options->json, "print one JSON document (operation trace_show) instead of text");
   command->callback([options, &exit_status] { exit_status = run_trace_show(*options); });

@@ -14,6 +14,17 @@ void expect_messages(const NumberRange& range, const std::vector<std::pair<std::
   for (const auto& [text, message] : cases) EXPECT_EQ(message_of(parse_number_in(text, range)), message) << text;
 }
 
+// What `app` refuses `args` with, as the CLI reports it; none when it parses.
+std::optional<Error> parse_error_of(CLI::App& app, std::vector<std::string> args) {
+  std::reverse(args.begin(), args.end());
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& failure) {
+    return usage_error(failure, "see --help");
+  }
+  return std::nullopt;
+}
+
 TEST(OptionValues, WholeNumbersInRange) {
   const NumberRange range{0, 1000000, ""};
   EXPECT_EQ(*parse_number_in("0", range), 0u);
@@ -116,21 +127,31 @@ TEST(OptionValues, ARefusalNamesTheOptionAndKeepsItsHint) {
   EXPECT_EQ(unknown.error->hint, "see --help");
 }
 
+TEST(OptionValues, OneOfRefusesOtherValuesAndKeepsItsSet) {
+  std::string backend = "auto";
+  std::string free_text;
+  CLI::App app{"test"};
+  CLI::Option* checked = app.add_option("--backend", backend)->check(one_of(kBackends));
+  CLI::Option* free = app.add_option("--start", free_text)->check(not_empty("a function", "--start main"));
+  EXPECT_EQ(option_choices(*checked), kBackends);
+  EXPECT_TRUE(option_choices(*free).empty());
+  auto error_of = [&](std::vector<std::string> args) { return parse_error_of(app, std::move(args)); };
+  EXPECT_FALSE(error_of({"--backend", "tracefs"}));
+  EXPECT_EQ(backend, "tracefs");
+  const auto refused = error_of({"--backend", "ftrace"});
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->code, ErrorCode::invalid_argument);
+  EXPECT_EQ(refused->message, "--backend: 'ftrace' is not auto, uprobe_multi, perf_uprobe or tracefs");
+  EXPECT_EQ(refused->hint, "give one of auto, uprobe_multi, perf_uprobe or tracefs");
+}
+
 TEST(OptionValues, AnEmptyValueIsRefused) {
   std::string spec = "unset";
   std::vector<std::pair<std::string, std::string>> pairs;
   CLI::App app{"test"};
   app.add_option("--fetch", spec)->check(not_empty("a fetch spec", "--fetch 'id=%di:u64'"));
   app.add_option("--fetch-at", pairs)->type_size(2)->check(not_empty("a function or a fetch spec", "x"));
-  auto error_of = [&](std::vector<std::string> args) -> std::optional<Error> {
-    std::reverse(args.begin(), args.end());
-    try {
-      app.parse(args);
-    } catch (const CLI::ParseError& failure) {
-      return usage_error(failure, "see --help");
-    }
-    return std::nullopt;
-  };
+  auto error_of = [&](std::vector<std::string> args) { return parse_error_of(app, std::move(args)); };
   const auto empty = error_of({"--fetch", ""});
   ASSERT_TRUE(empty);
   EXPECT_EQ(empty->message, "--fetch: an empty value is not a fetch spec");

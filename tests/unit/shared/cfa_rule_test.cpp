@@ -157,6 +157,7 @@ std::optional<std::string> mismatch(const std::string& expected, const Result<Cf
 
 std::string binary_path(const std::string& name) {
   if (name.starts_with("/")) return name;
+  if (name == "targets/sample_service") return XREF_SAMPLE_SERVICE;  // build/sample_service
   if (name.starts_with("targets/")) return std::string(XREF_FIXTURE_DIR) + "/../" + name;
   return std::string(XREF_FIXTURE_DIR) + "/" + name;
 }
