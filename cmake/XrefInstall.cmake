@@ -33,7 +33,7 @@ if(XREF_BUILD_LLDB_PLUGIN)
   if(XREF_INSTALL_DEBUGGER_AUTOLOAD)
     set(xref_link ${CMAKE_BINARY_DIR}/install/lldb/libxref_lldb.so)
     file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/install/lldb)
-    file(CREATE_LINK ${CMAKE_INSTALL_PREFIX}/${XREF_INSTALL_LLDB_DIR}/libxref_lldb.so ${xref_link} SYMBOLIC)
+    file(CREATE_LINK ${CMAKE_INSTALL_FULL_LIBDIR}/xref/lldb/libxref_lldb.so ${xref_link} SYMBOLIC)
     install(FILES ${xref_link} DESTINATION ${XREF_LLDB_SYSTEM_PLUGIN_DIR})
   endif()
 endif()
@@ -49,8 +49,8 @@ file(WRITE ${CMAKE_BINARY_DIR}/install/gdb/installed.py
 install(FILES ${CMAKE_BINARY_DIR}/install/gdb/installed.py DESTINATION ${XREF_INSTALL_GDB_DIR}/xref)
 if(XREF_INSTALL_DEBUGGER_AUTOLOAD)
   file(WRITE ${CMAKE_BINARY_DIR}/install/gdb/xref.gdb
-       "# Adds the `xref` command to every gdb (installed with xref; docs in /usr/share/doc/xref/gdb.md).\n"
-       "source ${CMAKE_INSTALL_PREFIX}/${XREF_INSTALL_GDB_DIR}/xref.py\n")
+       "# Adds the `xref` command to every gdb (installed with xref; ${CMAKE_INSTALL_FULL_DOCDIR}/gdb.md).\n"
+       "source ${CMAKE_INSTALL_FULL_DATADIR}/xref/gdb/xref.py\n")
   install(FILES ${CMAKE_BINARY_DIR}/install/gdb/xref.gdb DESTINATION ${XREF_GDB_SYSTEM_INIT_DIR})
 endif()
 

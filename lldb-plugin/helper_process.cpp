@@ -82,9 +82,6 @@ std::string plugin_library_path() {
   return info.dli_fname;
 }
 
-#ifndef XREF_INSTALLED_HELPER
-#define XREF_INSTALLED_HELPER "/usr/local/bin/xref"
-#endif
 const char* const kInstalledHelper = XREF_INSTALLED_HELPER;
 
 HelperCommand default_helper_command(const std::string& plugin_path, const std::string& installed) {

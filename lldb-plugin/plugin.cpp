@@ -205,9 +205,13 @@ namespace xref::lldb_plugin {
 namespace {
 
 // The path of another copy of this plugin already loaded here, or "": a
-// loaded library, other than this one, that has the marker (LLDB may load
-// plugins RTLD_LOCAL, so each library is asked by its own handle).
+// loaded library with the marker, other than this one (LLDB may load plugins
+// RTLD_LOCAL, so each library is asked by its own handle). Copies are told
+// apart by their load address: `&xref_lldb_plugin_marker` here may be the
+// first copy's, by symbol interposition.
 std::string first_loaded_copy() {
+  Dl_info self;
+  if (dladdr(reinterpret_cast<void*>(&first_loaded_copy), &self) == 0) return {};
   std::vector<std::string> libraries;
   dl_iterate_phdr(
       [](dl_phdr_info* info, size_t, void* names) {
@@ -217,16 +221,15 @@ std::string first_loaded_copy() {
         return 0;
       },
       &libraries);
-  const std::string self = plugin_library_path();
   for (const std::string& library : libraries) {
-    char resolved[PATH_MAX];
-    const std::string path = realpath(library.c_str(), resolved) != nullptr ? resolved : library;
-    if (path == self) continue;
     void* handle = dlopen(library.c_str(), RTLD_LAZY | RTLD_NOLOAD);
     if (handle == nullptr) continue;
-    const bool is_xref = dlsym(handle, "xref_lldb_plugin_marker") != nullptr;
+    const void* marker = dlsym(handle, "xref_lldb_plugin_marker");
     dlclose(handle);
-    if (is_xref) return path;
+    Dl_info owner;
+    if (marker == nullptr || dladdr(marker, &owner) == 0 || owner.dli_fbase == self.dli_fbase) continue;
+    char resolved[PATH_MAX];
+    return realpath(owner.dli_fname, resolved) != nullptr ? resolved : owner.dli_fname;
   }
   return {};
 }

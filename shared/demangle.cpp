@@ -161,7 +161,6 @@ std::string short_function_name(std::string_view demangled) {
 
 namespace {
 
-
 // Words a query may end in that are not the function's own identifier.
 bool is_qualifier(std::string_view word) {
   return word == "const" || word == "volatile" || word == "noexcept";

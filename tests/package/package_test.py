@@ -26,7 +26,6 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "support"))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "gdb"))
 from facility import require, run_named  # noqa: E402
 from trace_target_record import recorded  # noqa: E402
 
@@ -168,7 +167,7 @@ def cli_on_target(target, words, env, run_dir):
 
 def debugger_probe(argv, target, env, run_dir, name):
     """A probe started at main in a debugger that loaded xref by itself, counted at the exit."""
-    status, output = run(argv, env=env, cwd=run_dir, timeout=300)
+    _, output = run(argv, env=env, cwd=run_dir, timeout=300)
     print(output)
     check("xref: unknown" not in output and "is not a valid command" not in output and
           'Undefined command: "xref"' not in output, name + " did not load xref by itself", output)

@@ -1,10 +1,10 @@
 // The probes of the traced functions themselves: each one's entry (which
 // opens windows for a start function), and its returns as its rets and tail
 // exits (sites/function_sites.h), or one uretprobe with --uretprobes.
-#include <cctype>
 #include <string_view>
 
 #include "hex.h"
+#include "identifier_chars.h"
 #include "process/ifunc_binding.h"
 #include "trace/planning/roles.h"
 #include "trace/planning/stages.h"
@@ -131,7 +131,7 @@ std::vector<std::string> split_function_list(const std::string& list) {
   };
   for (size_t i = 0; i < list.size(); ++i) {
     const char c = list[i];
-    const bool word_start = i == 0 || !(std::isalnum(static_cast<unsigned char>(list[i - 1])) || list[i - 1] == '_');
+    const bool word_start = i == 0 || !is_identifier_char(list[i - 1]);
     if (word_start && list.compare(i, 8, "operator") == 0) {
       // "operator<", "operator->", "operator,": their characters open nothing and split nothing.
       size_t end = i + 8;
