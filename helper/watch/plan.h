@@ -1,0 +1,58 @@
+// What `xref watch` will watch, resolved against the live process: the
+// ranges (ADDRs and --follow targets) and, for the stores engine, the store
+// sites that can reach them. plan.cpp builds it from a WatchRequest.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sites/store_sites.h"
+
+namespace xref {
+
+struct WatchRange {
+  std::string spelled;          // as the user typed it ("g_total", "0x7f..:64", "order->amount" from a debugger)
+  uint64_t address = 0;         // live start
+  uint32_t length = 0;          // bytes
+  std::string module;           // the mapping it lies in (path), empty for anonymous memory
+  std::string symbol;           // the data symbol it starts at or lies in, with "+0x.." when inside
+  bool on_stack = false;        // in some thread's [stack] or a thread stack mapping
+  // --follow: this range is a dependent target. `follow_slot` is the range
+  // index of the pointer slot it follows; its address is *slot + follow_offset.
+  std::optional<uint32_t> follow_slot;
+  int64_t follow_offset = 0;
+  bool is_slot = false;         // a pointer slot watched for a --follow (8 bytes)
+};
+
+// A store site made live for one module: where the uprobe goes.
+struct WatchSite {
+  uint32_t module = 0;          // index into WatchPlan::modules
+  uint64_t static_va = 0;
+  uint64_t live_va = 0;
+  uint64_t file_offset = 0;     // what the uprobe is attached at
+  xref_watch_site operand{};    // rip-relative disp already live
+  std::string function;         // the function it lies in (demangled when the image has names)
+  uint64_t function_offset = 0;
+  std::string text;
+};
+
+struct WatchModule {
+  std::string path;
+  uint64_t load_bias = 0;
+  StoreSiteCounts counts;       // what was found and probed in it
+};
+
+struct WatchPlan {
+  pid_t pid = 0;
+  std::vector<WatchRange> ranges;
+  std::vector<WatchModule> modules;  // stores engine: the modules searched (--in)
+  std::vector<WatchSite> sites;      // stores engine: index = the attach cookie
+  std::string scope;                 // what --in covered, in words ("the executable's code: 212 functions")
+  std::vector<std::string> warnings;
+};
+
+}  // namespace xref
