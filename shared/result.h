@@ -30,6 +30,10 @@ enum class ErrorCode {
   unsupported_regex,     // a regex construct without a linear-time match (a backreference)
   pid_is_thread,         // the PID is a thread's ID, not its process's
   sudo_user_cannot_ptrace,  // under sudo: a target the user who ran sudo could not ptrace
+  unknown_symbol,        // watch: no data symbol by that name in the modules searched
+  not_data,              // watch: the address is code (an executable mapping), not data
+  read_only_address,     // watch: the address lies in a mapping no one can write
+  bad_length,            // watch: a length of 0, over the bound, or past the end of its mapping
 };
 
 struct Error {

@@ -51,8 +51,6 @@ struct xref_watch_site {
   __u8 source_shift;   /* 8 for ah/bh/ch/dh, else 0 */
   __u8 contract;       /* XREF_CONTRACT_* (CONTRACT_ENTRY) */
   __u32 pair;          /* AFTER: the store site it completes; PLAIN with SOURCE_AFTER: its AFTER site */
-  __u32 reserved;
-  __u32 padding;       /* explicit: disp is 8-aligned */
   __s64 disp;          /* displacement; a rip-relative operand: the live absolute address, no base */
   __u64 immediate;     /* XREF_SOURCE_IMMEDIATE */
 };
@@ -116,11 +114,11 @@ struct xref_watch_record {
 };
 
 #ifdef __cplusplus
-static_assert(sizeof(struct xref_watch_site) == 40, "xref_watch_site layout");
+static_assert(sizeof(struct xref_watch_site) == 32, "xref_watch_site layout");
 static_assert(sizeof(struct xref_watch_range) == 24, "xref_watch_range layout");
 static_assert(sizeof(struct xref_watch_record) == 192, "xref_watch_record layout");
 #else
-_Static_assert(sizeof(struct xref_watch_site) == 40, "xref_watch_site layout");
+_Static_assert(sizeof(struct xref_watch_site) == 32, "xref_watch_site layout");
 _Static_assert(sizeof(struct xref_watch_range) == 24, "xref_watch_range layout");
 _Static_assert(sizeof(struct xref_watch_record) == 192, "xref_watch_record layout");
 #endif

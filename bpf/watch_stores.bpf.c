@@ -1,0 +1,348 @@
+// xref watch, stores engine: one program on every store instruction that
+// can reach a watched range (one uprobe_multi link per module, or perf
+// uprobes), told apart by the attach cookie, the index of its site
+// (shared/watch_abi.h). The uprobe runs before the instruction: the
+// effective address comes from the registers and the operand, the old bytes
+// are read now, and the new bytes come from the source register or
+// immediate - or, where the operand does not hold them (read-modify-write,
+// xchg, vector, rep movs, a libc writer by contract), the write is kept per
+// thread in flight and its new bytes are read at the thread's next probed
+// instruction (the after-site, the contract's return, any store) or by user
+// space at the end. Counts per range never pass through the ring buffer.
+#include <linux/bpf.h>
+#include <linux/ptrace.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "watch_abi.h"
+
+const volatile __u32 target_tgid = 0;
+const volatile __u64 max_records = 0; /* --max-events; 0: unbounded */
+const volatile __u64 first = 0;       /* per range: the first N sampled writes are recorded; 0: no limit */
+const volatile __u64 every = 1;       /* per range: every Nth passing write is recorded */
+const volatile __u64 until_hits = 0;  /* the watch stops after N passing writes in all; 0: no bound */
+
+/* Set by user space once every probe is in, and before it detaches. */
+__u32 armed = 0;
+__u32 detaching = 0;
+__u32 stopped = 0;      /* set here when --until-hits is reached */
+__u32 range_count = 0;  /* the used prefix of `ranges`, set by user space */
+__u64 sequence = 0;
+__u64 passed_total = 0;
+__u64 records_total = 0;
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, XREF_WATCH_MAX_SITES); /* resized by user space */
+  __type(key, __u32);
+  __type(value, struct xref_watch_site);
+} sites SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, XREF_WATCH_MAX_RANGES);
+  __type(key, __u32);
+  __type(value, struct xref_watch_range);
+} ranges SEC(".maps");
+
+/* Passing writes per range, shared by every CPU: --every and --first. */
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, XREF_WATCH_MAX_RANGES);
+  __type(key, __u32);
+  __type(value, __u64);
+} range_passed SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, XREF_WATCH_MAX_RANGES);
+  __type(key, __u32);
+  __type(value, struct xref_watch_counts);
+} counts SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct xref_watch_engine_counts);
+} engine_counts SEC(".maps");
+
+#define IN_FLIGHT_PARTS 4
+
+/* A write whose new bytes are read after it ran: the part of each range
+ * it covers, with the old bytes read before. */
+struct in_flight {
+  __u32 count;
+  __u32 reserved;
+  struct xref_watch_record parts[IN_FLIGHT_PARTS];
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, XREF_WATCH_MAX_THREADS);
+  __type(key, __u32);
+  __type(value, struct in_flight);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+} writes_in_flight SEC(".maps");
+
+/* Per CPU: the write being looked at and the registers of the hit. */
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct in_flight);
+} scratch_flight SEC(".maps");
+
+struct regs_words {
+  __u64 words[32];
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct regs_words);
+} scratch_regs SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 1 << 22); /* resized by user space before load */
+} records SEC(".maps");
+
+#define PT_REGS_WORDS (sizeof(struct pt_regs) / 8)
+
+static __always_inline __u64 reg_word(const struct regs_words *regs, __u16 offset) {
+  __u32 word = offset / 8;
+  if (offset == XREF_WATCH_NO_REG || word >= PT_REGS_WORDS) return 0;
+  return regs->words[word & 31];
+}
+
+/* Counts a passing write and says whether it is recorded (--every,
+ * --first, --until-hits, --max-events). */
+static __always_inline int pass_write(__u32 range, struct xref_watch_counts *count) {
+  __sync_fetch_and_add(&count->passed, 1);
+  __u64 *passed = bpf_map_lookup_elem(&range_passed, &range);
+  if (!passed) return 0;
+  const __u64 nth = __sync_fetch_and_add(passed, 1) + 1;
+  const __u64 total = __sync_fetch_and_add(&passed_total, 1) + 1;
+  if (until_hits && total >= until_hits) stopped = 1;
+  if (until_hits && total > until_hits) return 0;
+  const __u64 step = every ? every : 1;
+  if (nth % step) return 0;
+  if (first && nth / step > first) return 0;
+  if (max_records && __sync_fetch_and_add(&records_total, 1) >= max_records) return 0;
+  return 1;
+}
+
+/* Hands a complete record (old and new bytes known) to the ring buffer
+ * unless --changed drops it; counts either way. */
+static __always_inline void finish(struct xref_watch_record *record) {
+  __u32 range = record->range;
+  struct xref_watch_counts *count = bpf_map_lookup_elem(&counts, &range);
+  if (!count) return;
+  __u32 n = record->length > XREF_WATCH_VALUE_BYTES ? XREF_WATCH_VALUE_BYTES : record->length;
+  int same = 1;
+  for (__u32 i = 0; i < XREF_WATCH_VALUE_BYTES; i++) {
+    if (i >= n) break;
+    if (record->old_bytes[i] != record->new_bytes[i]) same = 0;
+  }
+  if (record->length > XREF_WATCH_VALUE_BYTES) same = 0; /* not all compared */
+  if (record->flags & (XREF_WATCH_R_NEW_UNREAD | XREF_WATCH_R_OLD_UNREAD)) same = 0;
+  if (same) __sync_fetch_and_add(&count->unchanged, 1);
+  const struct xref_watch_range *watched = bpf_map_lookup_elem(&ranges, &range);
+  if (same && watched && watched->changed_only) return;
+  if (!pass_write(range, count)) return;
+  record->sequence = __sync_fetch_and_add(&sequence, 1) + 1;
+  if (bpf_ringbuf_output(&records, record, sizeof(*record), 0) == 0) {
+    __sync_fetch_and_add(&count->records, 1);
+  } else {
+    __sync_fetch_and_add(&count->records_lost, 1);
+  }
+}
+
+/* The thread's write in flight, if any, has run by now: its new bytes are
+ * read and its records finished. */
+static __always_inline void complete_in_flight(__u32 tid) {
+  struct in_flight *flight = bpf_map_lookup_elem(&writes_in_flight, &tid);
+  if (!flight) return;
+  for (__u32 p = 0; p < IN_FLIGHT_PARTS; p++) {
+    if (p >= flight->count) break;
+    struct xref_watch_record *record = &flight->parts[p];
+    __u32 n = record->length > XREF_WATCH_VALUE_BYTES ? XREF_WATCH_VALUE_BYTES : record->length;
+    n &= 127;
+    if (n > XREF_WATCH_VALUE_BYTES) n = XREF_WATCH_VALUE_BYTES;
+    record->flags |= XREF_WATCH_R_NEW_AFTER;
+    if (n > 0 && bpf_probe_read_user(record->new_bytes, n, (const void *)record->address) != 0) {
+      record->flags |= XREF_WATCH_R_NEW_UNREAD;
+      __u32 range = record->range;
+      struct xref_watch_counts *count = bpf_map_lookup_elem(&counts, &range);
+      if (count) __sync_fetch_and_add(&count->unread, 1);
+    }
+    finish(record);
+  }
+  bpf_map_delete_elem(&writes_in_flight, &tid);
+}
+
+/* What one hit writes: [start, start + length), and where its new bytes
+ * come from. */
+struct write_walk {
+  __u64 start;
+  __u64 length;
+  __u64 value;        /* REGISTER, IMMEDIATE: the bytes written; REP_STOS: the element */
+  __u64 pc;
+  __u64 return_address;
+  __u64 timestamp_ns;
+  __u32 site;
+  __u32 tid;
+  __u32 value_width;  /* 0: new bytes after the write (in flight) */
+  __u32 in_flight_full;
+};
+
+/* One range against the hit's write (bpf_loop callback). */
+static long range_step(__u32 r, void *data) {
+  struct write_walk *walk = data;
+  if (r >= range_count || r >= XREF_WATCH_MAX_RANGES) return 1;
+  const struct xref_watch_range *range = bpf_map_lookup_elem(&ranges, &r);
+  if (!range || range->length == 0) return 0;
+  const __u64 range_end = range->address + range->length;
+  const __u64 write_end = walk->start + walk->length;
+  const __u64 lo = walk->start > range->address ? walk->start : range->address;
+  const __u64 hi = write_end < range_end ? write_end : range_end;
+  if (lo >= hi) return 0;
+  struct xref_watch_counts *count = bpf_map_lookup_elem(&counts, &r);
+  if (!count) return 0;
+  __sync_fetch_and_add(&count->writes, 1);
+  const __u32 zero = 0;
+  struct in_flight *flight = bpf_map_lookup_elem(&scratch_flight, &zero);
+  if (!flight) return 1;
+  __u32 slot = walk->value_width ? 0 : flight->count;
+  if (slot >= IN_FLIGHT_PARTS) {
+    walk->in_flight_full = 1;
+    __sync_fetch_and_add(&count->in_flight_full, 1);
+    return 0;
+  }
+  struct xref_watch_record *record = &flight->parts[slot & (IN_FLIGHT_PARTS - 1)];
+  record->timestamp_ns = walk->timestamp_ns;
+  record->sequence = 0;
+  record->address = lo;
+  record->pc = walk->pc;
+  record->return_address = walk->return_address;
+  record->site = walk->site;
+  record->tid = walk->tid;
+  record->range = r;
+  record->generation = range->generation;
+  record->length = (__u32)(hi - lo);
+  record->flags = hi - lo > XREF_WATCH_VALUE_BYTES ? XREF_WATCH_R_CUT : 0;
+  __u32 n = hi - lo > XREF_WATCH_VALUE_BYTES ? XREF_WATCH_VALUE_BYTES : (__u32)(hi - lo);
+  n &= 127;
+  if (n > XREF_WATCH_VALUE_BYTES) n = XREF_WATCH_VALUE_BYTES;
+  if (n == 0) return 0;
+  if (bpf_probe_read_user(record->old_bytes, n, (const void *)lo) != 0) {
+    record->flags |= XREF_WATCH_R_OLD_UNREAD;
+    __sync_fetch_and_add(&count->unread, 1);
+  }
+  if (walk->value_width == 0) {
+    flight->count = slot + 1;
+    return 0;
+  }
+  /* The new bytes from the operand: byte k of the write is byte
+   * k % value_width of the value (one element, or rep stos's repeated). */
+  const __u64 skip = lo - walk->start;
+  for (__u32 i = 0; i < XREF_WATCH_VALUE_BYTES; i++) {
+    if (i >= n) break;
+    __u32 k = (__u32)((skip + i) % walk->value_width) & 7;
+    record->new_bytes[i] = (__u8)(walk->value >> (8 * k));
+  }
+  finish(record);
+  return 0;
+}
+
+static __always_inline int on_store(struct pt_regs *ctx, __u32 index) {
+  const __u32 zero = 0;
+  struct xref_watch_engine_counts *engine = bpf_map_lookup_elem(&engine_counts, &zero);
+  if (engine) __sync_fetch_and_add(&engine->site_hits, 1);
+  const __u32 tid = (__u32)bpf_get_current_pid_tgid();
+  /* Whatever this thread wrote before has run by now. */
+  complete_in_flight(tid);
+  const struct xref_watch_site *site = bpf_map_lookup_elem(&sites, &index);
+  if (!site) return 0;
+  if (site->kind == XREF_STORE_AFTER || site->kind == XREF_STORE_CONTRACT_RETURN) return 0;
+  struct regs_words *regs = bpf_map_lookup_elem(&scratch_regs, &zero);
+  struct in_flight *flight = bpf_map_lookup_elem(&scratch_flight, &zero);
+  if (!regs || !flight) return 0;
+  if (bpf_probe_read_kernel(regs->words, sizeof(struct pt_regs), ctx) != 0) {
+    if (engine) __sync_fetch_and_add(&engine->address_faults, 1);
+    return 0;
+  }
+  struct write_walk walk = {};
+  walk.pc = PT_REGS_IP(ctx);
+  walk.site = index;
+  walk.tid = tid;
+  walk.timestamp_ns = bpf_ktime_get_ns();
+  flight->count = 0;
+  const __u64 rcx = PT_REGS_PARM4(ctx); /* rcx */
+  switch (site->kind) {
+    case XREF_STORE_PLAIN:
+      walk.start = reg_word(regs, site->base_offset) + reg_word(regs, site->index_offset) * site->scale + site->disp;
+      walk.length = site->width;
+      if (site->width <= 8 && site->source == XREF_SOURCE_REGISTER) {
+        walk.value = reg_word(regs, site->source_offset) >> site->source_shift;
+        walk.value_width = site->width;
+      } else if (site->width <= 8 && site->source == XREF_SOURCE_IMMEDIATE) {
+        walk.value = site->immediate;
+        walk.value_width = site->width;
+      }
+      break;
+    case XREF_STORE_REP_STOS:
+      walk.start = PT_REGS_PARM1(ctx);
+      walk.length = rcx * site->width;
+      walk.value = PT_REGS_RC(ctx); /* rax */
+      walk.value_width = site->width <= 8 ? site->width : 0;
+      break;
+    case XREF_STORE_REP_MOVS:
+      walk.start = PT_REGS_PARM1(ctx);
+      walk.length = rcx * site->width;
+      break;
+    case XREF_STORE_CONTRACT_ENTRY: {
+      walk.start = PT_REGS_PARM1(ctx); /* rdi */
+      if (site->contract == XREF_CONTRACT_STRCPY) {
+        /* Up to the range's end at most: the string's length + 1, read now. */
+        char buffer[64];
+        long copied = bpf_probe_read_user_str(buffer, sizeof buffer, (const void *)PT_REGS_PARM2(ctx));
+        walk.length = copied > 0 ? (__u64)copied : 0;
+        if (copied == sizeof buffer) walk.length = 1ull << 20; /* longer: bounded by the ranges */
+      } else {
+        walk.length = PT_REGS_PARM3(ctx); /* rdx */
+      }
+      __u64 return_address = 0;
+      bpf_probe_read_user(&return_address, sizeof return_address, (const void *)PT_REGS_SP(ctx));
+      walk.return_address = return_address;
+      break;
+    }
+    default:
+      return 0;
+  }
+  if (walk.length == 0) return 0;
+  if (walk.start + walk.length < walk.start) walk.length = ~0ull - walk.start; /* no wrap */
+  bpf_loop(XREF_WATCH_MAX_RANGES, range_step, &walk, 0);
+  if (walk.value_width == 0 && flight->count > 0) {
+    if (bpf_map_update_elem(&writes_in_flight, &tid, flight, BPF_ANY) != 0) {
+      for (__u32 p = 0; p < IN_FLIGHT_PARTS; p++) {
+        if (p >= flight->count) break;
+        __u32 range = flight->parts[p].range;
+        struct xref_watch_counts *count = bpf_map_lookup_elem(&counts, &range);
+        if (count) __sync_fetch_and_add(&count->in_flight_full, 1);
+      }
+    }
+  }
+  return 0;
+}
+
+SEC("uprobe")
+int watch_store(struct pt_regs *ctx) {
+  if ((__u32)(bpf_get_current_pid_tgid() >> 32) != target_tgid) return 0;
+  if (!armed || detaching || stopped) return 0;
+  return on_store(ctx, (__u32)bpf_get_attach_cookie(ctx));
+}
+
+char LICENSE[] SEC("license") = "GPL";
