@@ -51,7 +51,6 @@ struct xref_watch_site {
   __u8 source_shift;   /* 8 for ah/bh/ch/dh, else 0 */
   __u8 contract;       /* XREF_CONTRACT_* (CONTRACT_ENTRY) */
   __u32 pair;          /* AFTER: the store site it completes; PLAIN with SOURCE_AFTER: its AFTER site */
-  __u32 reserved;
   __s64 disp;          /* displacement; a rip-relative operand: the live absolute address, no base */
   __u64 immediate;     /* XREF_SOURCE_IMMEDIATE */
 };

@@ -37,7 +37,9 @@ enum class StoreClass : uint8_t {
   rep_movs,
   stack,       // rsp/rbp-based, push, call: writes this thread's stack
   rip_static,  // rip-relative: the target is a static VA (in `target_va`)
-  unbounded,   // fxsave, xsave, ...: listed, never probed
+  unbounded,   // fxsave, xsave, ...: listed, never probed; also bts/btr/btc m, r (the register's bit
+               // offset reaches any byte) and 32-bit addressing (0x67: the sum wraps at 4 GiB, which
+               // base + index*scale + disp over 64-bit registers does not; none in libc, libstdc++, gdb)
   evex,        // never probed
   segment,     // fs/gs: never probed
   undecodable, // never probed
@@ -50,6 +52,13 @@ struct StoreSite {
   uint64_t target_va = 0;    // rip_static: the static VA written
   xref_watch_site operand{}; // for the BPF table; rip-relative: base none, disp = static target (made live at attach)
   bool needs_after = false;  // the new value is only known after it ran: an after-probe at va + size
+  // needs_after: the instruction at va + size lies in the same function, was
+  // decoded, and is not EVEX, so an after-probe may go there. When false the
+  // engine reads the new value at the next drain instead (never a probe on EVEX).
+  bool after_ok = false;
+  // call (a stack store): operand.immediate is the return address as a
+  // static VA of this image, made live at attach like a rip-relative disp.
+  bool immediate_is_static_va = false;
   uint32_t function = 0;     // index into StoreSiteTable::functions
   std::string text;          // Intel syntax as disassembled: "mov dword ptr [rbx + 8], eax"
 };
@@ -70,6 +79,9 @@ struct StoreSiteCounts {
   uint64_t segment = 0;
   uint64_t unbounded = 0;
   uint64_t undecodable = 0;  // bytes skipped where neither decoder could continue
+  uint64_t address32 = 0;    // of unbounded: 32-bit addressing (0x67)
+  uint64_t functions_unreadable = 0;  // functions given whose bytes are not file-backed (not disassembled)
+  uint64_t after_unprobeable = 0;     // of probed: needs_after but !after_ok (new value read at a drain)
 };
 
 struct StoreSiteTable {
