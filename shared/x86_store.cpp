@@ -81,8 +81,14 @@ MemoryDestination destination_of(const ZydisDecodedInstruction& instruction, con
 
 // The value a mov, movnti or push writes, when its operand holds it.
 StoreValue value_of(const ZydisDecodedInstruction& instruction, const ZydisDecodedOperand* operands,
-                    uint32_t width) {
+                    uint32_t width, uint64_t va) {
   StoreValue value;
+  if (instruction.mnemonic == ZYDIS_MNEMONIC_CALL) {
+    value.kind = StoreValue::Kind::immediate;
+    value.immediate = va + instruction.length;
+    value.return_address = true;
+    return value;
+  }
   const bool moves = instruction.mnemonic == ZYDIS_MNEMONIC_MOV || instruction.mnemonic == ZYDIS_MNEMONIC_MOVNTI ||
                      instruction.mnemonic == ZYDIS_MNEMONIC_PUSH;
   if (!moves) return value;
@@ -160,6 +166,9 @@ std::optional<StoreInstruction> X86StoreDecoder::decode(std::span<const uint8_t>
   store.rep = store.string_store && (instruction.attributes & ZYDIS_ATTRIB_HAS_REP) != 0;
   store.stack_push = is_stack_push(mnemonic) && store.destination.base == Register::sp;
   if (store.stack_push) store.destination.disp = -static_cast<int64_t>(store.destination.width);
+  if (mnemonic == ZYDIS_MNEMONIC_POP && store.destination.base == Register::sp) {
+    store.destination.disp += store.destination.width;
+  }
   const bool bit_offset_in_register = is_bit_string(mnemonic) && instruction.operand_count_visible > 1 &&
                                       operands[1].type == ZYDIS_OPERAND_TYPE_REGISTER;
   store.unbounded = store.destination.width == 0 || store.destination.width > kMaxBoundedWidth ||
@@ -168,7 +177,7 @@ std::optional<StoreInstruction> X86StoreDecoder::decode(std::span<const uint8_t>
     store.value.kind = StoreValue::Kind::register_;
     store.value.reg = Register::ax;
   } else {
-    store.value = value_of(instruction, operands.data(), store.destination.width);
+    store.value = value_of(instruction, operands.data(), store.destination.width, va);
   }
   return store;
 }

@@ -26,7 +26,8 @@ struct MemoryDestination {
   std::optional<Register> base;   // none for an absolute or rip-relative address
   std::optional<Register> index;
   uint8_t scale = 0;              // 1, 2, 4, 8 with an index, else 0
-  int64_t disp = 0;               // push, call, pushf, enter: -width (they write below rsp)
+  int64_t disp = 0;               // push, call, pushf, enter: -width (they write below rsp);
+                                  // pop m with an rsp base: +width (its address uses rsp after the pop)
   bool rip_relative = false;      // then `target` is the VA written
   uint64_t target = 0;
   enum class Segment : uint8_t { none, fs, gs } segment = Segment::none;  // cs/ds/es/ss are flat in 64-bit mode
@@ -40,10 +41,12 @@ struct StoreValue {
     after,      // read-modify-write, xchg/cmpxchg/xadd, setcc, vector, x87, movs, ...: known only after
     register_,  // mov m, r; movnti; stos (rax); push r: `reg`, shifted right by `shift` (8 for ah/bh/ch/dh)
     immediate,  // mov m, imm; push imm: `immediate`, sign-extended to 8 bytes (only `width` bytes are written)
+                // call: the return address, the VA of the next instruction (`return_address`)
   } kind = Kind::after;
   Register reg = Register::ax;
   uint8_t shift = 0;
   uint64_t immediate = 0;
+  bool return_address = false;  // a call's: `immediate` is a VA in the numbering of the `va` decoded at
 };
 
 struct StoreInstruction {

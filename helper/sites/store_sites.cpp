@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "disassembly.h"
+#include "sites/probe_site_check.h"
 #include "x86_registers.h"
 #include "x86_store.h"
 
@@ -113,6 +114,7 @@ void count(StoreSiteCounts& counts, const StoreSite& site, const StoreInstructio
 }
 
 struct FunctionSweep {
+  const ElfImage& image;
   const X86StoreDecoder& decoder;
   StoreSiteTable& table;
   // Functions may overlap (a sized symbol enclosing a label, a symbol and an
@@ -131,7 +133,9 @@ struct FunctionSweep {
       const uint64_t va = start + offset;
       const auto rest = bytes.subspan(offset);
       const std::optional<StoreInstruction> store = decoder.decode(rest, va);
-      if (waiting_after) table.sites[*waiting_after].after_ok = store && !store->evex;
+      if (waiting_after) {
+        table.sites[*waiting_after].after_ok = store && !store->evex && !kernel_refuses_uprobe(image, va);
+      }
       waiting_after.reset();
       if (!store) {
         offset += skip_undecodable(rest, va);
@@ -146,13 +150,8 @@ struct FunctionSweep {
       site.store_class = classify(*store, frame_pointer);
       site.target_va = site.store_class == StoreClass::rip_static ? store->destination.target : 0;
       site.operand = operand_of(*store, site.store_class);
-      if (store->stack_push && site.operand.source == XREF_SOURCE_AFTER && store->size >= 2 &&
-          rest[0] == 0xe8) {
-        // call rel32 pushes its return address: this image's next instruction.
-        site.operand.source = XREF_SOURCE_IMMEDIATE;
-        site.operand.immediate = va + store->size;
-        site.immediate_is_static_va = true;
-      }
+      site.immediate_is_static_va = store->value.return_address;
+      site.kernel_refuses_probe = kernel_refuses_uprobe(image, va);
       site.needs_after = probeable_class(site.store_class) && (site.operand.source == XREF_SOURCE_AFTER ||
                                                                site.store_class == StoreClass::rep_movs);
       site.text = decoder.text(rest.first(store->size), va);
@@ -214,7 +213,7 @@ Result<StoreSiteTable> find_store_sites(const ElfImage& image, const std::vector
     const auto index = static_cast<uint32_t>(table.functions.size());
     table.functions.push_back(StoreFunction{function->name, start, bytes->size()});
     ++table.counts.functions;
-    FunctionSweep{decoder, table, seen, index}.run(*bytes, start);
+    FunctionSweep{image, decoder, table, seen, index}.run(*bytes, start);
   }
   std::sort(table.sites.begin(), table.sites.end(), [](const StoreSite& a, const StoreSite& b) { return a.va < b.va; });
   return table;
@@ -242,6 +241,8 @@ std::vector<uint32_t> prune_store_sites(StoreSiteTable& table, const std::vector
 
   StoreSiteCounts& counts = table.counts;
   counts.probed = counts.pruned_stack = counts.pruned_static = counts.after_unprobeable = 0;
+  counts.refused = 0;
+  table.after_only.clear();
   std::vector<uint32_t> probed;
   for (uint32_t i = 0; i < table.sites.size(); ++i) {
     const StoreSite& site = table.sites[i];
@@ -265,6 +266,11 @@ std::vector<uint32_t> prune_store_sites(StoreSiteTable& table, const std::vector
       case StoreClass::evex:
       case StoreClass::segment:
       case StoreClass::undecodable: continue;  // never probed; counted by find_store_sites
+    }
+    if (site.kernel_refuses_probe) {
+      ++counts.refused;
+      if (site.after_ok) table.after_only.push_back(i);
+      continue;
     }
     probed.push_back(i);
     if (site.needs_after && !site.after_ok) ++counts.after_unprobeable;

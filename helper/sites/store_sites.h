@@ -59,6 +59,15 @@ struct StoreSite {
   // call (a stack store): operand.immediate is the return address as a
   // static VA of this image, made live at attach like a rip-relative disp.
   bool immediate_is_static_va = false;
+  // The kernel will not put a uprobe here: a lock prefix (every lock add/
+  // xadd/cmpxchg/or/and...) or an es/cs/ss/ds override (sites/
+  // probe_site_check.h; measured here: a uprobe on `lock add` never fires,
+  // one on `xchg`, locked without the prefix, does). Never in
+  // prune_store_sites' list; when after_ok its write can still be seen at
+  // the after-probe alone (StoreSiteTable::after_only): the new bytes read
+  // there, the old ones derived from the registers where the instruction
+  // leaves them (xadd, cmpxchg) or not known.
+  bool kernel_refuses_probe = false;
   uint32_t function = 0;     // index into StoreSiteTable::functions
   std::string text;          // Intel syntax as disassembled: "mov dword ptr [rbx + 8], eax"
 };
@@ -82,12 +91,17 @@ struct StoreSiteCounts {
   uint64_t address32 = 0;    // of unbounded: 32-bit addressing (0x67)
   uint64_t functions_unreadable = 0;  // functions given whose bytes are not file-backed (not disassembled)
   uint64_t after_unprobeable = 0;     // of probed: needs_after but !after_ok (new value read at a drain)
+  uint64_t refused = 0;      // stores that would be probed but the kernel refuses (kernel_refuses_probe)
 };
 
 struct StoreSiteTable {
   std::vector<StoreFunction> functions;
   std::vector<StoreSite> sites;  // every store, in VA order; prune_store_sites says which are probed
   StoreSiteCounts counts;
+  // Filled by prune_store_sites: indexes of stores that can reach a range
+  // but the kernel refuses to probe (kernel_refuses_probe), whose after
+  // site can be probed (after_ok). Not in the probed list.
+  std::vector<uint32_t> after_only;
 };
 
 // Every store instruction of the functions in `functions` (start, size) of
@@ -104,7 +118,10 @@ struct StaticRange {
 };
 
 // The indexes into table.sites that must be probed for `ranges`; fills
-// table.counts' probed/pruned numbers.
+// table.counts' probed/pruned/refused numbers and table.after_only. Stack
+// stores are pruned while no range is on a stack; rip-relative ones whose
+// [target, target + width) overlaps no range of this image, unless a range
+// may move; evex/segment/unbounded/undecodable stores are never probed.
 std::vector<uint32_t> prune_store_sites(StoreSiteTable& table, const std::vector<StaticRange>& ranges);
 
 }  // namespace xref

@@ -66,6 +66,19 @@ bool evex_bytes(const ElfImage& image, uint64_t va) {
   }
 }
 
+// A prefix the kernel refuses a uprobe on (lock, es/cs/ss/ds), by the bytes.
+bool refused_prefix(const ElfImage& image, uint64_t va) {
+  for (uint64_t at = va;; ++at) {
+    const auto byte = image.bytes_at(at, 1);
+    if (!byte) return false;
+    switch ((*byte)[0]) {
+      case 0xf0: case 0x26: case 0x2e: case 0x36: case 0x3e: return true;
+      case 0x66: case 0x67: case 0xf2: case 0xf3: case 0x64: case 0x65: continue;
+      default: return false;
+    }
+  }
+}
+
 // objdump's store lines inside the functions the table was made from.
 std::set<uint64_t> objdump_stores_in(const StoreSiteTable& table, const std::map<uint64_t, ObjdumpIntelLine>& lines) {
   std::set<uint64_t> stores;
@@ -297,8 +310,11 @@ TEST_P(StoreSitesTarget, AtomicsAndReadModifyWriteAreKnownOnlyAfter) {
   const auto atomics = stores_of("atomics");
   size_t locked = 0, exchanges = 0;
   for (const StoreSite* site : atomics) {
-    locked += site->text.rfind("lock ", 0) == 0;
+    const bool lock = site->text.rfind("lock ", 0) == 0;
+    locked += lock;
     exchanges += site->text.rfind("xchg", 0) == 0;
+    // The kernel takes no uprobe on a lock prefix; xchg is locked without one.
+    EXPECT_EQ(site->kernel_refuses_probe, lock) << site->text;
   }
   EXPECT_GE(locked, 2u);  // cmpxchg and xadd
   EXPECT_EQ(exchanges, 1u);
@@ -352,8 +368,18 @@ TEST_P(StoreSitesTarget, RbpStoresAreStackStoresOnlyWithAFramePointer) {
 
 TEST_P(StoreSitesTarget, PruningKeepsWhatCanReachTheRanges) {
   const test::NmSymbol total = symbol("g_total");
-  size_t stack = 0, rip = 0, rip_total = 0, probeable = 0;
-  for (const StoreSite& site : table_.sites) {
+  // Counted by class, leaving out what the kernel refuses (lock prefixes).
+  size_t stack = 0, rip = 0, rip_total = 0, probeable = 0, refused = 0;
+  std::vector<uint32_t> refused_after_ok;
+  for (uint32_t i = 0; i < table_.sites.size(); ++i) {
+    const StoreSite& site = table_.sites[i];
+    if (site.kernel_refuses_probe) {
+      const bool reachable = site.store_class == StoreClass::plain || site.store_class == StoreClass::rep_stos ||
+                             site.store_class == StoreClass::rep_movs;
+      refused += reachable;
+      if (reachable && site.after_ok) refused_after_ok.push_back(i);
+      continue;
+    }
     stack += site.store_class == StoreClass::stack;
     rip += site.store_class == StoreClass::rip_static;
     rip_total += site.store_class == StoreClass::rip_static && site.target_va < total.start + total.size &&
@@ -364,6 +390,7 @@ TEST_P(StoreSitesTarget, PruningKeepsWhatCanReachTheRanges) {
   ASSERT_GT(stack, 0u);
   ASSERT_GT(rip, rip_total);
   ASSERT_GE(rip_total, 2u);  // set_total, set_constants (and atomics' callers)
+  ASSERT_GE(refused, 2u);    // atomics: lock cmpxchg, lock xadd (lock add)
 
   StoreSiteTable table = table_;
   // g_total alone: no stack store, only the rip-relative stores that hit it.
@@ -372,6 +399,8 @@ TEST_P(StoreSitesTarget, PruningKeepsWhatCanReachTheRanges) {
   EXPECT_EQ(table.counts.probed, probed.size());
   EXPECT_EQ(table.counts.pruned_stack, stack);
   EXPECT_EQ(table.counts.pruned_static, rip - rip_total);
+  EXPECT_EQ(table.counts.refused, refused);
+  EXPECT_EQ(table.after_only, refused_after_ok);
   for (uint32_t index : probed) {
     const StoreSite& site = table.sites[index];
     EXPECT_NE(site.store_class, StoreClass::stack);
@@ -410,7 +439,8 @@ TEST(StoreSitesLibc, EvexStoresAreCountedAndNeverProbed) {
   StoreSiteTable& table = *found;
   const auto probed = prune_store_sites(table, {StaticRange{0, 64, true, true}});
   std::cout << "libc: " << table.counts.functions << " functions, " << table.counts.stores << " stores, "
-            << probed.size() << " probeable (every class that can be), " << table.counts.evex << " EVEX, "
+            << probed.size() << " probeable (every class that can be), " << table.counts.refused
+            << " refused by the kernel (" << table.after_only.size() << " seen after), " << table.counts.evex << " EVEX, "
             << table.counts.segment << " fs/gs, " << table.counts.unbounded << " unbounded, "
             << table.counts.undecodable << " undecodable bytes; find_store_sites took "
             << std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count() << " ms\n";
@@ -426,11 +456,20 @@ TEST(StoreSitesLibc, EvexStoresAreCountedAndNeverProbed) {
   for (uint32_t index : probed) {
     const StoreSite& site = table.sites[index];
     ASSERT_FALSE(evex_bytes(image, site.va)) << to_hex(site.va) << " " << site.text;
+    ASSERT_FALSE(refused_prefix(image, site.va)) << to_hex(site.va) << " " << site.text;
     if (site.needs_after && site.after_ok) {
       ASSERT_FALSE(evex_bytes(image, site.va + site.size)) << "after-probe on EVEX after " << to_hex(site.va);
+      ASSERT_FALSE(refused_prefix(image, site.va + site.size)) << "after-probe refused after " << to_hex(site.va);
     }
   }
   EXPECT_EQ(table.counts.probed, probed.size());
+  // libc's atomics are lock-prefixed: counted as refused, not probed.
+  EXPECT_GT(table.counts.refused, 100u);
+  for (uint32_t index : table.after_only) {
+    const StoreSite& site = table.sites[index];
+    EXPECT_TRUE(refused_prefix(image, site.va)) << to_hex(site.va) << " " << site.text;
+    EXPECT_FALSE(refused_prefix(image, site.va + site.size) || evex_bytes(image, site.va + site.size));
+  }
 }
 
 }  // namespace
