@@ -195,6 +195,7 @@ struct write_walk {
   __u32 site;
   __u32 tid;
   __u32 value_width;  /* 0: new bytes after the write (in flight) */
+  __u32 after_only;   /* the store already ran: new bytes read now; `value` is the old one (value_width 0: unknown) */
   __u32 in_flight_full;
 };
 
@@ -215,7 +216,7 @@ static long range_step(__u32 r, void *data) {
   const __u32 zero = 0;
   struct in_flight *flight = bpf_map_lookup_elem(&scratch_flight, &zero);
   if (!flight) return 1;
-  __u32 slot = walk->value_width ? 0 : flight->count;
+  __u32 slot = walk->value_width || walk->after_only ? 0 : flight->count;
   if (slot >= IN_FLIGHT_PARTS) {
     walk->in_flight_full = 1;
     __sync_fetch_and_add(&count->in_flight_full, 1);
@@ -240,6 +241,28 @@ static long range_step(__u32 r, void *data) {
   if (bpf_probe_read_user(record->old_bytes, n, (const void *)lo) != 0) {
     record->flags |= XREF_WATCH_R_OLD_UNREAD;
     __sync_fetch_and_add(&count->unread, 1);
+  }
+  if (walk->after_only) {
+    /* The store ran: what is there now is new; the old bytes were read
+     * over it above and come from the register that kept them, if any. */
+    for (__u32 i = 0; i < XREF_WATCH_VALUE_BYTES; i++) {
+      if (i >= n) break;
+      record->new_bytes[i] = record->old_bytes[i];
+    }
+    record->flags &= ~XREF_WATCH_R_OLD_UNREAD;
+    record->flags |= XREF_WATCH_R_NEW_AFTER;
+    if (walk->value_width == 0) {
+      record->flags |= XREF_WATCH_R_OLD_UNREAD;
+    } else {
+      const __u64 skip = lo - walk->start;
+      for (__u32 i = 0; i < XREF_WATCH_VALUE_BYTES; i++) {
+        if (i >= n) break;
+        __u32 k = (__u32)((skip + i) % walk->value_width) & 7;
+        record->old_bytes[i] = (__u8)(walk->value >> (8 * k));
+      }
+    }
+    finish(record);
+    return 0;
   }
   if (walk->value_width == 0) {
     flight->count = slot + 1;
@@ -293,6 +316,30 @@ static __always_inline int on_store(struct pt_regs *ctx, __u32 index) {
         walk.value_width = site->width;
       }
       break;
+    case XREF_STORE_AFTER_ONLY:
+      walk.start = reg_word(regs, site->base_offset) + reg_word(regs, site->index_offset) * site->scale + site->disp;
+      walk.length = site->width;
+      walk.after_only = 1;
+      if (site->width <= 8 && site->contract == XREF_AFTER_ONLY_OLD_REGISTER) {
+        walk.value = reg_word(regs, site->source_offset);
+        walk.value_width = site->width;
+      } else if (site->width <= 8 && site->contract == XREF_AFTER_ONLY_CMPXCHG) {
+        if (!(regs->words[(__builtin_offsetof(struct pt_regs, eflags) / 8) & 31] & (1u << 6))) return 0; /* ZF clear: the compare failed, nothing written */
+        walk.value = PT_REGS_RC(ctx);
+        walk.value_width = site->width;
+      } else if (site->width <= 8 && (site->contract == XREF_AFTER_ONLY_ADD || site->contract == XREF_AFTER_ONLY_SUB ||
+                                      site->contract == XREF_AFTER_ONLY_XOR)) {
+        /* The old value from the new one and the source, which the store left as it was. */
+        __u64 now = 0;
+        __u32 width = site->width & 15;
+        if (width == 0 || width > 8 || bpf_probe_read_user(&now, width, (const void *)walk.start) != 0) break;
+        const __u64 source = site->source_offset != XREF_WATCH_NO_REG ? reg_word(regs, site->source_offset) : site->immediate;
+        walk.value = site->contract == XREF_AFTER_ONLY_ADD ? now - source
+                     : site->contract == XREF_AFTER_ONLY_SUB ? now + source
+                                                              : now ^ source;
+        walk.value_width = site->width;
+      }
+      break;
     case XREF_STORE_REP_STOS:
       walk.start = PT_REGS_PARM1(ctx);
       walk.length = rcx * site->width;
@@ -325,7 +372,7 @@ static __always_inline int on_store(struct pt_regs *ctx, __u32 index) {
   if (walk.length == 0) return 0;
   if (walk.start + walk.length < walk.start) walk.length = ~0ull - walk.start; /* no wrap */
   bpf_loop(XREF_WATCH_MAX_RANGES, range_step, &walk, 0);
-  if (walk.value_width == 0 && flight->count > 0) {
+  if (walk.value_width == 0 && !walk.after_only && flight->count > 0) {
     if (bpf_map_update_elem(&writes_in_flight, &tid, flight, BPF_ANY) != 0) {
       for (__u32 p = 0; p < IN_FLIGHT_PARTS; p++) {
         if (p >= flight->count) break;

@@ -49,7 +49,7 @@ nlohmann::json WatchRenderer::writer_json(const WatchRecord& record) {
   if (record.site >= plan_.sites.size()) return nullptr;
   const WatchSite& site = plan_.sites[record.site];
   nlohmann::json writer = {
-      {"pc", hex_value(record.writer_pc)},
+      {"pc", hex_value(site.live_va)},
       {"static_va", hex_value(site.static_va)},
       {"module", module_name(plan_.modules[site.module].path)},
       {"function", site.function},

@@ -62,7 +62,8 @@ struct WatchPlan {
   std::vector<std::string> contracts;  // libc writers watched by contract: "memcpy (__memmove_evex_unaligned_erms)"
   uint64_t after_sites = 0;          // AFTER sites added for stores whose new value is read after them
   uint64_t after_missing = 0;        // stores whose next instruction takes no probe (EVEX): read at a later hit
-  uint64_t refused = 0;              // stores the kernel takes no uprobe on (lock prefix, segment override)
+  uint64_t refused = 0;              // stores the kernel takes no uprobe on (lock prefix, segment override), not seen
+  uint64_t after_only = 0;           // of those, seen at their next instruction (lock xadd, cmpxchg, lock add ...)
   std::vector<std::string> warnings;
 };
 

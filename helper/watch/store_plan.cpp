@@ -7,6 +7,8 @@
 #include "hex.h"
 #include "parse_error_render.h"
 #include "sites/probe_site_check.h"
+#include "number_parse.h"
+#include "x86_registers.h"
 #include "watch/contracts.h"
 #include "watch/plan.h"
 
@@ -102,6 +104,62 @@ bool evex_at(const ElfImage& image, uint64_t va) {
   return true;
 }
 
+// The pt_regs offset of the 64-bit register holding `name` ("eax", "r8d",
+// "sil"), or XREF_WATCH_NO_REG.
+uint16_t register_offset_of(std::string name) {
+  static const std::map<std::string, std::string> legacy = {
+      {"eax", "rax"}, {"ax", "rax"}, {"al", "rax"}, {"ebx", "rbx"}, {"bx", "rbx"}, {"bl", "rbx"},
+      {"ecx", "rcx"}, {"cx", "rcx"}, {"cl", "rcx"}, {"edx", "rdx"}, {"dx", "rdx"}, {"dl", "rdx"},
+      {"esi", "rsi"}, {"si", "rsi"}, {"sil", "rsi"}, {"edi", "rdi"}, {"di", "rdi"}, {"dil", "rdi"},
+      {"ebp", "rbp"}, {"bp", "rbp"}, {"bpl", "rbp"}};
+  if (const auto found = legacy.find(name); found != legacy.end()) name = found->second;
+  if (name.size() > 2 && name[0] == 'r' && (name.back() == 'd' || name.back() == 'w' || name.back() == 'b')) name.pop_back();
+  const auto reg = register_from_name(name);
+  return reg ? register_pt_regs_offset(*reg) : XREF_WATCH_NO_REG;
+}
+
+// A store the kernel takes no uprobe on, seen at its next instruction: where
+// its old value is there ("lock xadd dword ptr [rip + 0x2e8f], eax": eax).
+void after_only_operand(const StoreSite& store, xref_watch_site& operand) {
+  operand.kind = XREF_STORE_AFTER_ONLY;
+  operand.contract = XREF_AFTER_ONLY_OLD_UNKNOWN;
+  const std::string& text = store.text;
+  const size_t comma = text.rfind(", ");
+  const uint16_t last = comma == std::string::npos ? XREF_WATCH_NO_REG : register_offset_of(text.substr(comma + 2));
+  // The instruction must leave the address registers as they were.
+  auto keeps_address = [&](uint16_t changed) {
+    return changed != operand.base_offset && changed != operand.index_offset;
+  };
+  if (text.find("xadd ") != std::string::npos && last != XREF_WATCH_NO_REG && keeps_address(last)) {
+    operand.contract = XREF_AFTER_ONLY_OLD_REGISTER;
+    operand.source_offset = last;
+  } else if ((text.find("lock add ") == 0 || text.find("lock sub ") == 0 || text.find("lock xor ") == 0) &&
+             comma != std::string::npos) {
+    const std::string source = text.substr(comma + 2);
+    operand.contract = text.find("lock add ") == 0   ? XREF_AFTER_ONLY_ADD
+                       : text.find("lock sub ") == 0 ? XREF_AFTER_ONLY_SUB
+                                                     : XREF_AFTER_ONLY_XOR;
+    if (last != XREF_WATCH_NO_REG && keeps_address(last)) {
+      operand.source_offset = last;
+    } else if (auto value = parse_u64(source, "immediate"); value) {
+      operand.source_offset = XREF_WATCH_NO_REG;
+      operand.immediate = *value;
+    } else if (auto negative = parse_i64(source, "immediate"); negative) {
+      operand.source_offset = XREF_WATCH_NO_REG;
+      operand.immediate = static_cast<uint64_t>(*negative);
+    } else {
+      operand.contract = XREF_AFTER_ONLY_OLD_UNKNOWN;
+    }
+  } else if (text.find("lock inc ") == 0 || text.find("lock dec ") == 0) {
+    operand.contract = text.find("lock inc ") == 0 ? XREF_AFTER_ONLY_ADD : XREF_AFTER_ONLY_SUB;
+    operand.source_offset = XREF_WATCH_NO_REG;
+    operand.immediate = 1;
+  } else if (text.find("cmpxchg ") != std::string::npos && text.find("cmpxchg16b") == std::string::npos &&
+             text.find("cmpxchg8b") == std::string::npos && keeps_address(register_pt_regs_offset(Register::ax))) {
+    operand.contract = XREF_AFTER_ONLY_CMPXCHG;
+  }
+}
+
 std::string function_name(const ElfImage& image, uint64_t va, const std::string& fallback, uint64_t& offset) {
   if (const FunctionSymbol* function = image.function_containing(va)) {
     offset = va - function->start;
@@ -152,6 +210,7 @@ Result<void> plan_store_sites(const Target& target, const WatchRequest& request,
       // No base register: disp is an absolute static VA (rip-relative, or
       // a non-PIE absolute address): made live.
       if (site.operand.base_offset == XREF_WATCH_NO_REG) site.operand.disp += static_cast<int64_t>(*bias);
+      if (store.immediate_is_static_va) site.operand.immediate += *bias;
       const std::string fallback = store.function < table->functions.size() ? table->functions[store.function].name : "";
       site.function = function_name(*entry.image, store.va, fallback, site.function_offset);
       site.text = store.text;
@@ -170,7 +229,7 @@ Result<void> plan_store_sites(const Target& target, const WatchRequest& request,
         plan.sites[at->second].operand.pair = static_cast<uint32_t>(there->second);
         continue;
       }
-      if (evex_at(*entry.image, next) || kernel_refuses_uprobe(*entry.image, next)) {
+      if (!store.after_ok || evex_at(*entry.image, next) || kernel_refuses_uprobe(*entry.image, next)) {
         ++plan.after_missing;
         continue;
       }
@@ -196,6 +255,34 @@ Result<void> plan_store_sites(const Target& target, const WatchRequest& request,
       plan.sites.push_back(std::move(after));
       ++plan.after_sites;
     }
+    // Stores the kernel takes no uprobe on (lock prefix): seen at their next
+    // instruction alone, when no other probe is there.
+    for (uint32_t index : table->after_only) {
+      const StoreSite& store = table->sites[index];
+      const uint64_t next = store.va + store.size;
+      auto offset = entry.image->file_offset_of(next);
+      if (site_at.count(next) || !offset || kernel_refuses_uprobe(*entry.image, next) || evex_at(*entry.image, next)) {
+        ++plan.refused;
+        continue;
+      }
+      WatchSite after;
+      after.module = module;
+      after.static_va = next;
+      after.live_va = next + *bias;
+      after.file_offset = *offset;
+      after.operand = store.operand;
+      if (after.operand.base_offset == XREF_WATCH_NO_REG) after.operand.disp += static_cast<int64_t>(*bias);
+      after_only_operand(store, after.operand);
+      const std::string fallback = store.function < table->functions.size() ? table->functions[store.function].name : "";
+      after.function = function_name(*entry.image, store.va, fallback, after.function_offset);
+      after.static_va = store.va;  // the writer is the store; the probe is at `next`
+      after.live_va = store.va + *bias;
+      after.text = store.text;
+      site_at[next] = plan.sites.size();
+      plan.sites.push_back(std::move(after));
+      ++plan.after_only;
+    }
+    plan.refused += table->counts.refused >= table->after_only.size() ? table->counts.refused - table->after_only.size() : 0;
   }
   if (!libc_in_scope) add_contract_sites(target, plan);
   plan.scope.clear();
