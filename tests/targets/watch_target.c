@@ -167,6 +167,8 @@ static struct options options = {.threads = 2, .rounds = 20, .interval_us = 1000
 static volatile sig_atomic_t stop_requested;
 static int go_flag;          // __atomic: writers may start
 static int rounds_finished;  // __atomic: rounds finished by all threads
+static int writers_done;     // __atomic: writer threads past their last round
+static int writers_release;  // __atomic: main lets them exit
 static int record_fd = -1;
 static int pipe_fds[2] = {-1, -1};
 static bool counts_locked;  // more writer threads than slots
@@ -533,6 +535,11 @@ static void* writer_main(void* argument) {
     __atomic_fetch_add(&rounds_finished, 1, __ATOMIC_RELEASE);
     if (options.interval_us > 0 && !stop_requested) pause_us(options.interval_us);
   }
+  // No writer exits while another may still move `moving`: an exiting
+  // thread's malloc cache goes back to the heap, where realloc could reuse
+  // it instead of moving to the top.
+  __atomic_fetch_add(&writers_done, 1, __ATOMIC_ACQ_REL);
+  while (!__atomic_load_n(&writers_release, __ATOMIC_ACQUIRE)) pause_us(1000);
   free(rec.text);
   return NULL;
 }
@@ -673,7 +680,10 @@ int main(int argc, char** argv) {
       late_started = true;
     }
   }
-  for (unsigned w = 0; w < options.threads + (late_started ? 1 : 0); ++w) pthread_join(writers[w].thread, NULL);
+  const unsigned started = options.threads + (late_started ? 1 : 0);
+  while (__atomic_load_n(&writers_done, __ATOMIC_ACQUIRE) < (int)started) pause_us(1000);
+  __atomic_store_n(&writers_release, 1, __ATOMIC_RELEASE);
+  for (unsigned w = 0; w < started; ++w) pthread_join(writers[w].thread, NULL);
 
   if (late_started) printf("thread late %d\n", (int)writers[options.threads].tid);
   print_hex_line("g_total", &g_total, sizeof g_total);
