@@ -62,6 +62,7 @@ struct Options {
   uint64_t realloc_every = 0;
   bool read_fd = false;
   bool cas_miss = false;
+  uint64_t follow_delay_us = 0;
 
   std::vector<std::string> args(const std::string& go, const std::string& record) const {
     std::vector<std::string> list{"--threads", std::to_string(threads), "--rounds", std::to_string(rounds),
@@ -70,6 +71,7 @@ struct Options {
     if (realloc_every > 0) list.insert(list.end(), {"--realloc-every", std::to_string(realloc_every)});
     if (read_fd) list.push_back("--read-fd");
     if (cas_miss) list.push_back("--cas-miss");
+    if (follow_delay_us > 0) list.insert(list.end(), {"--follow-delay-us", std::to_string(follow_delay_us)});
     return list;
   }
 };
@@ -498,6 +500,7 @@ void mode_full(const Context& context) {
   options.realloc_every = 4;
   options.read_fd = true;
   options.cas_miss = true;
+  options.follow_delay_us = 100;
   const Outcome outcome = run_checked(context, options);
   require(outcome.threads.size() == 4, "three workers and the late thread should have written");
   // The late thread: started after go and after a worker's first round.
@@ -728,6 +731,20 @@ void mode_codegen(const Context& context) {
     require(!has_line(lines(function), [&](const std::string& l) { return starts(l, "jmp") && contains(l, "<" + callee); }),
             function + " tail-jumps to " + callee);
   }
+  // Every store these writers make outside their stack frame is one the
+  // record lists (each runs once per execution of the function, or once per
+  // loop iteration in fill_bytes): nothing they write goes unrecorded.
+  const std::vector<std::pair<std::string, size_t>> store_counts = {
+      {"total_fetch_add", 1}, {"total_add", 1},  {"total_exchange", 1}, {"total_cas", 1},   {"total_store", 1},
+      {"count_slot", 1},      {"count_add", 1},  {"set_flag", 1},       {"flag_exchange", 1}, {"configure", 6},
+      {"set_window", 1},      {"set_weight", 1}, {"push_history", 2},   {"fill_bytes", 1},  {"stamp_moving", 2}};
+  for (const auto& [function, count] : store_counts) {
+    const auto& body = lines(function);
+    const auto stores = static_cast<size_t>(std::count_if(body.begin(), body.end(), stores_outside_stack));
+    require(stores == count, function + " has " + std::to_string(stores) + " stores outside its stack frame, expected " +
+                                 std::to_string(count));
+  }
+  printf("store instructions outside the stack: as many as the writes the record lists\n");
   // The byte loop stores single bytes.
   require_line("fill_bytes", "a 1-byte store", stores_byte);
   require_line("stamp_moving", "a 1-byte store", stores_byte);
