@@ -255,25 +255,9 @@ Run launch(const std::string& binary, const std::vector<std::string>& args, cons
   require(pipe2(fds, O_CLOEXEC) == 0, "pipe2 failed");
   const int err = open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   require(err >= 0, "cannot create " + stderr_path);
-  std::vector<std::string> argv{binary};
-  argv.insert(argv.end(), args.begin(), args.end());
-  std::string command;
-  for (const auto& arg : argv) command += (command.empty() ? "" : " ") + arg;
-  printf("$ %s\n", command.c_str());
-  fflush(stdout);
   Run run;
   run.stderr_path = stderr_path;
-  run.pid = fork();
-  require(run.pid >= 0, "fork failed");
-  if (run.pid == 0) {
-    dup2(fds[1], STDOUT_FILENO);
-    dup2(err, STDERR_FILENO);
-    std::vector<char*> raw;
-    for (auto& arg : argv) raw.push_back(arg.data());
-    raw.push_back(nullptr);
-    execv(raw[0], raw.data());
-    _exit(127);
-  }
+  run.pid = spawn_target(binary, args, fds[1], err);
   close(fds[1]);
   close(err);
   run.out = fds[0];
@@ -753,26 +737,16 @@ void mode_codegen(const Context& context) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: watch_target_check MODE TARGET WORK_DIR\n");
-    return 2;
-  }
-  const std::string mode = argv[1];
-  const Context context{argv[2], argv[3], file_name(argv[2]) + "_" + mode};
-  const std::map<std::string, std::function<void(const Context&)>> modes = {
-      {"record", mode_record},   {"full", mode_full},       {"shared_slots", mode_shared_slots},
-      {"sigterm", mode_sigterm}, {"bad_args", mode_bad_args}, {"codegen", mode_codegen}};
-  const auto found = modes.find(mode);
-  if (found == modes.end()) {
-    fprintf(stderr, "unknown mode %s\n", mode.c_str());
-    return 2;
-  }
-  try {
-    found->second(context);
-  } catch (const std::exception& error) {
-    fprintf(stderr, "FAILED (%s): %s\n", mode.c_str(), error.what());
-    return 1;
-  }
-  printf("ok: %s\n", mode.c_str());
-  return 0;
+  TargetInfo info;
+  info.name = "watch_target";
+  // Each mode runs in WORK_DIR under its own names: the build and the mode.
+  const auto with_context = [](const char* mode, void (*run)(const Context&)) {
+    return std::pair<std::string, Mode>(mode, [mode, run](const Checker& checker) {
+      run(Context{checker.binary(), checker.work_dir(), file_name(checker.binary()) + "_" + mode});
+    });
+  };
+  return checker_main(argc, argv, info,
+                      {with_context("record", mode_record), with_context("full", mode_full),
+                       with_context("shared_slots", mode_shared_slots), with_context("sigterm", mode_sigterm),
+                       with_context("bad_args", mode_bad_args), with_context("codegen", mode_codegen)});
 }
