@@ -30,6 +30,10 @@
 //
 // The `moving` block: tag[16] at 0 (written before ready only), uint64_t
 // length at 16 (its capacity), uint64_t writes at 24, data bytes from 32.
+// Its capacity starts at 64 and grows by 32 per move; the first 1024 moves
+// really move (see move_buffer). Once moved away from, a block is libc's:
+// realloc's free writes its own pointers into it, unrecorded, and the bytes
+// past the old capacity in the new block are whatever malloc left there.
 //
 // Exactness: every record's OLD is what a watcher sees right before the
 // store. Every write except count_slot/count_add runs inside one lock
@@ -39,7 +43,9 @@
 // values order the sections of all threads. g_counts slots are owned by one
 // thread each (with more than 4 writer threads they are written in the
 // section too). Recording (note_write and friends) writes only thread-local
-// memory and the record file, never a watched object.
+// memory and the record file, never a watched object, and with few stores
+// of its own (libc formats and copies). Nothing but the writers above
+// writes a watched object after go; before ready, main initializes them.
 //
 // Usage:
 //   watch_target [--threads N] [--rounds N] [--interval-us N] [--go FILE]
@@ -58,6 +64,8 @@
 //   --cas-miss          each round also runs a lock cmpxchg that fails (old == new)
 //   --follow-delay-us N after moving `moving`, wait N us (lock held) before writing
 //                       the new block's length: time for a --follow watch to re-arm
+// Writer threads wait for each other after their last round (an exiting
+// thread's malloc cache would give realloc room to grow in place).
 // Bad arguments: a usage line on stderr, exit status 2.
 //
 // Startup lines on stdout (then flushed), before any write is recorded:
@@ -100,13 +108,15 @@
 #include <unistd.h>
 
 // Writers keep their own symbol, signature and call sites (no inlining,
-// cloning or IPA assumptions), so FUNC names the function whose code stores.
+// cloning or IPA assumptions), so FUNC names the function whose code stores;
+// so do the recorders, so no constant length turns their libc calls into
+// inline stores.
 #if defined(__clang__)
 #define WRITER __attribute__((noinline, used))
 #else
 #define WRITER __attribute__((noipa, used))
 #endif
-#define RECORDER __attribute__((noinline))
+#define RECORDER WRITER
 
 // --- the watched objects -------------------------------------------------------
 
@@ -187,25 +197,25 @@ struct recorder {
 
 static __thread struct recorder rec;
 
+// The recorder's own stores stay few: libc formats and copies (snprintf,
+// memcpy with a run-time length), so a watch that probes every store of
+// this binary pays for a handful of recorder stores per record, not one per
+// byte.
 static void append_text(const char* text, size_t length) {
   if (rec.length + length > rec.capacity) abort();  // flush_record runs before it can fill
   memcpy(rec.text + rec.length, text, length);
   rec.length += length;
 }
 
-static void append_hex(const uint8_t* bytes, size_t length) {
-  static const char digits[] = "0123456789abcdef";
-  char pair[2];
-  for (size_t i = 0; i < length; ++i) {
-    pair[0] = digits[bytes[i] >> 4];
-    pair[1] = digits[bytes[i] & 15];
-    append_text(pair, 2);
-  }
+static size_t format_hex(char* to, size_t room, const uint8_t* bytes, size_t length) {
+  size_t n = 0;
+  for (size_t i = 0; i < length && n + 2 < room; ++i) n += (size_t)snprintf(to + n, room - n, "%02x", bytes[i]);
+  return n;
 }
 
 // Copies LENGTH bytes of a watched object into the caller's buffer (a read).
 RECORDER void snapshot(uint8_t* to, const volatile uint8_t* from, size_t length) {
-  for (size_t i = 0; i < length; ++i) to[i] = from[i];
+  memcpy(to, (const uint8_t*)from, length);
 }
 
 // One record line: OBJECT's bytes [offset, offset + length) were OLD and are
@@ -216,20 +226,16 @@ RECORDER void note_write(const char* object, size_t offset, size_t length, const
   uint8_t after[kBufSize];
   if (length > sizeof after) abort();
   snapshot(after, now, length);
-  char head[128];
-  int n = snprintf(head, sizeof head, "%d %" PRIu64 " %s %zu %zu ", (int)rec.tid, ++rec.seq, object, offset, length);
-  if (n <= 0 || (size_t)n >= sizeof head) abort();
-  append_text(head, (size_t)n);
-  append_hex(old, length);
-  append_text(" ", 1);
-  append_hex(after, length);
-  append_text(" ", 1);
-  append_text(function, strlen(function));
-  if (suffix != NULL) {
-    append_text(" ", 1);
-    append_text(suffix, strlen(suffix));
-  }
-  append_text("\n", 1);
+  char line[4 * kBufSize + 256];
+  size_t n = (size_t)snprintf(line, sizeof line, "%d %" PRIu64 " %s %zu %zu ", (int)rec.tid, ++rec.seq, object,
+                              offset, length);
+  n += format_hex(line + n, sizeof line - n, old, length);
+  n += (size_t)snprintf(line + n, sizeof line - n, " ");
+  n += format_hex(line + n, sizeof line - n, after, length);
+  n += (size_t)snprintf(line + n, sizeof line - n, " %s%s%s\n", function, suffix != NULL ? " " : "",
+                        suffix != NULL ? suffix : "");
+  if (n >= sizeof line) abort();
+  append_text(line, n);
 }
 
 // A write whose old and new values are known as integers (atomics return the old one).
