@@ -184,6 +184,20 @@ struct Write {
   std::string where() const { return "record line " + std::to_string(line_number) + " '" + text + "'"; }
 };
 
+// The part of `write` inside OBJECT's bytes [offset, offset + length) (what a
+// watch of that range sees), or nullopt when it does not touch them.
+inline std::optional<Write> clip(const Write& write, const std::string& object, uint64_t offset, uint64_t length) {
+  const uint64_t start = std::max(write.offset, offset);
+  const uint64_t end = std::min(write.offset + write.length, offset + length);
+  if (write.object != object || start >= end) return std::nullopt;
+  Write part = write;
+  part.offset = start;
+  part.length = end - start;
+  part.old_bytes.assign(write.old_bytes.begin() + (start - write.offset), write.old_bytes.begin() + (end - write.offset));
+  part.new_bytes.assign(write.new_bytes.begin() + (start - write.offset), write.new_bytes.begin() + (end - write.offset));
+  return part;
+}
+
 inline Write parse_write(const std::string& line, size_t line_number) {
   Write write;
   write.line_number = line_number;

@@ -8,6 +8,7 @@ so that every write gets its live address and every OLD is checked.
     startup = parse_startup(lines_before_ready)
     writes = read_record(path)
     threads = by_thread(writes)            # {tid: [Write, ...]} in SEQ order
+    part = clip(write, "g_config", 8, 8)   # what a watch of g_config+8:8 sees, or None
     replayed = replay(startup, writes)     # raises ValueError on a contradiction
     exit = parse_exit(lines_after_ready)   # exit.late_tid, exit.finals
 
@@ -140,6 +141,17 @@ class Write:
 
     def where(self):
         return "record line %d %r" % (self.line_number, self.text)
+
+
+def clip(write, obj, offset, length):
+    """The part of `write` inside obj's bytes [offset, offset + length) (what a
+    watch of that range sees), or None when it does not touch them."""
+    start, end = max(write.offset, offset), min(write.offset + write.length, offset + length)
+    if write.object != obj or start >= end:
+        return None
+    cut = slice(start - write.offset, end - write.offset)
+    return Write(write.line_number, write.text, write.tid, write.seq, write.object, start, end - start,
+                 write.old[cut], write.new[cut], write.function, write.how)
 
 
 def parse_write(line, line_number):

@@ -31,7 +31,9 @@
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -386,7 +388,22 @@ void check_startup(const Context& context, const Run& run, const wt::Startup& st
   }
 }
 
-Outcome run_checked(const Context& context, const Options& options, std::optional<milliseconds> term_after_go = {}) {
+// The record's whole lines so far: a round being appended may show in part.
+std::vector<wt::Write> whole_lines(const std::string& path) {
+  std::ifstream file(path);
+  std::string content((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  content.erase(content.rfind('\n') == std::string::npos ? 0 : content.rfind('\n') + 1);
+  std::vector<wt::Write> writes;
+  std::istringstream lines(content);
+  std::string line;
+  while (std::getline(lines, line)) writes.push_back(wt::parse_write(line, writes.size() + 1));
+  return writes;
+}
+
+// With `stop_when`: SIGTERM once the record satisfies it (polled every 10 ms).
+using StopWhen = std::function<bool(const std::vector<wt::Write>& writes)>;
+
+Outcome run_checked(const Context& context, const Options& options, const StopWhen& stop_when = {}) {
   const std::string base = context.work_dir + "/" + context.label;
   const std::string record = base + ".record", go = base + ".go";
   unlink(record.c_str());
@@ -402,8 +419,8 @@ Outcome run_checked(const Context& context, const Options& options, std::optiona
   const int go_fd = open(go.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
   require(go_fd >= 0, "cannot create " + go);
   close(go_fd);
-  if (term_after_go) {
-    std::this_thread::sleep_for(*term_after_go);
+  if (stop_when) {
+    while (!stop_when(whole_lines(record))) std::this_thread::sleep_for(milliseconds(10));
     kill(run.pid, SIGTERM);
   }
   finish(run);
@@ -473,6 +490,23 @@ void mode_record(const Context& context) {
   require(count_writes(outcome, [](const wt::Write& w) { return w.how == "kernel read"; }) == 0,
           "kernel reads without --read-fd");
   require(outcome.replay.moves == 0, "moving moved without --realloc");
+  // What watches of parts of g_config see: its limit field, and the first 4
+  // bytes of its name (rename_config's memcpy writes 1 to 31 of them).
+  size_t limit_writes = 0, name_writes = 0;
+  for (const auto& write : outcome.writes) {
+    if (const auto part = wt::clip(write, "g_config", 8, 8)) {
+      ++limit_writes;
+      require(part->function == "configure" && part->length == 8 && part->new_bytes == write.new_bytes,
+              write.where() + ": not configure's 8-byte write of limit");
+    }
+    if (const auto part = wt::clip(write, "g_config", 16, 4)) {
+      ++name_writes;
+      require(part->function == "rename_config" && part->length == std::min<uint64_t>(write.length, 4) &&
+                  std::equal(part->new_bytes.begin(), part->new_bytes.end(), write.new_bytes.begin()),
+              write.where() + ": clipped to g_config+16:4 wrongly");
+    }
+  }
+  require(limit_writes == 60 && name_writes == 60, "expected 60 writes of g_config's limit and of its name");
 }
 
 void mode_full(const Context& context) {
@@ -529,8 +563,16 @@ void mode_sigterm(const Context& context) {
   options.interval_us = 2000;
   options.realloc_every = 3;
   options.read_fd = true;
-  const Outcome outcome = run_checked(context, options, milliseconds(300));
-  require(outcome.threads.size() == 2, "both workers should have run rounds before SIGTERM");
+  // SIGTERM once both workers flushed 3 rounds (moving has moved).
+  const size_t round_length = round_model(0, 0, options).size();
+  const Outcome outcome = run_checked(context, options, [&](const std::vector<wt::Write>& writes) {
+    std::map<long, size_t> per_thread;
+    for (const auto& write : writes) ++per_thread[write.tid];
+    return per_thread.size() == 2 && std::all_of(per_thread.begin(), per_thread.end(), [&](const auto& entry) {
+             return entry.second >= 3 * round_length;
+           });
+  });
+  require(outcome.threads.size() == 2 && outcome.replay.moves >= 2, "both workers should have moved `moving`");
 
   // SIGTERM while waiting for go: exit 0 at once, no write.
   const std::string base = context.work_dir + "/" + context.label + "_before_go";

@@ -70,6 +70,12 @@ def main():
     for i, write in enumerate(writes):
         if write.object == "moving":
             assert replayed.address[i] == blocks[replayed.generation[i]] + write.offset, write.where()
+    # What a watch of buf[0:16] sees: the touched part of each write to it.
+    parts = [part for part in (wt.clip(w, "buf", 0, 16) for w in writes) if part is not None]
+    assert parts and all(0 <= p.offset and p.offset + p.length <= 16 and len(p.old) == len(p.new) == p.length
+                         for p in parts), "clip left the range"
+    assert {p.function for p in parts} >= {"fill_bytes", "copy_in", "clear_range", "fill_from_pipe"}, \
+        sorted({p.function for p in parts})
     print("python reader: %d writes by %d threads, %d moves, %d kernel reads, replay equal to the final lines" %
           (len(writes), len(threads), replayed.moves, len(kernel)))
     print("ok")
