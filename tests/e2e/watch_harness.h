@@ -221,8 +221,44 @@ inline ThreadWrites recorded_writes(const std::vector<wt::Write>& record, const 
   return writes;
 }
 
-// The watch's writes per thread, in sequence order; `names`: range index -> object.
-inline ThreadWrites watched_writes(const nlohmann::json& document, const std::vector<std::string>& names) {
+// The functions of an unstripped twin, by nm: a stripped build's writers
+// (named fde_<hex> by the watch) get their source names from the same code.
+class TwinNames {
+ public:
+  explicit TwinNames(const std::string& binary) {
+    FILE* pipe = popen(("nm -S --defined-only " + binary).c_str(), "r");
+    char line[1024];
+    while (pipe && fgets(line, sizeof line, pipe)) {
+      char type = 0;
+      unsigned long long start = 0, size = 0;
+      char name[512];
+      if (sscanf(line, "%llx %llx %c %511s", &start, &size, &type, name) == 4 && (type == 'T' || type == 't')) {
+        functions_.push_back({start, size, name});
+      }
+    }
+    if (pipe) pclose(pipe);
+  }
+  std::string name_of(uint64_t static_va) const {
+    for (const auto& function : functions_) {
+      if (static_va >= function.start && static_va < function.start + function.size) return function.name;
+    }
+    return "?";
+  }
+
+ private:
+  struct Function {
+    uint64_t start, size;
+    std::string name;
+  };
+  std::vector<Function> functions_;
+};
+
+inline uint64_t hex_field(const nlohmann::json& value) { return std::stoull(value.get<std::string>(), nullptr, 16); }
+
+// The watch's writes per thread, in sequence order; `names`: range index ->
+// object; `twin`: names a stripped build's writers.
+inline ThreadWrites watched_writes(const nlohmann::json& document, const std::vector<std::string>& names,
+                                   const TwinNames* twin = nullptr) {
   std::vector<nlohmann::json> writes(document["result"]["writes"].begin(), document["result"]["writes"].end());
   std::stable_sort(writes.begin(), writes.end(),
                    [](const nlohmann::json& a, const nlohmann::json& b) { return a["seq"] < b["seq"]; });
@@ -231,7 +267,10 @@ inline ThreadWrites watched_writes(const nlohmann::json& document, const std::ve
     const nlohmann::json& writer = write["writer"];
     std::string function = writer.is_null() ? "?" : writer["function"].get<std::string>();
     if (!writer.is_null() && writer["by_contract"].get<bool>() && !writer["caller"].is_null()) {
-      function = writer["caller"]["function"].get<std::string>();
+      function = twin ? twin->name_of(hex_field(writer["caller"]["call_site_va"]))
+                      : writer["caller"]["function"].get<std::string>();
+    } else if (!writer.is_null() && twin) {
+      function = twin->name_of(hex_field(writer["static_va"]));
     }
     out[write["tid"].get<long>()].push_back({names.at(write["range"].get<size_t>()), write["offset"].get<uint64_t>(),
                                              write["old_bytes"].get<std::string>(),
