@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <set>
 
+#include "data_symbols.h"
 #include "hex.h"
 #include "objdump_listing.h"
 #include "objdump_stores.h"
@@ -247,6 +248,26 @@ TEST_P(StoreSitesTarget, RipRelativeGlobalsHaveTheirStaticTargetAndSource) {
   EXPECT_EQ(widths, (std::map<uint64_t, uint8_t>{{symbol("g_flag").start, 1},
                                                  {symbol("g_short").start, 2},
                                                  {symbol("g_counts").start + 8, 4}}));
+}
+
+// Every rip-relative store's target, named by the data object holding it
+// (data_symbols.h), is what objdump's comment names: "<g_counts+0x4>".
+TEST_P(StoreSitesTarget, RipRelativeTargetsAreNamedAsObjdumpNamesThem) {
+  const DataSymbols objects = DataSymbols::read(image_);
+  const auto lines = test::objdump_intel(target_path(GetParam()));
+  size_t named = 0;
+  for (const StoreSite& site : table_.sites) {
+    if (site.store_class != StoreClass::rip_static) continue;
+    const ObjdumpIntelLine& line = lines.at(site.va);
+    const size_t open = line.comment.find('<');
+    ASSERT_NE(open, std::string::npos) << line.comment;
+    const std::string objdump_name = line.comment.substr(open + 1, line.comment.find('>') - open - 1);
+    const DataSymbol* holder = objects.containing(site.target_va);
+    ASSERT_NE(holder, nullptr) << site.text;
+    EXPECT_EQ(data_symbol_place(*holder, site.target_va), objdump_name) << site.text;
+    ++named;
+  }
+  EXPECT_GE(named, 8u);
 }
 
 TEST_P(StoreSitesTarget, StructFieldsThroughAPointerAreBasePlusDisp) {
