@@ -201,6 +201,11 @@ Result<StoreSiteTable> find_store_sites(const ElfImage& image, const std::vector
   if (!decoder.failure().empty()) return make_error(ErrorCode::internal, decoder.failure());
   StoreSiteTable table;
   std::unordered_set<uint64_t> seen;
+  // About one store in six instructions of four bytes (libc: 52,000 in 1.8 MB).
+  uint64_t code_bytes = 0;
+  for (const FunctionSymbol* function : functions) code_bytes += function != nullptr ? function->size : 0;
+  table.sites.reserve(code_bytes / 32);
+  seen.reserve(code_bytes / 32);
   for (const FunctionSymbol* function : functions) {
     if (function == nullptr) continue;
     auto end = function_code_end(image, *function);
