@@ -1,8 +1,6 @@
 #include "x86_store.h"
 
-#include <Zydis/Zydis.h>
-
-#include <array>
+#include "zydis_decode.h"
 
 namespace xref {
 namespace {
@@ -136,12 +134,10 @@ X86StoreDecoder::~X86StoreDecoder() = default;
 
 std::optional<StoreInstruction> X86StoreDecoder::decode(std::span<const uint8_t> bytes, uint64_t va) const {
   if (!failure_.empty() || bytes.empty()) return std::nullopt;
-  ZydisDecodedInstruction instruction;
-  std::array<ZydisDecodedOperand, ZYDIS_MAX_OPERAND_COUNT> operands;
-  if (!ZYAN_SUCCESS(
-          ZydisDecoderDecodeFull(&state_->decoder, bytes.data(), bytes.size(), &instruction, operands.data()))) {
-    return std::nullopt;
-  }
+  ZydisFull full;
+  if (!zydis_decode_full(state_->decoder, bytes, full)) return std::nullopt;
+  const ZydisDecodedInstruction& instruction = full.instruction;
+  const auto& operands = full.operands;
   StoreInstruction store;
   store.size = instruction.length;
   store.evex = instruction.encoding == ZYDIS_INSTRUCTION_ENCODING_EVEX ||

@@ -109,7 +109,7 @@ std::string describe(const std::set<uint64_t>& vas, const std::map<uint64_t, Obj
     auto line = lines.find(va);
     text += "\n  " + to_hex(va) + (line == lines.end() ? std::string(" (no objdump line)") : " " + line->second.mnemonic);
     if (line != lines.end()) {
-      for (const auto& operand : line->second.operands) text += " " + operand;
+      for (const auto& operand : line->second.operand_list) text += " " + operand;
     }
   }
   return text;
@@ -121,12 +121,12 @@ std::string describe(const std::set<uint64_t>& vas, const std::map<uint64_t, Obj
 void expect_operand_as_objdump_prints(const StoreSite& site, const ObjdumpIntelLine& line) {
   SCOPED_TRACE(to_hex(site.va) + " " + site.text);
   if (site.store_class == StoreClass::undecodable || site.store_class == StoreClass::evex ||
-      site.store_class == StoreClass::unbounded || line.operands.empty()) {
+      site.store_class == StoreClass::unbounded || line.operand_list.empty()) {
     return;
   }
   // push m and call m read their operand; xchg r, m writes the second.
   if (test::starts_with_word(line.mnemonic, "push") || test::starts_with_word(line.mnemonic, "call")) return;
-  const auto memory = test::objdump_memory(line.operands[0]);
+  const auto memory = test::objdump_memory(line.operand_list[0]);
   if (!memory) return;
   if (site.store_class == StoreClass::segment) {
     EXPECT_TRUE(memory->segment == "fs" || memory->segment == "gs") << memory->segment;
@@ -149,8 +149,8 @@ void expect_operand_as_objdump_prints(const StoreSite& site, const ObjdumpIntelL
     EXPECT_EQ(site.operand.scale, memory->scale);
   }
   EXPECT_EQ(site.operand.disp, memory->disp);
-  if (line.mnemonic == "mov" && line.operands.size() == 2) {
-    const std::string& source = line.operands[1];
+  if (line.mnemonic == "mov" && line.operand_list.size() == 2) {
+    const std::string& source = line.operand_list[1];
     if (test::starts_with_word(source, "0x")) {
       ASSERT_EQ(site.operand.source, XREF_SOURCE_IMMEDIATE);
       const uint64_t value = std::stoull(source, nullptr, 16);
