@@ -68,6 +68,13 @@ struct StoreSite {
   // there, the old ones derived from the registers where the instruction
   // leaves them (xadd, cmpxchg) or not known.
   bool kernel_refuses_probe = false;
+  // No path of its function reaches it (shared/code_reach.h): after a ret or
+  // jmp, and no branch or call anywhere leads there. Data the sweep read as
+  // code, or dead code: never probed. Only decided in functions whose every
+  // path is known (no undecodable byte, no jump through a register or
+  // memory, no LSDA: landing pads are entered by the unwinder alone);
+  // elsewhere false.
+  bool unreachable = false;
   uint32_t function = 0;     // index into StoreSiteTable::functions
   std::string text;          // Intel syntax as disassembled: "mov dword ptr [rbx + 8], eax"
 };
@@ -76,6 +83,11 @@ struct StoreFunction {
   std::string name;          // as ElfImage names it (mangled; "fde_<hex>" in a stripped image)
   uint64_t start = 0;
   uint64_t size = 0;
+  // Every byte decoded. A function with undecodable bytes holds data the
+  // sweep read as code (OpenSSL's assembly keeps strings in its functions),
+  // so its "stores" may be data: a uprobe there would write an int3 into
+  // bytes the program reads. None of its stores is probed (counts.incomplete).
+  bool complete = true;
 };
 
 struct StoreSiteCounts {
@@ -92,6 +104,9 @@ struct StoreSiteCounts {
   uint64_t functions_unreadable = 0;  // functions given whose bytes are not file-backed (not disassembled)
   uint64_t after_unprobeable = 0;     // of probed: needs_after but !after_ok (new value read at a drain)
   uint64_t refused = 0;      // stores that would be probed but the kernel refuses (kernel_refuses_probe)
+  uint64_t incomplete = 0;   // stores that would be probed but lie in a function that is not complete
+  uint64_t unreachable = 0;  // stores no path reaches (StoreSite::unreachable), found
+  uint64_t unreached = 0;    // of those, stores that would be probed (prune_store_sites)
 };
 
 struct StoreSiteTable {
@@ -118,7 +133,9 @@ struct StaticRange {
 };
 
 // The indexes into table.sites that must be probed for `ranges`; fills
-// table.counts' probed/pruned/refused numbers and table.after_only. Stack
+// table.counts' probed/pruned/refused/incomplete numbers and
+// table.after_only. Stores of an incomplete function and unreachable ones
+// are never probed. Stack
 // stores are pruned while no range is on a stack; rip-relative ones whose
 // [target, target + width) overlaps no range of this image, unless a range
 // may move; evex/segment/unbounded/undecodable stores are never probed.
