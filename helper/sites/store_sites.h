@@ -12,13 +12,19 @@
 // vmaskmov*), and fxsave/xsave-style saves (listed, never probed: unbounded
 // length). push/call write below rsp: they are stack stores.
 //
+// Decoded by Zydis (shared/x86_store.h), whose operand actions are exact;
+// the text is Capstone's, as elsewhere in xref.
+//
 // Never probed, each counted by reason (StoreSiteCounts): EVEX-encoded
 // instructions (the kernel runs a uprobe on them wrongly here, see
-// docs/watch.md), instructions Capstone and Zydis cannot decode, fs/gs-
-// segment stores (thread-local data: the segment base is not in pt_regs).
-// Pruned (known not to reach any watched range): stack stores (rsp/rbp-based,
-// push, call) while no range lies on a thread stack; rip-relative stores
-// whose static target does not overlap a range that can be there.
+// docs/watch.md), bytes Zydis cannot decode, fs/gs-segment stores
+// (thread-local data: the segment base is not in pt_regs), unbounded ones,
+// stores the kernel refuses a uprobe on (a lock prefix: seen at their next
+// instruction instead, StoreSiteTable::after_only), stores of a function
+// with undecodable bytes, and stores no path reaches (data read as code).
+// Pruned (known not to reach any watched range): stack stores while no range
+// lies on a thread stack; rip-relative stores whose static target does not
+// overlap a range that can be there.
 #pragma once
 
 #include <cstdint>
@@ -32,17 +38,19 @@
 namespace xref {
 
 enum class StoreClass : uint8_t {
-  plain,       // one write at base + index*scale + disp (rip-relative: disp is the static target VA)
-  rep_stos,
-  rep_movs,
-  stack,       // rsp/rbp-based, push, call: writes this thread's stack
-  rip_static,  // rip-relative: the target is a static VA (in `target_va`)
+  plain,       // one write at base + index*scale + disp; movs/stos without rep: base rdi
+  rep_stos,    // rcx elements of `width` bytes from rdi, the value rax
+  rep_movs,    // rcx elements of `width` bytes copied from rsi to rdi, the value known after
+  stack,       // writes this thread's stack: rsp-based, push, call, pushf, enter, and rbp-based in a
+               // function that sets rbp up as its frame pointer at entry (push rbp ... mov rbp, rsp);
+               // elsewhere rbp is a general register and its stores are plain
+  rip_static,  // rip-relative: the target is a static VA (`target_va`, and operand.disp with no base)
   unbounded,   // fxsave, xsave, ...: listed, never probed; also bts/btr/btc m, r (the register's bit
                // offset reaches any byte) and 32-bit addressing (0x67: the sum wraps at 4 GiB, which
                // base + index*scale + disp over 64-bit registers does not; none in libc, libstdc++, gdb)
   evex,        // never probed
   segment,     // fs/gs: never probed
-  undecodable, // never probed
+  undecodable, // bytes Zydis cannot decode, one site per gap (`size` bytes; a store or not): never probed
 };
 
 struct StoreSite {
@@ -53,8 +61,9 @@ struct StoreSite {
   xref_watch_site operand{}; // for the BPF table; rip-relative: base none, disp = static target (made live at attach)
   bool needs_after = false;  // the new value is only known after it ran: an after-probe at va + size
   // needs_after: the instruction at va + size lies in the same function, was
-  // decoded, and is not EVEX, so an after-probe may go there. When false the
-  // engine reads the new value at the next drain instead (never a probe on EVEX).
+  // decoded, is not EVEX and the kernel takes a uprobe there, so an
+  // after-probe may go there. When false the engine reads the new value at
+  // the next drain instead (never a probe on EVEX).
   bool after_ok = false;
   // call (a stack store): operand.immediate is the return address as a
   // static VA of this image, made live at attach like a rip-relative disp.
@@ -99,7 +108,7 @@ struct StoreSiteCounts {
   uint64_t evex = 0;
   uint64_t segment = 0;
   uint64_t unbounded = 0;
-  uint64_t undecodable = 0;  // bytes skipped where neither decoder could continue
+  uint64_t undecodable = 0;  // bytes skipped where Zydis could not decode (the sweep resynchronises)
   uint64_t address32 = 0;    // of unbounded: 32-bit addressing (0x67)
   uint64_t functions_unreadable = 0;  // functions given whose bytes are not file-backed (not disassembled)
   uint64_t after_unprobeable = 0;     // of probed: needs_after but !after_ok (new value read at a drain)
@@ -119,8 +128,9 @@ struct StoreSiteTable {
   std::vector<uint32_t> after_only;
 };
 
-// Every store instruction of the functions in `functions` (start, size) of
-// `image`.
+// Every store instruction of the functions in `functions` (start, size; a
+// size-0 symbol bounded as disassemble() bounds it) of `image`, each listed
+// once where functions overlap. Fails only when the decoders cannot start.
 Result<StoreSiteTable> find_store_sites(const ElfImage& image, const std::vector<const FunctionSymbol*>& functions);
 
 // A watched range in the image's static VAs (a range in no module of the
@@ -132,13 +142,13 @@ struct StaticRange {
   bool may_move = false;     // a --follow target: it can be anywhere
 };
 
-// The indexes into table.sites that must be probed for `ranges`; fills
-// table.counts' probed/pruned/refused/incomplete numbers and
-// table.after_only. Stores of an incomplete function and unreachable ones
-// are never probed. Stack
-// stores are pruned while no range is on a stack; rip-relative ones whose
-// [target, target + width) overlaps no range of this image, unless a range
-// may move; evex/segment/unbounded/undecodable stores are never probed.
+// The indexes into table.sites that must be probed for `ranges`, in VA
+// order; fills table.counts' probed, pruned_*, refused, incomplete,
+// unreached and after_unprobeable, and table.after_only. Stack stores are
+// pruned while no range is on a stack; rip-relative ones whose [target,
+// target + width) overlaps no range of this image, unless a range may move.
+// evex/segment/unbounded/undecodable stores, stores of an incomplete
+// function and unreachable ones are never probed.
 std::vector<uint32_t> prune_store_sites(StoreSiteTable& table, const std::vector<StaticRange>& ranges);
 
 }  // namespace xref
