@@ -518,6 +518,16 @@ TEST(StoreSitesLibc, EvexStoresAreCountedAndNeverProbed) {
             << " ms of CPU)\n";
   EXPECT_GT(table.counts.evex, 0u);
   EXPECT_EQ(table.counts.unreachable, 0u);  // glibc keeps no data in its functions
+  // glibc is built without frame pointers: rbp is a general register there,
+  // and its rbp-based stores are plain, not stack stores.
+  size_t rbp_plain = 0, rbp_stack = 0;
+  for (const StoreSite& site : table.sites) {
+    if (site.operand.base_offset != pt_regs_offset("rbp")) continue;
+    rbp_plain += site.store_class == StoreClass::plain;
+    rbp_stack += site.store_class == StoreClass::stack;
+  }
+  std::cout << "libc: rbp-based stores: " << rbp_plain << " plain, " << rbp_stack << " stack\n";
+  EXPECT_GT(rbp_plain, 100u);
   size_t evex_by_bytes = 0;
   for (const StoreSite& site : table.sites) {
     if (site.store_class == StoreClass::undecodable) continue;
