@@ -347,7 +347,9 @@ static __always_inline int on_store(struct pt_regs *ctx, __u32 index) {
         walk.value = reg_word(regs, site->source_offset);
         walk.value_width = site->width;
       } else if (site->width <= 8 && site->contract == XREF_AFTER_ONLY_CMPXCHG) {
-        if (!(regs->words[(__builtin_offsetof(struct pt_regs, eflags) / 8) & 31] & (1u << 6))) return 0; /* ZF clear: the compare failed, nothing written */
+        /* rax holds the old value either way: the expected one when the
+         * exchange succeeded (ZF set), else what was there, which a locked
+         * cmpxchg writes back unchanged. */
         walk.value = PT_REGS_RC(ctx);
         walk.value_width = site->width;
       } else if (site->width <= 8 && (site->contract == XREF_AFTER_ONLY_ADD || site->contract == XREF_AFTER_ONLY_SUB ||

@@ -30,12 +30,15 @@ class Watcher {
   Watcher(const Target& target, WatchPlan& plan, const WatchRequest& request, WatchRun& run)
       : target_(target), plan_(plan), request_(request), run_(run), known_(plan.ranges.size()) {
     run_.ranges.resize(plan.ranges.size());
+    for (size_t index = 0; index < plan.ranges.size(); ++index) {
+      run_.ranges[index].addresses.push_back(plan.ranges[index].parked ? 0 : plan.ranges[index].address);
+    }
     exact_ = request.every <= 1 && request.first == 0;
     run_.unobserved_exact = exact_;
   }
 
   void set_engine(WatchEngine* engine) { engine_ = engine; }
-  void set_stream(std::function<void(const WatchRecord&)> streamed) { streamed_ = std::move(streamed); }
+  void set_stream(std::function<void(const WatchRecord&, const WatchRun&)> streamed) { streamed_ = std::move(streamed); }
 
   void read_all_known() {
     for (uint32_t index = 0; index < plan_.ranges.size(); ++index) reread(index, monotonic_ns());
@@ -89,7 +92,7 @@ class Watcher {
 
  private:
   void keep(WatchRecord&& record) {
-    if (streamed_) streamed_(record);
+    if (streamed_) streamed_(record, run_);
     run_.records.push_back(std::move(record));
   }
 
@@ -193,6 +196,7 @@ class Watcher {
       WatchRangeState& state = run_.ranges[index];
       ++state.generation;
       ++state.rearms;
+      state.addresses.push_back(target);
       state.unwatched_ns_longest = std::max(state.unwatched_ns_longest, now > slot_write_ns ? now - slot_write_ns : 0);
       WatchRecord record;
       record.kind = WatchRecordKind::rearm;
@@ -214,7 +218,7 @@ class Watcher {
   WatchEngine* engine_ = nullptr;
   std::vector<Known> known_;
   std::vector<WatchRecord> pending_;
-  std::function<void(const WatchRecord&)> streamed_;
+  std::function<void(const WatchRecord&, const WatchRun&)> streamed_;
   bool exact_ = true;
 };
 

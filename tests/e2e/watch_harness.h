@@ -213,8 +213,8 @@ using ThreadWrites = std::map<long, std::vector<SeenWrite>>;
 inline ThreadWrites recorded_writes(const std::vector<wt::Write>& record, const std::vector<std::string>& objects) {
   ThreadWrites writes;
   for (const wt::Write& write : record) {
+    if (write.by_kernel()) continue;
     if (std::find(objects.begin(), objects.end(), write.object) == objects.end()) continue;
-    if (write.text.find("kernel read") != std::string::npos) continue;
     writes[write.tid].push_back(
         {write.object, write.offset, wt::hex_of(write.old_bytes), wt::hex_of(write.new_bytes), write.function});
   }
@@ -258,7 +258,7 @@ inline uint64_t hex_field(const nlohmann::json& value) { return std::stoull(valu
 // The watch's writes per thread, in sequence order; `names`: range index ->
 // object; `twin`: names a stripped build's writers.
 inline ThreadWrites watched_writes(const nlohmann::json& document, const std::vector<std::string>& names,
-                                   const TwinNames* twin = nullptr) {
+                                   const TwinNames* twin = nullptr, const std::vector<uint64_t>& bases = {}) {
   std::vector<nlohmann::json> writes(document["result"]["writes"].begin(), document["result"]["writes"].end());
   std::stable_sort(writes.begin(), writes.end(),
                    [](const nlohmann::json& a, const nlohmann::json& b) { return a["seq"] < b["seq"]; });
@@ -272,7 +272,9 @@ inline ThreadWrites watched_writes(const nlohmann::json& document, const std::ve
     } else if (!writer.is_null() && twin) {
       function = twin->name_of(hex_field(writer["static_va"]));
     }
-    out[write["tid"].get<long>()].push_back({names.at(write["range"].get<size_t>()), write["offset"].get<uint64_t>(),
+    const size_t range = write["range"].get<size_t>();
+    const uint64_t base = range < bases.size() ? bases[range] : 0;
+    out[write["tid"].get<long>()].push_back({names.at(range), base + write["offset"].get<uint64_t>(),
                                              write["old_bytes"].get<std::string>(),
                                              write["new_bytes"].get<std::string>(), function});
   }
