@@ -71,18 +71,26 @@ TEST(WatchFollow, AMovedBufferIsFollowedAndItsWritesEqualTheRecord) {
 // read of the record changed is in an unobserved change, and every byte an
 // unobserved change changed was written by a kernel read (reads close in
 // time may be reported as one change); the user-space writes still equal
-// the record.
+// the record. The last round's read may come after the last drain that
+// could read the target's memory (it exits right after): its bytes may go
+// unreported, and that is all that may.
 TEST(WatchFollow, AKernelWriteIsReportedAsAnUnobservedChange) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
   WatchTarget target("watch_target", {"--threads", "1", "--rounds", "6", "--read-fd"});
   const WatchedRun run = watch_until_exit(target, {"--backend", "stores", target.address("buf") + ":256"});
   ASSERT_EQ(run.xref.exit_status, 0) << run.xref.err << run.xref.out;
-  std::set<uint64_t> kernel_changed;   // bytes a kernel read changed
+  std::set<uint64_t> kernel_changed;   // bytes a kernel read changed, but the last
   std::set<uint64_t> kernel_written;   // bytes a kernel read wrote
-  for (const wt::Write& write : run.record) {
+  size_t last_read = 0;
+  for (size_t i = 0; i < run.record.size(); ++i) {
+    if (run.record[i].object == "buf" && run.record[i].by_kernel()) last_read = i;
+  }
+  for (size_t at = 0; at < run.record.size(); ++at) {
+    const wt::Write& write = run.record[at];
     if (write.object != "buf" || !write.by_kernel()) continue;
     for (uint64_t i = 0; i < write.length; ++i) {
       kernel_written.insert(write.offset + i);
+      if (at == last_read) continue;
       if (write.old_bytes[i] != write.new_bytes[i]) kernel_changed.insert(write.offset + i);
     }
   }
