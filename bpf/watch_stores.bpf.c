@@ -177,7 +177,9 @@ static __always_inline void finish(struct xref_watch_record *record) {
   const struct xref_watch_range *watched = bpf_map_lookup_elem(&ranges, &range);
   if (same && watched && watched->changed_only) return;
   if (!pass_write(range, count)) return;
-  record->sequence = __sync_fetch_and_add(&sequence, 1) + 1;
+  /* A write in flight took its number when its store was about to run:
+   * the order of the stores, not of their completions. */
+  if (record->sequence == 0) record->sequence = __sync_fetch_and_add(&sequence, 1) + 1;
   if (bpf_ringbuf_output(&records, record, sizeof(*record), 0) == 0) {
     __sync_fetch_and_add(&count->records, 1);
   } else {
@@ -293,6 +295,7 @@ static long range_step(__u32 r, void *data) {
     return 0;
   }
   if (walk->value_width == 0) {
+    record->sequence = __sync_fetch_and_add(&sequence, 1) + 1;
     flight->count = slot + 1;
     return 0;
   }

@@ -18,6 +18,10 @@ struct Known {
   uint64_t at_ns = 0;            // when they were last known
   bool readable = false;
   uint64_t records = 0;          // records of this range applied
+  // Bytes a record wrote since the last check: a store's record can come
+  // before the store runs (its thread may wait between the two), so a
+  // difference there waits for the next check.
+  std::vector<bool> touched;
 };
 
 class Watcher {
@@ -71,7 +75,14 @@ class Watcher {
       Known& known = known_[index];
       if (range.parked || !known.readable) continue;
       auto now_bytes = read_target_bytes(plan_.pid, range.address, range.length);
+      std::vector<bool> touched(range.length, false);
+      touched.swap(known.touched);
       if (!now_bytes || *now_bytes == known.bytes) continue;
+      bool recent = false;
+      for (size_t at = 0; at < now_bytes->size() && at < touched.size(); ++at) {
+        recent |= touched[at] && (*now_bytes)[at] != known.bytes[at];
+      }
+      if (recent) continue;
       const bool lossy = !exact_ || (index < counts.size() && counts[index].records_lost + counts[index].in_flight_full > 0);
       if (lossy) {
         known.bytes = *now_bytes;
@@ -184,6 +195,8 @@ class Watcher {
     }
     known.at_ns = record.timestamp_ns;
     ++known.records;
+    known.touched.resize(range.length, false);
+    for (size_t at = offset; at < offset + kept && at < known.touched.size(); ++at) known.touched[at] = true;
     const uint64_t write_ns = record.timestamp_ns;
     keep(std::move(record));
     follow_slot(index, write_ns);
