@@ -65,7 +65,7 @@ Result<const MapEntry*> check_writable(const Target& target, const std::string& 
                                        uint64_t length) {
   const std::string what = "watch " + quoted_text(spelled);
   if (length == 0) {
-    return make_error(ErrorCode::bad_length, what + ": a length of 0", "give 1 or more bytes, e.g. " + spelled + ":8");
+    return make_error(ErrorCode::bad_length, what + ": a length of 0", "give 1 or more bytes: ADDR:8, or leave :LEN out");
   }
   if (length > kMaxRangeBytes) {
     return make_error(ErrorCode::bad_length,
