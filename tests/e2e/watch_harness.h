@@ -11,6 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -279,6 +282,29 @@ inline ThreadWrites watched_writes(const nlohmann::json& document, const std::ve
                                              write["new_bytes"].get<std::string>(), function});
   }
   return out;
+}
+
+// The watch's writes equal the record's, per thread, in order; every
+// thread the record lists is there, and no other.
+inline void expect_writes_equal(const ThreadWrites& recorded, const ThreadWrites& watched) {
+  size_t total = 0;
+  for (const auto& [tid, writes] : recorded) total += writes.size();
+  ASSERT_GT(total, 0u) << "the target recorded no write of the watched objects";
+  for (const auto& [tid, writes] : recorded) {
+    SCOPED_TRACE("thread " + std::to_string(tid));
+    const auto found = watched.find(tid);
+    ASSERT_NE(found, watched.end()) << "the watch saw no write of thread " << tid;
+    const std::vector<SeenWrite>& seen = found->second;
+    for (size_t i = 0; i < std::max(writes.size(), seen.size()); ++i) {
+      ASSERT_LT(i, seen.size()) << "the watch missed write " << i + 1 << ": " << writes[i];
+      ASSERT_LT(i, writes.size()) << "the watch saw a write the target did not record: " << seen[i];
+      ASSERT_EQ(writes[i], seen[i]) << "write " << i + 1 << " of the thread";
+    }
+  }
+  for (const auto& [tid, writes] : watched) {
+    EXPECT_TRUE(recorded.count(tid)) << "the watch saw " << writes.size() << " writes of thread " << tid
+                                     << ", which recorded none; first: " << writes.front();
+  }
 }
 
 // Runs `xref watch --pid P ARGS --json` on a fresh target until it exits.

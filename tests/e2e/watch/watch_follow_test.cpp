@@ -15,24 +15,6 @@
 namespace xref::test {
 namespace {
 
-void expect_same(const ThreadWrites& recorded, const ThreadWrites& watched) {
-  size_t total = 0;
-  for (const auto& [tid, writes] : recorded) total += writes.size();
-  ASSERT_GT(total, 0u) << "the target recorded no write of the watched objects";
-  for (const auto& [tid, writes] : recorded) {
-    SCOPED_TRACE("thread " + std::to_string(tid));
-    const auto found = watched.find(tid);
-    ASSERT_NE(found, watched.end());
-    const auto& seen = found->second;
-    for (size_t i = 0; i < std::max(writes.size(), seen.size()); ++i) {
-      ASSERT_LT(i, seen.size()) << "the watch missed write " << i + 1 << ": " << writes[i];
-      ASSERT_LT(i, writes.size()) << "the watch saw a write the target did not record: " << seen[i];
-      ASSERT_EQ(writes[i], seen[i]) << "write " << i + 1 << " of the thread";
-    }
-  }
-  EXPECT_EQ(recorded.size(), watched.size());
-}
-
 // `moving` moves (realloc) every 4 rounds; its slot, then its length field,
 // are written: --follow re-arms on the new block before the length write
 // (the target waits 20 ms for it), and every write to [16, 32) of the block
@@ -63,7 +45,7 @@ TEST(WatchFollow, AMovedBufferIsFollowedAndItsWritesEqualTheRecord) {
   EXPECT_EQ(result["rearms"].size(), moves);
   for (const auto& rearm : result["rearms"]) EXPECT_FALSE(rearm["parked"].get<bool>());
   EXPECT_EQ(result["summary"][1]["rearms"], moves);
-  expect_same(recorded, watched_writes(run.document, {"moving_slot", "moving"}, nullptr, {0, 16}));
+  expect_writes_equal(recorded, watched_writes(run.document, {"moving_slot", "moving"}, nullptr, {0, 16}));
 }
 
 // read(2) from a pipe into `buf` is the kernel's write: no store probe can
@@ -111,7 +93,7 @@ TEST(WatchFollow, AKernelWriteIsReportedAsAnUnobservedChange) {
     }
   }
   for (uint64_t at : kernel_changed) EXPECT_TRUE(reported.count(at)) << "a kernel read changed byte " << at << " unreported";
-  expect_same(recorded_writes(run.record, {"buf"}), watched_writes(run.document, {"buf"}));
+  expect_writes_equal(recorded_writes(run.record, {"buf"}), watched_writes(run.document, {"buf"}));
 }
 
 // --changed: the writes that leave the bytes as they were are counted, not
@@ -136,7 +118,7 @@ TEST(WatchFollow, ChangedRecordsOnlyWritesThatChangeTheBytes) {
   ASSERT_GT(unchanged, 0u) << "the target wrote no unchanged value: the test proves nothing";
   const auto& summary = run.document["result"]["summary"];
   EXPECT_EQ(summary[0]["unchanged"].get<uint64_t>() + summary[1]["unchanged"].get<uint64_t>(), unchanged);
-  expect_same(recorded, watched_writes(run.document, {"g_total", "buf"}));
+  expect_writes_equal(recorded, watched_writes(run.document, {"g_total", "buf"}));
 }
 
 // The target exits while watched: a clean result (exit status 0, stop
