@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "command_output.h"
+#include "objdump_listing.h"
 
 namespace xref::test {
 
@@ -26,19 +27,10 @@ struct ObjdumpMemory {
   int64_t disp = 0;
 };
 
-struct ObjdumpIntelLine {
-  uint64_t address = 0;
-  std::string mnemonic;               // without prefixes
-  std::vector<std::string> prefixes;  // "lock", "rep", "data16", ...
-  std::vector<std::string> operands;
-  std::string comment;                // after "# ": "4110 <g_total>"
+// A line of the Intel listing: its parts, the operands split at commas.
+struct ObjdumpIntelLine : ObjdumpLineParts {
+  std::vector<std::string> operand_list;  // "QWORD PTR [rdi]", "rax"
 
-  bool has_prefix(const std::string& prefix) const {
-    for (const auto& p : prefixes) {
-      if (p == prefix) return true;
-    }
-    return false;
-  }
   std::optional<uint64_t> comment_address() const {
     if (comment.empty()) return std::nullopt;
     return std::stoull(comment, nullptr, 16);
@@ -105,14 +97,14 @@ inline bool objdump_is_store(const ObjdumpIntelLine& line) {
     if (starts_with_word(m, always)) return true;
   }
   if (m == "movs" || m == "movsb" || m == "movsw" || m == "movsq") return true;
-  if (line.operands.empty()) return false;
+  if (line.operand_list.empty()) return false;
   if (m == "xchg" || m == "xadd") {
-    for (const auto& operand : line.operands) {
+    for (const auto& operand : line.operand_list) {
       if (objdump_memory(operand)) return true;
     }
     return false;
   }
-  if (!objdump_memory(line.operands[0])) return false;
+  if (!objdump_memory(line.operand_list[0])) return false;
   static const char* const reads_only[] = {
       "test", "jmp", "ljmp", "nop", "prefetch", "clflush", "clwb", "cldemote", "ldmxcsr", "vldmxcsr", "fld",
       "fild", "fcom", "ficom", "fucom", "fadd", "fsub", "fmul", "fdiv", "fiadd", "fisub", "fimul", "fidiv",
@@ -128,42 +120,17 @@ inline bool objdump_is_store(const ObjdumpIntelLine& line) {
 
 // Every instruction line of `objdump -d -M intel --no-show-raw-insn PATH`, by address.
 inline std::map<uint64_t, ObjdumpIntelLine> objdump_intel(const std::string& path) {
-  static const char* const prefix_words[] = {"lock",  "rep",    "repz", "repnz", "repe", "repne", "bnd",
-                                             "notrack", "data16", "addr32", "cs", "ds", "es", "ss",
-                                             "fs", "gs", "xacquire", "xrelease"};
   std::map<uint64_t, ObjdumpIntelLine> lines;
   for (const auto& text_line : command_lines("objdump -d -M intel --no-show-raw-insn " + path)) {
-    const size_t colon = text_line.find(":\t");
-    if (colon == std::string::npos || text_line.empty() || text_line[0] != ' ') continue;
-    ObjdumpIntelLine line;
-    line.address = std::stoull(text_line.substr(0, colon), nullptr, 16);
-    std::string text = text_line.substr(colon + 2);
-    if (const size_t hash = text.find("# "); hash != std::string::npos) {
-      line.comment = text.substr(hash + 2);
-      text = text.substr(0, hash);
+    auto parts = split_objdump_line(text_line);
+    if (!parts) continue;
+    ObjdumpIntelLine line{std::move(*parts), {}};
+    // Intel operands hold no comma of their own: "QWORD PTR [rbx+rax*8+0x10]".
+    std::istringstream operands(line.operands);
+    for (std::string operand; std::getline(operands, operand, ',');) {
+      trim_objdump_text(operand);
+      if (!operand.empty()) line.operand_list.push_back(operand);
     }
-    std::istringstream words(text);
-    std::string word;
-    while (words >> word) {
-      bool prefix = word.rfind("rex", 0) == 0;
-      for (const char* p : prefix_words) prefix = prefix || word == p;
-      if (!prefix) break;
-      line.prefixes.push_back(word);
-    }
-    line.mnemonic = word;
-    std::string rest;
-    std::getline(words, rest);
-    std::string operand;
-    for (char c : rest) {
-      if (c == ',') {
-        line.operands.push_back(operand);
-        operand.clear();
-      } else if (!(operand.empty() && (c == ' ' || c == '\t'))) {
-        operand += c;
-      }
-    }
-    while (!operand.empty() && (operand.back() == ' ' || operand.back() == '\t')) operand.pop_back();
-    if (!operand.empty()) line.operands.push_back(operand);
     lines[line.address] = std::move(line);
   }
   return lines;
