@@ -368,16 +368,29 @@ static __always_inline int on_store(struct pt_regs *ctx, __u32 index) {
         walk.value_width = site->width;
       }
       break;
+    /* A uprobe on a rep string store fires once per element (the kernel
+     * single-steps it; the CPU traps after each iteration with rip still on
+     * it): each hit writes one element at rdi, none when rcx is 0. */
     case XREF_STORE_REP_STOS:
+      if (rcx == 0) return 0;
       walk.start = PT_REGS_PARM1(ctx);
-      walk.length = rcx * site->width;
+      walk.length = site->width;
       walk.value = PT_REGS_RC(ctx); /* rax */
       walk.value_width = site->width <= 8 ? site->width : 0;
       break;
-    case XREF_STORE_REP_MOVS:
+    case XREF_STORE_REP_MOVS: {
+      if (rcx == 0) return 0;
       walk.start = PT_REGS_PARM1(ctx);
-      walk.length = rcx * site->width;
+      walk.length = site->width;
+      /* The element's new bytes are at rsi now. */
+      __u32 width = site->width & 15;
+      __u64 element = 0;
+      if (width > 0 && width <= 8 && bpf_probe_read_user(&element, width, (const void *)PT_REGS_PARM2(ctx)) == 0) {
+        walk.value = element;
+        walk.value_width = width;
+      }
       break;
+    }
     case XREF_STORE_CONTRACT_ENTRY: {
       walk.start = PT_REGS_PARM1(ctx); /* rdi */
       if (site->contract == XREF_CONTRACT_STRCPY) {

@@ -23,8 +23,8 @@
 
 /* xref_watch_site.kind: how the instruction writes. */
 #define XREF_STORE_PLAIN 1      /* one write of `width` bytes at base + index*scale + disp */
-#define XREF_STORE_REP_STOS 2   /* rep stos: rcx elements of `width` bytes from rdi (df=0: upwards) */
-#define XREF_STORE_REP_MOVS 3   /* rep movs: rcx elements of `width` bytes from rsi to rdi */
+#define XREF_STORE_REP_STOS 2   /* rep stos: the uprobe fires once per element: `width` bytes at rdi, rax's */
+#define XREF_STORE_REP_MOVS 3   /* rep movs: once per element: `width` bytes at rdi, those at rsi */
 #define XREF_STORE_AFTER 4      /* the instruction after a store whose new value is not in its operand:
                                  * reads the new bytes of the thread's write in flight (site `pair`) */
 #define XREF_STORE_CONTRACT_ENTRY 5  /* a libc writer's entry (memcpy, memset, ...): dst/len from registers */
