@@ -23,8 +23,8 @@
 
 /* xref_watch_site.kind: how the instruction writes. */
 #define XREF_STORE_PLAIN 1      /* one write of `width` bytes at base + index*scale + disp */
-#define XREF_STORE_REP_STOS 2   /* rep stos: rcx elements of `width` bytes from rdi (df=0: upwards) */
-#define XREF_STORE_REP_MOVS 3   /* rep movs: rcx elements of `width` bytes from rsi to rdi */
+#define XREF_STORE_REP_STOS 2   /* rep stos: the uprobe fires once per element: `width` bytes at rdi, rax's */
+#define XREF_STORE_REP_MOVS 3   /* rep movs: once per element: `width` bytes at rdi, those at rsi */
 #define XREF_STORE_AFTER 4      /* the instruction after a store whose new value is not in its operand:
                                  * reads the new bytes of the thread's write in flight (site `pair`) */
 #define XREF_STORE_CONTRACT_ENTRY 5  /* a libc writer's entry (memcpy, memset, ...): dst/len from registers */
@@ -36,7 +36,8 @@
 /* xref_watch_site.contract (AFTER_ONLY): where the old value is after the store ran. */
 #define XREF_AFTER_ONLY_OLD_UNKNOWN 0   /* lock add/or/and/...: not known (the record says so) */
 #define XREF_AFTER_ONLY_OLD_REGISTER 1  /* xadd: the source register (source_offset) holds the old value */
-#define XREF_AFTER_ONLY_CMPXCHG 2       /* cmpxchg: rax holds it when ZF is set; ZF clear: nothing written */
+#define XREF_AFTER_ONLY_CMPXCHG 2       /* cmpxchg: rax holds it (ZF set: the expected value; clear: what was
+                                         * there, written back unchanged) */
 #define XREF_AFTER_ONLY_ADD 3           /* lock add m, src: old = new - src (source_offset's register, else immediate) */
 #define XREF_AFTER_ONLY_SUB 4           /* lock sub m, src: old = new + src */
 #define XREF_AFTER_ONLY_XOR 5           /* lock xor m, src: old = new ^ src */

@@ -7,6 +7,7 @@
 #include "process/ifunc_binding.h"
 #include "sites/function_sites.h"
 #include "sites/probe_site_check.h"
+#include "watch/site_place.h"
 #include "watch_abi.h"
 
 namespace xref {
@@ -36,19 +37,6 @@ xref_watch_site contract_operand(uint8_t kind, uint8_t contract) {
 }
 
 }  // namespace
-
-bool evex_at(const ElfImage& image, uint64_t va) {
-  const auto bytes = image.bytes_at(va, 16);
-  if (!bytes) return true;
-  for (uint8_t byte : *bytes) {
-    if (byte == 0x66 || byte == 0x67 || byte == 0xf2 || byte == 0xf3 || byte == 0x2e || byte == 0x3e ||
-        byte == 0x26 || byte == 0x36 || byte == 0x64 || byte == 0x65 || byte == 0xf0) {
-      continue;
-    }
-    return byte == 0x62;
-  }
-  return true;
-}
 
 void add_contract_sites(const Target& target, WatchPlan& plan, const std::vector<ScopedImage>& scope) {
   const Module* libc = target.space.find_module("libc.so.6");
@@ -88,36 +76,24 @@ void add_contract_sites(const Target& target, WatchPlan& plan, const std::vector
                               ") does not disassemble: " + disassembled.error().message);
       continue;
     }
-    auto entry_offset = (*image)->file_offset_of(code.start);
-    std::string entered = "entry";
-    if (entry_offset && !kernel_refuses_uprobe(**image, code.start) && !evex_at(**image, code.start)) {
-      WatchSite entry;
-      entry.module = module;
-      entry.static_va = code.start;
-      entry.live_va = code.start + *bias;
-      entry.file_offset = *entry_offset;
+    auto add_entry = [&](WatchSite entry, const std::string& text) {
       entry.operand = contract_operand(XREF_STORE_CONTRACT_ENTRY, writer.contract);
       entry.function = writer.name;
-      entry.text = std::string(writer.name) + " (libc, by contract)";
+      entry.text = text + " (libc, by contract)";
       entry.by_contract = true;
-      plan.sites.push_back(entry);
+      plan.sites.push_back(std::move(entry));
+    };
+    std::string entered = "entry";
+    if (auto entry = placed_site(**image, module, *bias, code.start)) {
+      add_entry(std::move(*entry), writer.name);
     } else {
       // Its first instruction takes no uprobe: the PLT stubs that call it.
       size_t stubs = 0;
       for (const ScopedImage& scoped : scope) {
         for (const FunctionSymbol* stub : scoped.image->find_functions(std::string(writer.name) + "@plt")) {
-          auto offset = scoped.image->file_offset_of(stub->start);
-          if (!offset || kernel_refuses_uprobe(*scoped.image, stub->start) || evex_at(*scoped.image, stub->start)) continue;
-          WatchSite entry;
-          entry.module = scoped.module;
-          entry.static_va = stub->start;
-          entry.live_va = stub->start + plan.modules[scoped.module].load_bias;
-          entry.file_offset = *offset;
-          entry.operand = contract_operand(XREF_STORE_CONTRACT_ENTRY, writer.contract);
-          entry.function = writer.name;
-          entry.text = std::string(writer.name) + "@plt (libc, by contract)";
-          entry.by_contract = true;
-          plan.sites.push_back(entry);
+          auto at_stub = placed_site(*scoped.image, scoped.module, plan.modules[scoped.module].load_bias, stub->start);
+          if (!at_stub) continue;
+          add_entry(std::move(*at_stub), std::string(writer.name) + "@plt");
           ++stubs;
         }
       }
@@ -144,14 +120,9 @@ void add_contract_sites(const Target& target, WatchPlan& plan, const std::vector
     }
     for (const FunctionExit& exit : ends) {
       if (exit.kind != FunctionExitKind::ret || !returns.insert(exit.va).second) continue;
-      if (kernel_refuses_uprobe(**image, exit.va)) continue;
-      auto offset = (*image)->file_offset_of(exit.va);
-      if (!offset) continue;
-      WatchSite ret;
-      ret.module = module;
-      ret.static_va = exit.va;
-      ret.live_va = exit.va + *bias;
-      ret.file_offset = *offset;
+      auto placed = placed_site(**image, module, *bias, exit.va);
+      if (!placed) continue;
+      WatchSite ret = std::move(*placed);
       ret.operand = contract_operand(XREF_STORE_CONTRACT_RETURN, writer.contract);
       ret.function = code.name;
       ret.text = "ret";

@@ -27,8 +27,4 @@ struct ScopedImage {
 // bound yet (lazy binding) is a warning too.
 void add_contract_sites(const Target& target, WatchPlan& plan, const std::vector<ScopedImage>& scope);
 
-// No uprobe may go at `va`: EVEX-encoded (0x62 after the legacy prefixes),
-// or not file-backed.
-bool evex_at(const ElfImage& image, uint64_t va);
-
 }  // namespace xref

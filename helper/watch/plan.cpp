@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cstring>
 
+#include "data_symbols.h"
 #include "hex.h"
 #include "parse_error_render.h"
 #include "watch/address_spec.h"
-#include "watch/data_symbols.h"
 #include "watch/process_memory.h"
 #include "watch_abi.h"
 
@@ -41,8 +41,10 @@ Result<FoundSymbol> find_data_symbol(const Target& target, const AddressSpec& sp
   for (const Module* module : modules) {
     auto image = target.space.image(*module);
     if (!image) continue;
-    const std::vector<DataSymbol> named = data_symbols_named(data_symbols(**image), spec.symbol);
-    if (!named.empty()) return FoundSymbol{module, named.front()};
+    const DataSymbols symbols = DataSymbols::read(**image);
+    for (const DataSymbol* symbol : symbols.named(spec.symbol)) {
+      if (!symbol->tls) return FoundSymbol{module, *symbol};
+    }
   }
   return make_error(ErrorCode::unknown_symbol,
                     "watch " + quoted_text(spec.spelled) + ": no data symbol " + quoted_text(spec.symbol) + " in " +
@@ -65,7 +67,7 @@ Result<const MapEntry*> check_writable(const Target& target, const std::string& 
                                        uint64_t length) {
   const std::string what = "watch " + quoted_text(spelled);
   if (length == 0) {
-    return make_error(ErrorCode::bad_length, what + ": a length of 0", "give 1 or more bytes, e.g. " + spelled + ":8");
+    return make_error(ErrorCode::bad_length, what + ": a length of 0", "give 1 or more bytes: ADDR:8, or leave :LEN out");
   }
   if (length > kMaxRangeBytes) {
     return make_error(ErrorCode::bad_length,
@@ -123,10 +125,9 @@ void name_range(const Target& target, WatchRange& range) {
   range.module = candidate.module->path;
   auto image = target.space.image(*candidate.module);
   if (!image) return;
-  const std::vector<DataSymbol> symbols = data_symbols(**image);
-  if (const DataSymbol* symbol = data_symbol_containing(symbols, candidate.static_va)) {
-    range.symbol = symbol->name;
-    if (candidate.static_va != symbol->static_va) range.symbol += "+" + to_hex(candidate.static_va - symbol->static_va);
+  const DataSymbols symbols = DataSymbols::read(**image);
+  if (const DataSymbol* symbol = symbols.containing(candidate.static_va)) {
+    range.symbol = data_symbol_place(*symbol, candidate.static_va);
   }
 }
 
@@ -145,9 +146,13 @@ Result<Placed> place(const Target& target, const AddressSpec& spec, uint64_t def
   } else {
     auto found = find_data_symbol(target, spec);
     if (!found) return found.error();
-    auto live = target.space.live_from_static(*found->module, found->symbol.static_va);
-    if (!live) return live.error();
-    placed.address = *live + static_cast<uint64_t>(spec.offset);
+    // .bss is past the file's bytes: through the load bias, not a file offset.
+    const auto bias = target.space.load_bias(*found->module);
+    if (!bias) {
+      return make_error(ErrorCode::address_unmapped,
+                        "watch " + quoted_text(spec.spelled) + ": " + found->module->name() + " is not mapped as a whole");
+    }
+    placed.address = found->symbol.start + *bias + static_cast<uint64_t>(spec.offset);
     if (found->symbol.size > 0 && spec.offset >= 0 && static_cast<uint64_t>(spec.offset) < found->symbol.size) {
       symbol_length = found->symbol.size - static_cast<uint64_t>(spec.offset);
     }

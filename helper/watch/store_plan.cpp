@@ -11,6 +11,7 @@
 #include "x86_registers.h"
 #include "watch/contracts.h"
 #include "watch/plan.h"
+#include "watch/site_place.h"
 
 namespace xref {
 namespace {
@@ -216,20 +217,12 @@ Result<void> plan_store_sites(const Target& target, const WatchRequest& request,
         plan.sites[at->second].operand.pair = static_cast<uint32_t>(there->second);
         continue;
       }
-      if (!store.after_ok || evex_at(*entry.image, next) || kernel_refuses_uprobe(*entry.image, next)) {
+      auto placed = store.after_ok ? placed_site(*entry.image, module, *bias, next) : std::nullopt;
+      if (!placed) {
         ++plan.after_missing;
         continue;
       }
-      auto offset = entry.image->file_offset_of(next);
-      if (!offset) {
-        ++plan.after_missing;
-        continue;
-      }
-      WatchSite after;
-      after.module = module;
-      after.static_va = next;
-      after.live_va = next + *bias;
-      after.file_offset = *offset;
+      WatchSite after = std::move(*placed);
       after.operand = xref_watch_site{};
       after.operand.base_offset = after.operand.index_offset = after.operand.source_offset = XREF_WATCH_NO_REG;
       after.operand.kind = XREF_STORE_AFTER;
@@ -247,16 +240,12 @@ Result<void> plan_store_sites(const Target& target, const WatchRequest& request,
     for (uint32_t index : table->after_only) {
       const StoreSite& store = table->sites[index];
       const uint64_t next = store.va + store.size;
-      auto offset = entry.image->file_offset_of(next);
-      if (site_at.count(next) || !offset || kernel_refuses_uprobe(*entry.image, next) || evex_at(*entry.image, next)) {
+      auto placed = site_at.count(next) ? std::nullopt : placed_site(*entry.image, module, *bias, next);
+      if (!placed) {
         ++plan.refused;
         continue;
       }
-      WatchSite after;
-      after.module = module;
-      after.static_va = next;
-      after.live_va = next + *bias;
-      after.file_offset = *offset;
+      WatchSite after = std::move(*placed);
       after.operand = store.operand;
       if (after.operand.base_offset == XREF_WATCH_NO_REG) after.operand.disp += static_cast<int64_t>(*bias);
       after_only_operand(store, after.operand);

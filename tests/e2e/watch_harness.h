@@ -11,6 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -213,8 +216,8 @@ using ThreadWrites = std::map<long, std::vector<SeenWrite>>;
 inline ThreadWrites recorded_writes(const std::vector<wt::Write>& record, const std::vector<std::string>& objects) {
   ThreadWrites writes;
   for (const wt::Write& write : record) {
+    if (write.by_kernel()) continue;
     if (std::find(objects.begin(), objects.end(), write.object) == objects.end()) continue;
-    if (write.text.find("kernel read") != std::string::npos) continue;
     writes[write.tid].push_back(
         {write.object, write.offset, wt::hex_of(write.old_bytes), wt::hex_of(write.new_bytes), write.function});
   }
@@ -258,7 +261,7 @@ inline uint64_t hex_field(const nlohmann::json& value) { return std::stoull(valu
 // The watch's writes per thread, in sequence order; `names`: range index ->
 // object; `twin`: names a stripped build's writers.
 inline ThreadWrites watched_writes(const nlohmann::json& document, const std::vector<std::string>& names,
-                                   const TwinNames* twin = nullptr) {
+                                   const TwinNames* twin = nullptr, const std::vector<uint64_t>& bases = {}) {
   std::vector<nlohmann::json> writes(document["result"]["writes"].begin(), document["result"]["writes"].end());
   std::stable_sort(writes.begin(), writes.end(),
                    [](const nlohmann::json& a, const nlohmann::json& b) { return a["seq"] < b["seq"]; });
@@ -272,11 +275,36 @@ inline ThreadWrites watched_writes(const nlohmann::json& document, const std::ve
     } else if (!writer.is_null() && twin) {
       function = twin->name_of(hex_field(writer["static_va"]));
     }
-    out[write["tid"].get<long>()].push_back({names.at(write["range"].get<size_t>()), write["offset"].get<uint64_t>(),
+    const size_t range = write["range"].get<size_t>();
+    const uint64_t base = range < bases.size() ? bases[range] : 0;
+    out[write["tid"].get<long>()].push_back({names.at(range), base + write["offset"].get<uint64_t>(),
                                              write["old_bytes"].get<std::string>(),
                                              write["new_bytes"].get<std::string>(), function});
   }
   return out;
+}
+
+// The watch's writes equal the record's, per thread, in order; every
+// thread the record lists is there, and no other.
+inline void expect_writes_equal(const ThreadWrites& recorded, const ThreadWrites& watched) {
+  size_t total = 0;
+  for (const auto& [tid, writes] : recorded) total += writes.size();
+  ASSERT_GT(total, 0u) << "the target recorded no write of the watched objects";
+  for (const auto& [tid, writes] : recorded) {
+    SCOPED_TRACE("thread " + std::to_string(tid));
+    const auto found = watched.find(tid);
+    ASSERT_NE(found, watched.end()) << "the watch saw no write of thread " << tid;
+    const std::vector<SeenWrite>& seen = found->second;
+    for (size_t i = 0; i < std::max(writes.size(), seen.size()); ++i) {
+      ASSERT_LT(i, seen.size()) << "the watch missed write " << i + 1 << ": " << writes[i];
+      ASSERT_LT(i, writes.size()) << "the watch saw a write the target did not record: " << seen[i];
+      ASSERT_EQ(writes[i], seen[i]) << "write " << i + 1 << " of the thread";
+    }
+  }
+  for (const auto& [tid, writes] : watched) {
+    EXPECT_TRUE(recorded.count(tid)) << "the watch saw " << writes.size() << " writes of thread " << tid
+                                     << ", which recorded none; first: " << writes.front();
+  }
 }
 
 // Runs `xref watch --pid P ARGS --json` on a fresh target until it exits.

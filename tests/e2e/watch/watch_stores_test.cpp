@@ -15,27 +15,6 @@
 namespace xref::test {
 namespace {
 
-void expect_equal_per_thread(const ThreadWrites& recorded, const ThreadWrites& watched) {
-  size_t total = 0;
-  for (const auto& [tid, writes] : recorded) total += writes.size();
-  ASSERT_GT(total, 0u) << "the target recorded no write of the watched objects";
-  for (const auto& [tid, writes] : recorded) {
-    SCOPED_TRACE("thread " + std::to_string(tid));
-    const auto found = watched.find(tid);
-    ASSERT_NE(found, watched.end()) << "the watch saw no write of thread " << tid;
-    const std::vector<SeenWrite>& seen = found->second;
-    for (size_t i = 0; i < std::max(writes.size(), seen.size()); ++i) {
-      ASSERT_LT(i, seen.size()) << "the watch missed write " << i + 1 << ": " << writes[i];
-      ASSERT_LT(i, writes.size()) << "the watch saw a write the target did not record: " << seen[i];
-      ASSERT_EQ(writes[i], seen[i]) << "write " << i + 1 << " of the thread";
-    }
-  }
-  for (const auto& [tid, writes] : watched) {
-    EXPECT_TRUE(recorded.count(tid)) << "the watch saw " << writes.size() << " writes of thread " << tid
-                                     << ", which recorded none; first: " << writes.front();
-  }
-}
-
 class WatchStores : public ::testing::TestWithParam<std::string> {
  protected:
   // A stripped build names its functions fde_<hex>: the unstripped twin (the same code) names them.
@@ -77,7 +56,7 @@ TEST_P(WatchStores, GlobalsAndTheStructEqualTheRecord) {
     EXPECT_GT(of_object, 0u) << name;
   }
   EXPECT_EQ(recorded.size(), 2u);
-  expect_equal_per_thread(recorded, watched_writes(run.document, names, twin()));
+  expect_writes_equal(recorded, watched_writes(run.document, names, twin()));
 }
 
 // The heap buffer: a byte loop, memcpy and memset with run-time lengths
@@ -92,7 +71,7 @@ TEST_P(WatchStores, TheHeapBufferEqualsTheRecordWithLibcWritersByContract) {
   for (const auto& write : run.document["result"]["writes"]) contract_seen |= write["writer"]["by_contract"].get<bool>();
   EXPECT_TRUE(contract_seen) << "no write by memcpy or memset was seen";
   EXPECT_TRUE(run.document["result"]["unobserved_changes"].empty()) << run.document["result"]["unobserved_changes"].dump();
-  expect_equal_per_thread(recorded_writes(run.record, {"buf"}), watched_writes(run.document, {"buf"}, twin()));
+  expect_writes_equal(recorded_writes(run.record, {"buf"}), watched_writes(run.document, {"buf"}, twin()));
 }
 
 INSTANTIATE_TEST_SUITE_P(Builds, WatchStores,
