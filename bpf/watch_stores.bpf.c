@@ -134,6 +134,35 @@ static __always_inline int pass_write(__u32 range, struct xref_watch_counts *cou
   return 1;
 }
 
+/* The first n (<= 64) bytes of a and b are equal: eight words, the
+ * bytes past n masked off (a loop of 64 would cost the verifier dearly). */
+static __always_inline int bytes_equal(const __u8 *a, const __u8 *b, __u32 n) {
+  __u64 differ = 0;
+  for (__u32 w = 0; w < XREF_WATCH_VALUE_BYTES / 8; w++) {
+    __u64 x = 0, y = 0;
+    __builtin_memcpy(&x, a + w * 8, 8);
+    __builtin_memcpy(&y, b + w * 8, 8);
+    const __u32 first = w * 8;
+    __u64 mask = 0;
+    if (n >= first + 8) mask = ~0ull;
+    else if (n > first) mask = (1ull << ((n - first) * 8)) - 1;
+    differ |= (x ^ y) & mask;
+  }
+  return differ == 0;
+}
+
+/* 64 bytes of a write that repeats `value`'s `width` bytes (1, 2, 4 or 8),
+ * starting `skip` bytes into the write: one word, repeated. */
+static __always_inline void fill_repeated(__u8 *out, __u64 value, __u32 width, __u64 skip) {
+  __u64 word = 0;
+  const __u32 mask = width - 1;
+  for (__u32 k = 0; k < 8; k++) {
+    const __u32 at = (__u32)((skip + k) & mask) & 7;
+    word |= ((value >> (8 * at)) & 0xff) << (8 * k);
+  }
+  for (__u32 w = 0; w < XREF_WATCH_VALUE_BYTES / 8; w++) __builtin_memcpy(out + w * 8, &word, 8);
+}
+
 /* Hands a complete record (old and new bytes known) to the ring buffer
  * unless --changed drops it; counts either way. */
 static __always_inline void finish(struct xref_watch_record *record) {
@@ -141,11 +170,7 @@ static __always_inline void finish(struct xref_watch_record *record) {
   struct xref_watch_counts *count = bpf_map_lookup_elem(&counts, &range);
   if (!count) return;
   __u32 n = record->length > XREF_WATCH_VALUE_BYTES ? XREF_WATCH_VALUE_BYTES : record->length;
-  int same = 1;
-  for (__u32 i = 0; i < XREF_WATCH_VALUE_BYTES; i++) {
-    if (i >= n) break;
-    if (record->old_bytes[i] != record->new_bytes[i]) same = 0;
-  }
+  int same = bytes_equal(record->old_bytes, record->new_bytes, n);
   if (record->length > XREF_WATCH_VALUE_BYTES) same = 0; /* not all compared */
   if (record->flags & (XREF_WATCH_R_NEW_UNREAD | XREF_WATCH_R_OLD_UNREAD)) same = 0;
   if (same) __sync_fetch_and_add(&count->unchanged, 1);
@@ -160,26 +185,35 @@ static __always_inline void finish(struct xref_watch_record *record) {
   }
 }
 
+/* One part of a write in flight (bpf_loop callback): its new bytes now. */
+static long finish_part(__u32 p, void *data) {
+  __u32 *tid = data;
+  struct in_flight *flight = bpf_map_lookup_elem(&writes_in_flight, tid);
+  if (!flight || p >= flight->count || p >= IN_FLIGHT_PARTS) return 1;
+  /* The mask keeps the verifier sure of the bound; the empty asm stops
+   * clang from dropping it as redundant after the check above. */
+  asm volatile("" : "+r"(p));
+  struct xref_watch_record *record = &flight->parts[p & (IN_FLIGHT_PARTS - 1)];
+  __u32 n = record->length > XREF_WATCH_VALUE_BYTES ? XREF_WATCH_VALUE_BYTES : record->length;
+  n &= 127;
+  if (n > XREF_WATCH_VALUE_BYTES) n = XREF_WATCH_VALUE_BYTES;
+  record->flags |= XREF_WATCH_R_NEW_AFTER;
+  if (n > 0 && bpf_probe_read_user(record->new_bytes, n, (const void *)record->address) != 0) {
+    record->flags |= XREF_WATCH_R_NEW_UNREAD;
+    __u32 range = record->range;
+    struct xref_watch_counts *count = bpf_map_lookup_elem(&counts, &range);
+    if (count) __sync_fetch_and_add(&count->unread, 1);
+  }
+  finish(record);
+  return 0;
+}
+
 /* The thread's write in flight, if any, has run by now: its new bytes are
  * read and its records finished. */
 static __always_inline void complete_in_flight(__u32 tid) {
   struct in_flight *flight = bpf_map_lookup_elem(&writes_in_flight, &tid);
   if (!flight) return;
-  for (__u32 p = 0; p < IN_FLIGHT_PARTS; p++) {
-    if (p >= flight->count) break;
-    struct xref_watch_record *record = &flight->parts[p];
-    __u32 n = record->length > XREF_WATCH_VALUE_BYTES ? XREF_WATCH_VALUE_BYTES : record->length;
-    n &= 127;
-    if (n > XREF_WATCH_VALUE_BYTES) n = XREF_WATCH_VALUE_BYTES;
-    record->flags |= XREF_WATCH_R_NEW_AFTER;
-    if (n > 0 && bpf_probe_read_user(record->new_bytes, n, (const void *)record->address) != 0) {
-      record->flags |= XREF_WATCH_R_NEW_UNREAD;
-      __u32 range = record->range;
-      struct xref_watch_counts *count = bpf_map_lookup_elem(&counts, &range);
-      if (count) __sync_fetch_and_add(&count->unread, 1);
-    }
-    finish(record);
-  }
+  bpf_loop(IN_FLIGHT_PARTS, finish_part, &tid, 0);
   bpf_map_delete_elem(&writes_in_flight, &tid);
 }
 
@@ -222,6 +256,7 @@ static long range_step(__u32 r, void *data) {
     __sync_fetch_and_add(&count->in_flight_full, 1);
     return 0;
   }
+  asm volatile("" : "+r"(slot));
   struct xref_watch_record *record = &flight->parts[slot & (IN_FLIGHT_PARTS - 1)];
   record->timestamp_ns = walk->timestamp_ns;
   record->sequence = 0;
@@ -245,21 +280,14 @@ static long range_step(__u32 r, void *data) {
   if (walk->after_only) {
     /* The store ran: what is there now is new; the old bytes were read
      * over it above and come from the register that kept them, if any. */
-    for (__u32 i = 0; i < XREF_WATCH_VALUE_BYTES; i++) {
-      if (i >= n) break;
-      record->new_bytes[i] = record->old_bytes[i];
-    }
+    __builtin_memcpy(record->new_bytes, record->old_bytes, XREF_WATCH_VALUE_BYTES);
+    if (record->flags & XREF_WATCH_R_OLD_UNREAD) record->flags |= XREF_WATCH_R_NEW_UNREAD;
     record->flags &= ~XREF_WATCH_R_OLD_UNREAD;
     record->flags |= XREF_WATCH_R_NEW_AFTER;
     if (walk->value_width == 0) {
       record->flags |= XREF_WATCH_R_OLD_UNREAD;
     } else {
-      const __u64 skip = lo - walk->start;
-      for (__u32 i = 0; i < XREF_WATCH_VALUE_BYTES; i++) {
-        if (i >= n) break;
-        __u32 k = (__u32)((skip + i) % walk->value_width) & 7;
-        record->old_bytes[i] = (__u8)(walk->value >> (8 * k));
-      }
+      fill_repeated(record->old_bytes, walk->value, walk->value_width, lo - walk->start);
     }
     finish(record);
     return 0;
@@ -270,12 +298,7 @@ static long range_step(__u32 r, void *data) {
   }
   /* The new bytes from the operand: byte k of the write is byte
    * k % value_width of the value (one element, or rep stos's repeated). */
-  const __u64 skip = lo - walk->start;
-  for (__u32 i = 0; i < XREF_WATCH_VALUE_BYTES; i++) {
-    if (i >= n) break;
-    __u32 k = (__u32)((skip + i) % walk->value_width) & 7;
-    record->new_bytes[i] = (__u8)(walk->value >> (8 * k));
-  }
+  fill_repeated(record->new_bytes, walk->value, walk->value_width, lo - walk->start);
   finish(record);
   return 0;
 }

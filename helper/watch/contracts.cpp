@@ -37,7 +37,20 @@ xref_watch_site contract_operand(uint8_t kind, uint8_t contract) {
 
 }  // namespace
 
-void add_contract_sites(const Target& target, WatchPlan& plan) {
+bool evex_at(const ElfImage& image, uint64_t va) {
+  const auto bytes = image.bytes_at(va, 16);
+  if (!bytes) return true;
+  for (uint8_t byte : *bytes) {
+    if (byte == 0x66 || byte == 0x67 || byte == 0xf2 || byte == 0xf3 || byte == 0x2e || byte == 0x3e ||
+        byte == 0x26 || byte == 0x36 || byte == 0x64 || byte == 0x65 || byte == 0xf0) {
+      continue;
+    }
+    return byte == 0x62;
+  }
+  return true;
+}
+
+void add_contract_sites(const Target& target, WatchPlan& plan, const std::vector<ScopedImage>& scope) {
   const Module* libc = target.space.find_module("libc.so.6");
   if (libc == nullptr) return;
   auto image = target.space.image(*libc);
@@ -75,19 +88,46 @@ void add_contract_sites(const Target& target, WatchPlan& plan) {
                               ") does not disassemble: " + disassembled.error().message);
       continue;
     }
-    if (kernel_refuses_uprobe(**image, code.start)) continue;
     auto entry_offset = (*image)->file_offset_of(code.start);
-    if (!entry_offset) continue;
-    WatchSite entry;
-    entry.module = module;
-    entry.static_va = code.start;
-    entry.live_va = code.start + *bias;
-    entry.file_offset = *entry_offset;
-    entry.operand = contract_operand(XREF_STORE_CONTRACT_ENTRY, writer.contract);
-    entry.function = writer.name;
-    entry.text = std::string(writer.name) + " (libc, by contract)";
-    entry.by_contract = true;
-    plan.sites.push_back(entry);
+    std::string entered = "entry";
+    if (entry_offset && !kernel_refuses_uprobe(**image, code.start) && !evex_at(**image, code.start)) {
+      WatchSite entry;
+      entry.module = module;
+      entry.static_va = code.start;
+      entry.live_va = code.start + *bias;
+      entry.file_offset = *entry_offset;
+      entry.operand = contract_operand(XREF_STORE_CONTRACT_ENTRY, writer.contract);
+      entry.function = writer.name;
+      entry.text = std::string(writer.name) + " (libc, by contract)";
+      entry.by_contract = true;
+      plan.sites.push_back(entry);
+    } else {
+      // Its first instruction takes no uprobe: the PLT stubs that call it.
+      size_t stubs = 0;
+      for (const ScopedImage& scoped : scope) {
+        for (const FunctionSymbol* stub : scoped.image->find_functions(std::string(writer.name) + "@plt")) {
+          auto offset = scoped.image->file_offset_of(stub->start);
+          if (!offset || kernel_refuses_uprobe(*scoped.image, stub->start) || evex_at(*scoped.image, stub->start)) continue;
+          WatchSite entry;
+          entry.module = scoped.module;
+          entry.static_va = stub->start;
+          entry.live_va = stub->start + plan.modules[scoped.module].load_bias;
+          entry.file_offset = *offset;
+          entry.operand = contract_operand(XREF_STORE_CONTRACT_ENTRY, writer.contract);
+          entry.function = writer.name;
+          entry.text = std::string(writer.name) + "@plt (libc, by contract)";
+          entry.by_contract = true;
+          plan.sites.push_back(entry);
+          ++stubs;
+        }
+      }
+      if (stubs == 0) continue;
+      entered = std::to_string(stubs) + " PLT stub" + (stubs == 1 ? "" : "s");
+      plan.warnings.push_back(std::string("contract_plt: ") + writer.name + " (" + code.name +
+                              ") starts with an EVEX instruction no uprobe may go on: it is entered at its PLT "
+                              "stubs, so its calls through a pointer or GOT (-fno-plt) show only as unobserved "
+                              "changes");
+    }
     const auto parts = split.code_parts(module, **image, *disassembled);
     std::vector<FunctionCode> all_parts = parts;
     size_t exits = 0;
@@ -119,7 +159,8 @@ void add_contract_sites(const Target& target, WatchPlan& plan) {
       plan.sites.push_back(ret);
       ++exits;
     }
-    plan.contracts.push_back(std::string(writer.name) + " (" + code.name + ", " + std::to_string(exits) + " returns)");
+    plan.contracts.push_back(std::string(writer.name) + " (" + code.name + ", " + entered + ", " +
+                             std::to_string(exits) + " returns)");
   }
 }
 
