@@ -7,10 +7,12 @@
 
      many_stores
 
-   Prints "obj scratch 0xLIVEADDR SIZE", "ready PID" and "functions 1000",
-   then, for each byte it reads on stdin, calls every function once, st_N
-   writing scratch[10 N .. 10 N + 9], and prints "called N" (N calls so far,
-   per function). It exits on EOF. A watch of all of scratch that arms before
+   Prints "ready PID", "functions 1000" (as many_functions, so
+   bench/watch_attach.py drives it with probe_attach.py's code) and "obj
+   scratch 0xLIVEADDR SIZE", then, for each byte it reads on stdin, calls
+   every function once, st_N writing scratch[10 N .. 10 N + 9], and prints
+   "called N checksum X" (N calls so far, per function; X the sum of
+   scratch). It exits on EOF. A watch of all of scratch that arms before
    one go byte must see exactly one write from each of the 10,000 stores. */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -18,11 +20,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#if defined(__clang__)
-#define WRITER __attribute__((noinline, used))
-#else
-#define WRITER __attribute__((noipa, used))
-#endif
+#include "generated_functions.h"
 
 #define FUNCTIONS 1000
 #define STORES 10
@@ -48,27 +46,22 @@ volatile uint64_t calls_of[FUNCTIONS];
   }
 #define POINTER(a, b, c) st_##a##b##c,
 
-#define TEN(M, a, b) M(a, b, 0) M(a, b, 1) M(a, b, 2) M(a, b, 3) M(a, b, 4) M(a, b, 5) M(a, b, 6) M(a, b, 7) M(a, b, 8) M(a, b, 9)
-#define HUNDRED(M, a) \
-  TEN(M, a, 0) TEN(M, a, 1) TEN(M, a, 2) TEN(M, a, 3) TEN(M, a, 4) TEN(M, a, 5) TEN(M, a, 6) TEN(M, a, 7) TEN(M, a, 8) TEN(M, a, 9)
-#define THOUSAND(M)                                                                                             \
-  HUNDRED(M, 0) HUNDRED(M, 1) HUNDRED(M, 2) HUNDRED(M, 3) HUNDRED(M, 4) HUNDRED(M, 5) HUNDRED(M, 6) HUNDRED(M, 7) \
-  HUNDRED(M, 8) HUNDRED(M, 9)
-
 THOUSAND(DEFINE)
 
 static void (*const functions[])(volatile uint64_t*, uint64_t) = {THOUSAND(POINTER)};
 
 int main(void) {
   const size_t count = sizeof functions / sizeof functions[0];
-  printf("obj scratch %p %zu\nready %d\nfunctions %zu\n", (void*)scratch, sizeof scratch, (int)getpid(), count);
+  printf("ready %d\nfunctions %zu\nobj scratch %p %zu\n", (int)getpid(), count, (void*)scratch, sizeof scratch);
   fflush(stdout);
   uint64_t rounds = 0;
   char go;
   while (read(STDIN_FILENO, &go, 1) > 0) {
     ++rounds;
     for (size_t i = 0; i < count; ++i) functions[i](scratch + i * STORES, i + rounds);
-    printf("called %" PRIu64 "\n", rounds);
+    uint64_t sum = 0;
+    for (size_t i = 0; i < FUNCTIONS * STORES; ++i) sum += scratch[i];
+    printf("called %" PRIu64 " checksum %" PRIx64 "\n", rounds, sum);
     fflush(stdout);
   }
   return 0;

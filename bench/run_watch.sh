@@ -229,7 +229,7 @@ run_xref_hw() {
   go_and_measure
   finish_xref --interrupt
   finish_target
-  check_watch xref_hw "$CALLS_RUN"
+  check_watch xref_hw "$CALLS_RUN" "$WATCHED_VA" # the writer: the instruction before the trap
   HITS_SEEN=$CALLS_RUN
 }
 

@@ -36,6 +36,8 @@ import sys
 import threading
 import time
 
+import probe_attach  # the target's plumbing: file offsets, live addresses, int3 polls, the go byte
+
 FUNCTIONS, STORES = 1000, 10
 
 
@@ -63,63 +65,15 @@ def store_vas(target):
     return stores
 
 
-def text_mapping(pid, target):
-    """(start, end, file offset) of the target's executable mappings."""
-    maps = []
-    with open(f"/proc/{pid}/maps") as lines:
-        for line in lines:
-            fields = line.split()
-            if len(fields) >= 6 and fields[5] == target:
-                start, end = (int(x, 16) for x in fields[0].split("-"))
-                maps.append((start, end, int(fields[2], 16)))
-    return maps
+class Target(probe_attach.Target):
+    """many_stores, as probe_attach's many_functions (the same lines, then its scratch array)."""
 
-
-def live_addresses(pid, target, vas):
-    out = subprocess.run(["readelf", "-lW", target], check=True, capture_output=True, text=True).stdout
-    loads = [(int(f[1], 16), int(f[2], 16), int(f[4], 16))
-             for f in (line.split() for line in out.splitlines()) if f and f[0] == "LOAD"]
-    maps = text_mapping(pid, target)
-    live = []
-    for va in vas:
-        offset = next((va - vaddr + off for off, vaddr, filesz in loads if vaddr <= va < vaddr + filesz), None)
-        address = next((start + offset - m for start, end, m in maps if offset is not None and m <= offset < m + end - start),
-                       None)
-        if address is None:
-            fail(f"store {va:#x} is not mapped in {pid}")
-        live.append(address)
-    return live
-
-
-class Target:
     def __init__(self, path):
-        self.process = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        super().__init__(path)
         obj = self.process.stdout.readline().split()
-        ready = self.process.stdout.readline().split()
-        functions = self.process.stdout.readline().split()
-        if obj[:2] != ["obj", "scratch"] or ready[:1] != ["ready"] or functions != ["functions", str(FUNCTIONS)]:
-            fail(f"many_stores printed {obj} {ready} {functions}")
+        if obj[:2] != ["obj", "scratch"]:
+            fail(f"many_stores printed {obj}, expected its obj scratch line")
         self.scratch, self.scratch_size = int(obj[2], 16), int(obj[3])
-        self.pid = int(ready[1])
-        self.mem = os.open(f"/proc/{self.pid}/mem", os.O_RDONLY)
-
-    def int3_bytes(self, addresses):
-        low = min(addresses)
-        span = os.pread(self.mem, max(addresses) + 1 - low, low)
-        return sum(span[a - low] == 0xCC for a in addresses)
-
-    def call_each_once(self):
-        self.process.stdin.write("g")
-        self.process.stdin.flush()
-        line = self.process.stdout.readline()
-        if line.strip() != "called 1":
-            fail(f"many_stores printed {line!r} after its go byte")
-
-    def close(self):
-        os.close(self.mem)
-        self.process.stdin.close()
-        if self.process.wait() != 0:
-            fail(f"many_stores exited with status {self.process.returncode}")
 
 
 def main():
@@ -135,7 +89,8 @@ def main():
     if args.tool == "xref_1":
         stores = {va: f for va, f in stores.items() if f == "st_000"}
     target = Target(target_path)
-    addresses = live_addresses(target.pid, target_path, sorted(stores))
+    offsets = probe_attach.file_offsets(target_path, {hex(va): va for va in stores})
+    addresses = probe_attach.live_addresses(target.pid, target_path, list(offsets.values()))
     if target.int3_bytes(addresses):
         fail("a store already holds int3 before the run (a stray probe?)")
     # xref_1 watches st_000's 80 bytes only: the other stores, out of scope,

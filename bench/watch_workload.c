@@ -38,14 +38,9 @@
 #include <time.h>
 #include <unistd.h>
 
-/* noipa keeps each writer as written: its own symbol, no inlining, and no
-   caller's knowledge of p (write_pointer's store stays a store through a
-   register). */
-#if defined(__clang__)
-#define WRITER __attribute__((noinline, used))
-#else
-#define WRITER __attribute__((noipa, used))
-#endif
+/* WRITER keeps write_pointer's store a store through a register. */
+#include "generated_functions.h"
+
 
 /* volatile: one real store per iteration, none folded away. */
 volatile uint64_t g_watched;
