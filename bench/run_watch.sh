@@ -24,7 +24,7 @@
 #   5. --follow re-arm latency: watch_workload --moves MOVES under `xref watch
 #      --follow 'g_slot->+16:8'`: every rearm record's unwatched interval.
 #
-# Knobs: ROUNDS (7), CALLS (5000), GDB_CALLS (50), GDB_HW_CALLS (500),
+# Knobs: ROUNDS (5), CALLS (5000), GDB_CALLS (15), GDB_HW_CALLS (500),
 # ATTACH_ROUNDS (7), FOLLOW_ROUNDS (5), MOVES (100), PACE_US (25000), BUILD_DIR
 # (build), OUT (docs/performance.md), LOCK and KEEP_WORK (bench/lib.sh).
 #
@@ -33,11 +33,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ROUNDS=${ROUNDS:-7}
+ROUNDS=${ROUNDS:-5}
 CALLS=${CALLS:-5000}
-# A gdb software-watchpoint write costs tens of ms here (it single-steps
-# every instruction of the loop): 50 writes are seconds.
-GDB_CALLS=${GDB_CALLS:-50}
+# A gdb software-watchpoint write costs 1 ms to seconds here (it single-steps
+# every instruction of the loop, and a step's time varies wildly on this kind
+# of VM): 15 writes take up to a minute.
+GDB_CALLS=${GDB_CALLS:-15}
 GDB_HW_CALLS=${GDB_HW_CALLS:-500}
 ATTACH_ROUNDS=${ATTACH_ROUNDS:-7}
 FOLLOW_ROUNDS=${FOLLOW_ROUNDS:-5}
