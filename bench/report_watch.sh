@@ -51,6 +51,13 @@ watch_table() { # METRIC
   fi
 }
 
+# What bounds the stores goal: no uprobe engine can beat the bare uprobe.
+floor_text() {
+  awk -v x="${RATIO[wall:xref_stores]}" -v g="${RATIO[wall:gdb_sw]}" -v xc="${RATIO[cpu:xref_stores]}" 'BEGIN {
+    printf "**What bounds the stores ratio.** A recorded write under xref stores costs %.2f× a bare uprobe on the same store (wall clock; %.2f× in the target'\''s CPU time): the trap is nearly all of it. gdb'\''s software watchpoint costs %.0f× that bare uprobe here, so no engine built on uprobes could be more than about %.0f× faster than gdb on this host and load; a uprobe trap costs 16–25 µs of CPU on this kind of VM against about 1.4 µs on bare metal (the machine notes of the project), and gdb's single steps cost differently on other hosts too: the ratio is this host's.", x, xc, g, g
+  }'
+}
+
 # --- attach and follow figures -------------------------------------------------
 
 ATTACH=$WORK/attach.tsv
@@ -157,6 +164,9 @@ memcpy/memset/... by contract): watching \`g_watched\`: $SITES_WATCHED; with
 
 $(machine_lines)
 - debug registers (\`xref doctor --json\`, hardware_breakpoints): $HW_LINE
+- the run shared the machine's 2 CPUs with other work (builds and tests of other branches; the load
+  averages above): the wall-clock figures include time the target waited for a CPU, which is why the
+  CPU-time tables are given beside them
 
 ### Per write: wall clock (medians of $ROUNDS rounds)
 
@@ -195,6 +205,8 @@ fi
 cat <<EOF
 | 10,000 store sites attached in < 1 s (exec until armed) | $(attach_verdict) | — |
 | \`--follow\` re-arm latency: median, max (no goal set) | median $(printf '%.0f' "$F_MED") µs, max $(printf '%.0f' "$F_MAX") µs over $F_COUNT re-arms | — |
+
+$(floor_text)
 
 **The cost every probed store pays.** A store xref probes costs its uprobe
 trap whether or not it writes a watched range: the "store misses" rows are
