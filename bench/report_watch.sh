@@ -54,7 +54,7 @@ watch_table() { # METRIC
 # What bounds the stores goal: no uprobe engine can beat the bare uprobe.
 floor_text() {
   awk -v x="${RATIO[wall:xref_stores]}" -v g="${RATIO[wall:gdb_sw]}" -v xc="${RATIO[cpu:xref_stores]}" 'BEGIN {
-    printf "**What bounds the stores ratio.** A recorded write under xref stores costs %.2f× a bare uprobe on the same store (wall clock; %.2f× in the target'\''s CPU time): the trap is nearly all of it. gdb'\''s software watchpoint costs %.0f× that bare uprobe here, so no engine built on uprobes could be more than about %.0f× faster than gdb on this host and load; a uprobe trap costs 16–25 µs of CPU on this kind of VM against about 1.4 µs on bare metal (the machine notes of the project), and gdb's single steps cost differently on other hosts too: the ratio is this host's.", x, xc, g, g
+    printf "**What bounds the stores ratio.** A recorded write under xref stores costs %.2f× a bare uprobe on the same store (wall clock; %.2f× in the target'\''s CPU time): the trap is nearly all of it. gdb'\''s software watchpoint costs %.0f× that bare uprobe here, so no engine built on uprobes could be more than about %.0f× faster than gdb on this host and load; a uprobe trap costs 16–25 µs of CPU on this kind of VM against about 1.4 µs on bare metal (the machine notes of the project), and the cost of a gdb single step differs from host to host too: the ratio is this host'\''s.", x, xc, g, g
   }'
 }
 
