@@ -258,8 +258,7 @@ length field at +16 (\`set_length\`), then waits $PACE_US µs again. Under
 each move is a \`rearm\` record whose \`unwatched_ns\` runs from the slot's
 write (the BPF record's time) to the ranges-map update that watches the new
 place (the helper's \`CLOCK_MONOTONIC\`): the window in which a write to the
-new place is not seen as a write (it is still caught as an unobserved change
-at the next drain). A run counts when the rearms and the slot's writes both
+new place is missed. A run counts when the rearms and the slot's writes both
 equal $MOVES, none parked, nothing lost. The helper moves a range when it
 reads the slot's record, and it reads the ring buffer every 20 ms when idle
 (\`kDrainIntervalMs\` in helper/attach/run_loop.cpp): most of the interval is
