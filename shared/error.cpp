@@ -22,6 +22,9 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::unsupported_regex: return "unsupported_regex";
     case ErrorCode::pid_is_thread: return "pid_is_thread";
     case ErrorCode::sudo_user_cannot_ptrace: return "sudo_user_cannot_ptrace";
+    case ErrorCode::debug_registers_do_not_fire: return "debug_registers_do_not_fire";
+    case ErrorCode::debug_register_rule: return "debug_register_rule";
+    case ErrorCode::debug_registers_exhausted: return "debug_registers_exhausted";
   }
   return "internal";
 }
@@ -47,6 +50,10 @@ int error_exit_status(ErrorCode code) {
     case ErrorCode::unsupported_regex: return 16;
     case ErrorCode::pid_is_thread: return 17;
     case ErrorCode::sudo_user_cannot_ptrace: return 18;
+    // 19-22: watch's address errors (branch i26-stores).
+    case ErrorCode::debug_registers_do_not_fire: return 23;
+    case ErrorCode::debug_register_rule: return 24;
+    case ErrorCode::debug_registers_exhausted: return 25;
   }
   return 1;
 }
