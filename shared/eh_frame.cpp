@@ -281,6 +281,7 @@ Result<EhFrameCie> parse_cie(std::span<const uint8_t> section, const RecordHeade
   for (size_t i = cie.has_augmentation_data ? 1 : 0; i < augmentation.size(); ++i) {
     const char letter = augmentation[i];
     const size_t at = data.pos();
+    if (letter == 'S') cie.signal_frame = true;
     if (letter == 'S' || letter == 'B') continue;  // signal frame / AArch64 B-key: no data
     if (!cie.has_augmentation_data) {
       return malformed(augmentation_pos, "CIE augmentation " + quoted_text(augmentation) + " lacks a leading 'z'");
