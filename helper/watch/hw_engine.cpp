@@ -16,6 +16,7 @@
 #include "watch/hw_breakpoints.h"
 #include "watch/hw_rules.h"
 #include "watch/hw_threads.h"
+#include "watch/trap_writers.h"
 #include "watch_hw.skel.h"
 
 namespace xref {
@@ -90,6 +91,7 @@ class HwWatchEngine final : public WatchEngine {
   uint64_t armed_boottime_ns_ = 0;
   uint64_t last_rescan_ns_ = 0;
   uint64_t last_check_ns_ = 0;         // the last unobserved-change check
+  std::unique_ptr<TrapWriters> writers_;
   bool detached_ = false;
 };
 
@@ -130,6 +132,7 @@ Result<void> HwWatchEngine::start(const WatchRequest& request) {
                               [this](const void* data, size_t size) { on_record(data, size); });
   if (!ring) return ring.error();
   ring_ = std::move(*ring);
+  writers_ = std::make_unique<TrapWriters>(plan_.pid);
   return arm_threads();
 }
 
@@ -215,6 +218,7 @@ void HwWatchEngine::on_record(const void* data, size_t size) {
   record.new_bytes.assign(raw.new_bytes, raw.new_bytes + length);
   record.site = XREF_WATCH_SITE_HW;
   record.pc = raw.pc;
+  record.writer_pc = writers_->writer_of(raw.pc);
   sink_(std::move(record));
 }
 
@@ -351,6 +355,9 @@ std::vector<std::string> HwWatchEngine::warnings() const {
     }
     const uint64_t over = __atomic_load_n(&skeleton_->bss->over_max_records, __ATOMIC_RELAXED);
     if (over > 0) warnings.push_back(std::to_string(over) + " passing writes past --max-events: counted, not recorded");
+  }
+  if (writers_ != nullptr) {
+    for (std::string& warning : writers_->warnings()) warnings.push_back(std::move(warning));
   }
   return warnings;
 }
