@@ -29,6 +29,17 @@
                                  * reads the new bytes of the thread's write in flight (site `pair`) */
 #define XREF_STORE_CONTRACT_ENTRY 5  /* a libc writer's entry (memcpy, memset, ...): dst/len from registers */
 #define XREF_STORE_CONTRACT_RETURN 6 /* where that writer returns to: reads the new bytes */
+#define XREF_STORE_AFTER_ONLY 7 /* the instruction after a store the kernel takes no uprobe on (lock prefix):
+                                 * the address from the operand (its registers are unchanged there), the new
+                                 * bytes read there, the old ones as `contract` says (XREF_AFTER_ONLY_*) */
+
+/* xref_watch_site.contract (AFTER_ONLY): where the old value is after the store ran. */
+#define XREF_AFTER_ONLY_OLD_UNKNOWN 0   /* lock add/or/and/...: not known (the record says so) */
+#define XREF_AFTER_ONLY_OLD_REGISTER 1  /* xadd: the source register (source_offset) holds the old value */
+#define XREF_AFTER_ONLY_CMPXCHG 2       /* cmpxchg: rax holds it when ZF is set; ZF clear: nothing written */
+#define XREF_AFTER_ONLY_ADD 3           /* lock add m, src: old = new - src (source_offset's register, else immediate) */
+#define XREF_AFTER_ONLY_SUB 4           /* lock sub m, src: old = new + src */
+#define XREF_AFTER_ONLY_XOR 5           /* lock xor m, src: old = new ^ src */
 
 /* xref_watch_site.source: where the new value comes from (PLAIN). */
 #define XREF_SOURCE_REGISTER 1  /* source_offset's register, shifted right by source_shift, width bytes */
@@ -51,8 +62,6 @@ struct xref_watch_site {
   __u8 source_shift;   /* 8 for ah/bh/ch/dh, else 0 */
   __u8 contract;       /* XREF_CONTRACT_* (CONTRACT_ENTRY) */
   __u32 pair;          /* AFTER: the store site it completes; PLAIN with SOURCE_AFTER: its AFTER site */
-  __u32 reserved;
-  __u32 padding;       /* explicit: disp is 8-aligned */
   __s64 disp;          /* displacement; a rip-relative operand: the live absolute address, no base */
   __u64 immediate;     /* XREF_SOURCE_IMMEDIATE */
 };
@@ -116,11 +125,11 @@ struct xref_watch_record {
 };
 
 #ifdef __cplusplus
-static_assert(sizeof(struct xref_watch_site) == 40, "xref_watch_site layout");
+static_assert(sizeof(struct xref_watch_site) == 32, "xref_watch_site layout");
 static_assert(sizeof(struct xref_watch_range) == 24, "xref_watch_range layout");
 static_assert(sizeof(struct xref_watch_record) == 192, "xref_watch_record layout");
 #else
-_Static_assert(sizeof(struct xref_watch_site) == 40, "xref_watch_site layout");
+_Static_assert(sizeof(struct xref_watch_site) == 32, "xref_watch_site layout");
 _Static_assert(sizeof(struct xref_watch_range) == 24, "xref_watch_range layout");
 _Static_assert(sizeof(struct xref_watch_record) == 192, "xref_watch_record layout");
 #endif

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "process/target.h"
 #include "result.h"
 #include "watch/plan.h"
 #include "watch/request.h"
@@ -45,6 +46,7 @@ struct WatchRecord {
   uint32_t site = XREF_WATCH_SITE_HW;  // the stores engine's site (WatchPlan::sites index)
   uint64_t pc = 0;                // hw: the trap pc; stores: the writer's live address
   uint64_t writer_pc = 0;         // the writing instruction's live address (hw: decoded back from pc)
+  std::string writer_text;        // hw: the writer's Intel text (stores: the site's)
   uint64_t return_address = 0;    // a contract writer's caller
   std::vector<uint64_t> stack;    // --callers
 };
@@ -81,5 +83,21 @@ class WatchEngine {
   // 40 us after it started", "312 EVEX stores not probed").
   virtual std::vector<std::string> warnings() const { return {}; }
 };
+
+// Which engine runs the request, and why (printed and in the JSON):
+// --backend hw or stores as asked; auto is hw only where the live
+// self-test says the debug registers fire and the ranges fit them, else
+// stores. --backend hw where they do not fire: an error naming the test.
+struct WatchBackendChoice {
+  std::string backend;  // "hw", "stores"
+  std::string reason;   // "debug registers do not fire here - doctor's self-test counted 0 of 100 writes"
+};
+Result<WatchBackendChoice> choose_watch_backend(const WatchPlan& plan, const WatchRequest& request);
+
+// Starts the chosen engine; for stores, plans its sites first
+// (plan_store_sites). The engine reads `plan` for as long as it runs.
+Result<std::unique_ptr<WatchEngine>> start_watch_engine(const Target& target, WatchPlan& plan,
+                                                        const WatchRequest& request,
+                                                        const WatchBackendChoice& choice, WatchRecordSink sink);
 
 }  // namespace xref

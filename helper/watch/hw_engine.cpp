@@ -43,12 +43,6 @@ bool read_target(pid_t pid, uint64_t address, uint32_t length, uint64_t& value) 
   return process_vm_readv(pid, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(length);
 }
 
-std::vector<uint8_t> word_bytes(uint64_t value, uint32_t length) {
-  std::vector<uint8_t> bytes(length);
-  std::memcpy(bytes.data(), &value, std::min<size_t>(length, sizeof value));
-  return bytes;
-}
-
 class HwWatchEngine final : public WatchEngine {
  public:
   HwWatchEngine(const WatchPlan& plan, WatchRecordSink sink) : plan_(plan), sink_(std::move(sink)) {}
@@ -73,7 +67,7 @@ class HwWatchEngine final : public WatchEngine {
   void set_previous(uint32_t index, uint64_t bytes);
   uint64_t previous(uint32_t index) const;
   void on_record(const void* data, size_t size);
-  void check_unobserved();
+  void resync_previous();
   void rescan_threads();
 
   WatchPlan plan_;
@@ -90,7 +84,7 @@ class HwWatchEngine final : public WatchEngine {
   uint64_t armed_ns_ = 0;              // CLOCK_MONOTONIC
   uint64_t armed_boottime_ns_ = 0;
   uint64_t last_rescan_ns_ = 0;
-  uint64_t last_check_ns_ = 0;         // the last unobserved-change check
+  uint64_t resyncs_ = 0;               // previous bytes brought back in line with the range
   std::unique_ptr<TrapWriters> writers_;
   bool detached_ = false;
 };
@@ -116,10 +110,10 @@ Result<void> HwWatchEngine::start(const WatchRequest& request) {
     const WatchRange& range = plan_.ranges[index];
     auto length = hw_breakpoint_length(range, index);
     if (!length) return length.error();
-    specs_.push_back({range.address, *length, *type});
+    specs_.push_back({range.parked ? 0 : range.address, *length, *type});
     xref_watch_range& slot = ranges_[index];
     std::memset(&slot, 0, sizeof slot);
-    slot.address = range.address;
+    slot.address = range.parked ? 0 : range.address;
     slot.length = range.length;
     slot.changed_only = request.changed ? 1 : 0;
     set_range(index, slot);
@@ -146,7 +140,7 @@ Result<void> HwWatchEngine::arm_threads() {
       new_threads = true;
       bool alive = true;
       for (uint32_t range = 0; range < specs_.size() && alive; ++range) {
-        if (plan_.ranges[range].follow_slot && specs_[range].address == 0) continue;  // parked
+        if (plan_.ranges[range].parked || specs_[range].address == 0) continue;  // parked at a null pointer
         auto opened = breakpoints_.open(thread.tid, range, specs_[range], skeleton_->progs.watch_hw_hit);
         if (!opened) return opened.error();
         alive = *opened;
@@ -193,7 +187,6 @@ Result<void> HwWatchEngine::arm() {
   breakpoints_.enable_all();
   armed_ns_ = monotonic_ns();
   armed_boottime_ns_ = boottime_ns();
-  last_check_ns_ = armed_ns_;
   last_rescan_ns_ = armed_ns_;
   __atomic_store_n(&skeleton_->bss->armed, 1, __ATOMIC_SEQ_CST);
   return {};
@@ -218,37 +211,27 @@ void HwWatchEngine::on_record(const void* data, size_t size) {
   record.new_bytes.assign(raw.new_bytes, raw.new_bytes + length);
   record.site = XREF_WATCH_SITE_HW;
   record.pc = raw.pc;
-  record.writer_pc = writers_->writer_of(raw.pc);
+  record.writer_pc = writers_->writer_of(raw.pc, &record.writer_text);
   sink_(std::move(record));
 }
 
 // A range whose bytes differ from what the program last saw changed without
-// a trap: the kernel wrote it (read(2) into it; breakpoints exclude the
-// kernel), or a write raced the previous read. Checked only with the ring
-// buffer empty, so every trap so far has updated `previous`.
-void HwWatchEngine::check_unobserved() {
-  const uint64_t now = monotonic_ns();
+// a trap: the kernel wrote it (read(2) into it; user breakpoints exclude the
+// kernel). The run loop reports that as an unobserved change (it re-reads
+// every range at each drain); here the program's previous bytes follow, so
+// the next trap's old value is what was really there. Only with the ring
+// buffer empty, and only when no trap came while the range was read.
+void HwWatchEngine::resync_previous() {
   for (uint32_t index = 0; index < ranges_.size(); ++index) {
     const xref_watch_range& range = ranges_[index];
     if (range.address == 0) continue;
     const uint64_t before = previous(index);
     uint64_t bytes = 0;
     if (!read_target(plan_.pid, range.address, range.length, bytes)) continue;
-    if (bytes == before || previous(index) != before) continue;  // unchanged, or a trap came meanwhile
+    if (bytes == before || previous(index) != before) continue;
     set_previous(index, bytes);
-    WatchRecord record;
-    record.kind = WatchRecordKind::unobserved_change;
-    record.since_ns = last_check_ns_;
-    record.timestamp_ns = now;
-    record.range = index;
-    record.generation = range.generation;
-    record.address = range.address;
-    record.length = range.length;
-    record.old_bytes = word_bytes(before, range.length);
-    record.new_bytes = word_bytes(bytes, range.length);
-    sink_(std::move(record));
+    ++resyncs_;
   }
-  last_check_ns_ = now;
 }
 
 void HwWatchEngine::rescan_threads() {
@@ -262,7 +245,7 @@ Result<bool> HwWatchEngine::drain() {
   if (ring_ == nullptr) return false;
   const bool more = ring_->round();
   if (detached_) return false;
-  if (!more) check_unobserved();
+  if (!more) resync_previous();
   if (monotonic_ns() - last_rescan_ns_ >= kThreadRescanNs) rescan_threads();
   return more;
 }
@@ -364,31 +347,23 @@ std::vector<std::string> HwWatchEngine::warnings() const {
 
 }  // namespace
 
-HwWatchFit hw_watch_fit(const WatchPlan& plan, const WatchRequest& request) {
-  HwWatchFit fit;
-  if (auto rules = check_hw_rules(plan, request); !rules) {
-    fit.refusal = rules.error();
-    fit.reason = rules.error().message;
-    return fit;
-  }
+bool hardware_breakpoints_fire(std::string& words) {
   const BreakpointSelfTest& test = breakpoint_self_test();
-  if (auto fires = check_hw_fires(test); !fires) {
-    fit.refusal = fires.error();
-    fit.reason = "debug registers do not fire here: " + self_test_words(test);
-    return fit;
-  }
-  const uint32_t debugger = std::min(request.debugger_hw_slots, kDebugRegistersPerThread);
-  fit.fits = true;
-  fit.reason = "debug registers fire here (" + self_test_words(test) + ") and " +
-               std::to_string(plan.ranges.size()) + (plan.ranges.size() == 1 ? " range fits " : " ranges fit ") +
-               std::to_string(kDebugRegistersPerThread - debugger) + " free";
-  return fit;
+  words = self_test_words(test);
+  return test.fires;
 }
 
-Result<std::unique_ptr<WatchEngine>> start_hw_watch_engine(const WatchPlan& plan, const WatchRequest& request,
-                                                           WatchRecordSink sink) {
-  const HwWatchFit fit = hw_watch_fit(plan, request);
-  if (!fit.fits) return fit.refusal;
+Result<void> hw_request_fits(const WatchPlan& plan, const WatchRequest& request) {
+  return check_hw_rules(plan, request);
+}
+
+Result<void> hw_registers_fire() { return check_hw_fires(breakpoint_self_test()); }
+
+Result<std::unique_ptr<WatchEngine>> start_hw_watch_engine(const Target& target, const WatchPlan& plan,
+                                                           const WatchRequest& request, WatchRecordSink sink) {
+  (void)target;  // the plan holds the pid; the writers read the process's own mappings as code is mapped
+  if (auto rules = check_hw_rules(plan, request); !rules) return rules.error();
+  if (auto fires = hw_registers_fire(); !fires) return fires.error();
   return start_hw_watch_engine_untested(plan, request, std::move(sink));
 }
 

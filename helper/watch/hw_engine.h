@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "process/target.h"
 #include "result.h"
 #include "watch/engine.h"
 #include "watch/plan.h"
@@ -19,24 +20,26 @@
 
 namespace xref {
 
-// Whether `auto` may choose hw for this plan, and why (or why not) in the
-// words the result prints: "debug registers fire here (doctor's self-test
-// counted 100 of 100 writes) and 2 ranges fit 4 free" / "debug registers do
-// not fire here: doctor's self-test counted 0 of 100 writes".
-struct HwWatchFit {
-  bool fits = false;
-  std::string reason;
-  Error refusal;  // when it does not fit: the error `--backend hw` gets
-};
+// Whether x86 debug registers fire on this host: the live self-test
+// (attach/breakpoint_self_test), run once per helper; `words` says what it
+// counted ("doctor's self-test counted 0 of 100 writes").
+bool hardware_breakpoints_fire(std::string& words);
 
-HwWatchFit hw_watch_fit(const WatchPlan& plan, const WatchRequest& request);
+// Whether the plan fits the debug registers (watch/hw_rules.h: lengths
+// 1/2/4/8 aligned, the access, the free slots): debug_register_rule or
+// debug_registers_exhausted naming what does not.
+Result<void> hw_request_fits(const WatchPlan& plan, const WatchRequest& request);
 
-// --backend hw (and `auto` when hw_watch_fit says so): the x86 rules first
-// (debug_register_rule, debug_registers_exhausted), then the self-test
-// (debug_registers_do_not_fire), then every thread's breakpoints, disabled
-// for recording until arm().
-Result<std::unique_ptr<WatchEngine>> start_hw_watch_engine(const WatchPlan& plan, const WatchRequest& request,
-                                                           WatchRecordSink sink);
+// --backend hw on a host where the registers do not fire: the refusal
+// (debug_registers_do_not_fire) naming the self-test's count. Ok where they
+// fire.
+Result<void> hw_registers_fire();
+
+// --backend hw (and `auto` where they fire and the ranges fit): the x86
+// rules, the self-test, then every thread's breakpoints, recording from
+// arm().
+Result<std::unique_ptr<WatchEngine>> start_hw_watch_engine(const Target& target, const WatchPlan& plan,
+                                                           const WatchRequest& request, WatchRecordSink sink);
 
 // The same without asking the self-test (the x86 rules still hold), for the
 // tests that count breakpoints, their inherited copies and their removal on

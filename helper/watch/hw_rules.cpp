@@ -72,7 +72,7 @@ Result<void> check_hw_rules(const WatchPlan& plan, const WatchRequest& request) 
     // A --follow target parked at a null pointer has no address yet; its
     // length must still fit a register.
     WatchRange range = plan.ranges[index];
-    if (range.follow_slot && range.address == 0) range.address = range.length;
+    if (range.parked || (range.follow_slot && range.address == 0)) range.address = range.length;
     if (auto length = hw_breakpoint_length(range, index); !length) return length.error();
   }
   return check_hw_slots(plan.ranges.size(), request.debugger_hw_slots);

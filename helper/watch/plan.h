@@ -10,7 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "process/target.h"
+#include "result.h"
 #include "sites/store_sites.h"
+#include "watch/request.h"
 
 namespace xref {
 
@@ -26,6 +29,8 @@ struct WatchRange {
   std::optional<uint32_t> follow_slot;
   int64_t follow_offset = 0;
   bool is_slot = false;         // a pointer slot watched for a --follow (8 bytes)
+  bool parked = false;          // a --follow target whose slot holds 0: not watched until it moves
+  std::string follow_spelled;   // the --follow SPEC it came from
 };
 
 // A store site made live for one module: where the uprobe goes.
@@ -38,10 +43,12 @@ struct WatchSite {
   std::string function;         // the function it lies in (demangled when the image has names)
   uint64_t function_offset = 0;
   std::string text;
+  bool by_contract = false;     // a libc writer's entry or return (CONTRACT_*): `function` is its name
 };
 
 struct WatchModule {
   std::string path;
+  std::string open_path;        // what the uprobes attach to (/proc/PID/map_files/..., as probe does)
   uint64_t load_bias = 0;
   StoreSiteCounts counts;       // what was found and probed in it
 };
@@ -52,7 +59,23 @@ struct WatchPlan {
   std::vector<WatchModule> modules;  // stores engine: the modules searched (--in)
   std::vector<WatchSite> sites;      // stores engine: index = the attach cookie
   std::string scope;                 // what --in covered, in words ("the executable's code: 212 functions")
+  std::vector<std::string> contracts;  // libc writers watched by contract: "memcpy (__memmove_evex_unaligned_erms)"
+  uint64_t after_sites = 0;          // AFTER sites added for stores whose new value is read after them
+  uint64_t after_missing = 0;        // stores whose next instruction takes no probe (EVEX): read at a later hit
+  uint64_t refused = 0;              // stores the kernel takes no uprobe on (lock prefix, segment override), not seen
+  uint64_t after_only = 0;           // of those, seen at their next instruction (lock xadd, cmpxchg, lock add ...)
   std::vector<std::string> warnings;
 };
+
+// The ranges of the request (ADDRs, --follow slots and targets), resolved
+// and checked against the live mappings: bad input is one error naming it
+// (unknown_symbol, not_data, read_only_address, address_unmapped,
+// bad_length, invalid_argument).
+Result<WatchPlan> plan_watch_ranges(const Target& target, const WatchRequest& request);
+
+// The stores engine's sites for the plan's ranges: the store sites of the
+// modules in scope (--in) pruned against the ranges, made live, with their
+// AFTER sites and the libc writers by contract.
+Result<void> plan_store_sites(const Target& target, const WatchRequest& request, WatchPlan& plan);
 
 }  // namespace xref

@@ -31,27 +31,28 @@ std::optional<TrapWriter> TrapWriters::resolve(uint64_t pc) {
   return std::nullopt;
 }
 
-uint64_t TrapWriters::writer_of(uint64_t pc) {
-  if (const auto known = writers_.find(pc); known != writers_.end()) {
-    if (known->second == 0) ++unknown_[pc].traps;
-    return known->second;
-  }
-  const std::optional<TrapWriter> writer = resolve(pc);
-  uint64_t live = 0;
-  if (writer && writer->status == TrapWriterStatus::found) {
-    live = writer->va;
-  } else {
-    Unknown& unknown = unknown_[pc];
-    unknown.traps += 1;
-    if (writer) {
-      unknown.writer = *writer;
+uint64_t TrapWriters::writer_of(uint64_t pc, std::string* text) {
+  auto known = writers_.find(pc);
+  if (known == writers_.end()) {
+    const std::optional<TrapWriter> writer = resolve(pc);
+    Known found;
+    if (writer && writer->status == TrapWriterStatus::found) {
+      found.writer = writer->va;
+      found.text = writer->text;
     } else {
-      unknown.writer.status = TrapWriterStatus::no_function;
-      unknown.writer.why = "the trap pc lies in no module xref can read";
+      Unknown& unknown = unknown_[pc];
+      if (writer) {
+        unknown.writer = *writer;
+      } else {
+        unknown.writer.status = TrapWriterStatus::no_function;
+        unknown.writer.why = "the trap pc lies in no module xref can read";
+      }
     }
+    known = writers_.emplace(pc, std::move(found)).first;
   }
-  writers_[pc] = live;
-  return live;
+  if (known->second.writer == 0) ++unknown_[pc].traps;
+  if (text != nullptr) *text = known->second.text;
+  return known->second.writer;
 }
 
 std::vector<std::string> TrapWriters::warnings() const {

@@ -22,8 +22,9 @@ namespace xref {
 class TrapWriters {
  public:
   explicit TrapWriters(pid_t pid) : pid_(pid) {}
-  // The writer's live address; 0 when it cannot be told.
-  uint64_t writer_of(uint64_t pc);
+  // The writer's live address; 0 when it cannot be told. `text`: its
+  // Intel text.
+  uint64_t writer_of(uint64_t pc, std::string* text = nullptr);
   // "3 traps at 0x55d0c0a01234 (worker+0x40): the instruction before the
   // trap pc writes no memory and the pc is a branch target"
   std::vector<std::string> warnings() const;
@@ -34,7 +35,11 @@ class TrapWriters {
   pid_t pid_;
   std::optional<AddressSpace> space_;
   bool space_reread_ = false;  // once, for code mapped after the start (dlopen)
-  std::unordered_map<uint64_t, uint64_t> writers_;  // live pc -> live writer (0: unknown)
+  struct Known {
+    uint64_t writer = 0;  // live; 0: unknown
+    std::string text;
+  };
+  std::unordered_map<uint64_t, Known> writers_;  // by live trap pc
   struct Unknown {
     TrapWriter writer;
     uint64_t traps = 0;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "attach/breakpoint_self_test.h"
+#include "watch/engine.h"
 #include "watch/hw_engine.h"
 #include "watch/hw_rules.h"
 
@@ -36,7 +37,7 @@ TEST(HwRules, AccessWriteAndReadWriteButNeverReadAlone) {
   const auto read = hw_breakpoint_type("read");
   ASSERT_FALSE(read);
   EXPECT_EQ(read.error().code, ErrorCode::debug_register_rule);
-  EXPECT_EQ(error_exit_status(read.error().code), 24);
+  EXPECT_EQ(error_exit_status(read.error().code), 20);
   EXPECT_EQ(read.error().message,
             "--access read: x86 debug registers cannot watch reads alone (they trap on writes, or on reads and "
             "writes)");
@@ -74,7 +75,7 @@ TEST(HwRules, FourSlotsPerThreadLessTheDebuggers) {
   const auto five = check_hw_slots(5, 0);
   ASSERT_FALSE(five);
   EXPECT_EQ(five.error().code, ErrorCode::debug_registers_exhausted);
-  EXPECT_EQ(error_exit_status(five.error().code), 25);
+  EXPECT_EQ(error_exit_status(five.error().code), 21);
   EXPECT_EQ(five.error().message, "4 debug registers per thread: 4 free, 5 ranges asked");
 
   const auto debugger = check_hw_slots(5, 1);
@@ -119,7 +120,7 @@ TEST(HwRules, TheRefusalNamesTheSelfTestsCount) {
   const auto refused = check_hw_fires(silent);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code, ErrorCode::debug_registers_do_not_fire);
-  EXPECT_EQ(error_exit_status(refused.error().code), 23);
+  EXPECT_EQ(error_exit_status(refused.error().code), 19);
   EXPECT_EQ(refused.error().message, "debug registers do not fire on this host: doctor's self-test counted 0 of 100 writes");
   EXPECT_EQ(refused.error().hint,
             "use --backend stores (no debug registers needed); `xref doctor` shows the self-test");
@@ -144,21 +145,35 @@ TEST(HwRules, BackendHwFollowsTheLiveSelfTest) {
   static uint64_t watched = 0;
   const WatchPlan plan = plan_of({range_at(reinterpret_cast<uint64_t>(&watched), 8, "watched")});
   WatchRequest request;
+  std::string words;
+  EXPECT_EQ(hardware_breakpoints_fire(words), test.fires);
+  EXPECT_EQ(words, "doctor's self-test " + test.counted_text);
+  request.backend = "auto";
+  const auto automatic = choose_watch_backend(plan, request);
+  ASSERT_TRUE(automatic) << automatic.error().message;
   request.backend = "hw";
-  const HwWatchFit fit = hw_watch_fit(plan, request);
-  auto engine = start_hw_watch_engine(plan, request, [](WatchRecord&&) {});
+  const auto hw = choose_watch_backend(plan, request);
   if (test.fires) {
-    EXPECT_TRUE(fit.fits) << fit.reason;
-    EXPECT_EQ(fit.reason, "debug registers fire here (doctor's self-test counted 100 of 100 writes) and 1 range fits 4 free");
-    EXPECT_TRUE(engine) << engine.error().message;
+    EXPECT_EQ(automatic->backend, "hw");
+    EXPECT_EQ(automatic->reason, "debug registers fire here - doctor's self-test counted 100 of 100 writes");
+    ASSERT_TRUE(hw) << hw.error().message;
+    EXPECT_EQ(hw->backend, "hw");
   } else {
     std::printf("hardware_breakpoints self-test here: %s\n", test.line.c_str());
-    EXPECT_FALSE(fit.fits);
-    EXPECT_EQ(fit.reason, "debug registers do not fire here: doctor's self-test " + test.counted_text);
-    ASSERT_FALSE(engine);
-    EXPECT_EQ(engine.error().code, ErrorCode::debug_registers_do_not_fire);
-    EXPECT_EQ(engine.error().message, "debug registers do not fire on this host: doctor's self-test " + test.counted_text);
+    EXPECT_EQ(automatic->backend, "stores");
+    EXPECT_EQ(automatic->reason, "debug registers do not fire here - doctor's self-test " + test.counted_text);
+    ASSERT_FALSE(hw);
+    EXPECT_EQ(hw.error().code, ErrorCode::debug_registers_do_not_fire);
+    EXPECT_EQ(hw.error().message, "debug registers do not fire on this host: doctor's self-test " + test.counted_text);
+    EXPECT_EQ(hw_registers_fire().error().message, hw.error().message);
   }
+  // The x86 rules come first, on any host: a 3-byte range is named as such.
+  const WatchPlan odd = plan_of({range_at(reinterpret_cast<uint64_t>(&watched), 3, "watched")});
+  EXPECT_EQ(choose_watch_backend(odd, request).error().code, ErrorCode::debug_register_rule);
+  request.backend = "auto";
+  const auto fallback = choose_watch_backend(odd, request);
+  ASSERT_TRUE(fallback);
+  EXPECT_EQ(fallback->backend, "stores");
 }
 
 }  // namespace
