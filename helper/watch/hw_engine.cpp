@@ -17,6 +17,7 @@
 #include "watch/hw_rules.h"
 #include "watch/hw_threads.h"
 #include "watch/trap_writers.h"
+#include "watch/watch_records.h"
 #include "watch_hw.skel.h"
 
 namespace xref {
@@ -196,21 +197,8 @@ void HwWatchEngine::on_record(const void* data, size_t size) {
   if (size < sizeof(xref_watch_record)) return;
   xref_watch_record raw;
   std::memcpy(&raw, data, sizeof raw);
-  WatchRecord record;
-  record.kind = WatchRecordKind::write;
-  record.sequence = raw.sequence;
-  record.timestamp_ns = raw.timestamp_ns;
-  record.tid = raw.tid;
-  record.range = raw.range;
-  record.generation = raw.generation;
-  record.address = raw.address;
-  record.length = raw.length;
-  record.flags = raw.flags;
-  const uint32_t length = std::min<uint32_t>(raw.length, 8);
-  record.old_bytes.assign(raw.old_bytes, raw.old_bytes + length);
-  record.new_bytes.assign(raw.new_bytes, raw.new_bytes + length);
+  WatchRecord record = decode_watch_record(raw);
   record.site = XREF_WATCH_SITE_HW;
-  record.pc = raw.pc;
   record.writer_pc = writers_->writer_of(raw.pc, &record.writer_text);
   sink_(std::move(record));
 }
@@ -300,27 +288,8 @@ void HwWatchEngine::detach() {
 }
 
 std::vector<WatchRangeCounts> HwWatchEngine::range_counts() const {
-  std::vector<WatchRangeCounts> totals(ranges_.size());
-  if (skeleton_ == nullptr) return totals;
-  const int cpus = libbpf_num_possible_cpus();
-  std::vector<xref_watch_counts> per_cpu(static_cast<size_t>(cpus > 0 ? cpus : 1));
-  for (uint32_t index = 0; index < ranges_.size(); ++index) {
-    if (bpf_map__lookup_elem(skeleton_->maps.counts, &index, sizeof index, per_cpu.data(),
-                             per_cpu.size() * sizeof(xref_watch_counts), 0) != 0) {
-      continue;
-    }
-    WatchRangeCounts& total = totals[index];
-    for (const xref_watch_counts& cpu : per_cpu) {
-      total.writes += cpu.writes;
-      total.unchanged += cpu.unchanged;
-      total.passed += cpu.passed;
-      total.records += cpu.records;
-      total.records_lost += cpu.records_lost;
-      total.unread += cpu.unread;
-      total.in_flight_full += cpu.in_flight_full;
-    }
-  }
-  return totals;
+  if (skeleton_ == nullptr) return std::vector<WatchRangeCounts>(ranges_.size());
+  return sum_range_counts(skeleton_->maps.counts, ranges_.size());
 }
 
 std::vector<std::string> HwWatchEngine::warnings() const {
