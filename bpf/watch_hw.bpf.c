@@ -17,6 +17,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "watch_abi.h"
+#include "watch_ranges.bpf.h"
 
 const volatile __u32 target_tgid = 0;
 const volatile __u64 every = 1;       /* per range: every Nth passing write is recorded */
@@ -37,13 +38,6 @@ __u64 over_max_records = 0; /* passing writes past --max-events, kept by no reco
 __u64 foreign_hits = 0;     /* hits in another process (an event inherited across fork) */
 __u64 unknown_range = 0;    /* hits whose range could not be told */
 
-struct {
-  __uint(type, BPF_MAP_TYPE_ARRAY);
-  __uint(max_entries, XREF_WATCH_MAX_RANGES);
-  __type(key, __u32);
-  __type(value, struct xref_watch_range);
-} ranges SEC(".maps");
-
 /* The bytes each range held before the last write this program saw (at
  * most 8: a debug register watches 1, 2, 4 or 8 bytes). */
 struct {
@@ -52,21 +46,6 @@ struct {
   __type(key, __u32);
   __type(value, __u64);
 } previous SEC(".maps");
-
-/* Passing writes per range, shared by every CPU: a write's number. */
-struct {
-  __uint(type, BPF_MAP_TYPE_ARRAY);
-  __uint(max_entries, XREF_WATCH_MAX_RANGES);
-  __type(key, __u32);
-  __type(value, __u64);
-} range_passed SEC(".maps");
-
-struct {
-  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-  __uint(max_entries, XREF_WATCH_MAX_RANGES);
-  __type(key, __u32);
-  __type(value, struct xref_watch_counts);
-} counts SEC(".maps");
 
 struct {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
