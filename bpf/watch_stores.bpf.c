@@ -156,7 +156,9 @@ static __always_inline void finish(struct xref_watch_record *record) {
   const struct xref_watch_range *watched = bpf_map_lookup_elem(&ranges, &range);
   if (same && watched && watched->changed_only) return;
   if (!pass_write(range, count)) return;
-  record->sequence = __sync_fetch_and_add(&sequence, 1) + 1;
+  /* A write in flight took its number when its store was about to run:
+   * the order of the stores, not of their completions. */
+  if (record->sequence == 0) record->sequence = __sync_fetch_and_add(&sequence, 1) + 1;
   if (bpf_ringbuf_output(&records, record, sizeof(*record), 0) == 0) {
     __sync_fetch_and_add(&count->records, 1);
   } else {
@@ -272,6 +274,7 @@ static long range_step(__u32 r, void *data) {
     return 0;
   }
   if (walk->value_width == 0) {
+    record->sequence = __sync_fetch_and_add(&sequence, 1) + 1;
     flight->count = slot + 1;
     return 0;
   }
@@ -326,7 +329,9 @@ static __always_inline int on_store(struct pt_regs *ctx, __u32 index) {
         walk.value = reg_word(regs, site->source_offset);
         walk.value_width = site->width;
       } else if (site->width <= 8 && site->contract == XREF_AFTER_ONLY_CMPXCHG) {
-        if (!(regs->words[(__builtin_offsetof(struct pt_regs, eflags) / 8) & 31] & (1u << 6))) return 0; /* ZF clear: the compare failed, nothing written */
+        /* rax holds the old value either way: the expected one when the
+         * exchange succeeded (ZF set), else what was there, which a locked
+         * cmpxchg writes back unchanged. */
         walk.value = PT_REGS_RC(ctx);
         walk.value_width = site->width;
       } else if (site->width <= 8 && (site->contract == XREF_AFTER_ONLY_ADD || site->contract == XREF_AFTER_ONLY_SUB ||

@@ -295,6 +295,7 @@ Result<EhFrameCie> parse_cie(std::span<const uint8_t> section, const RecordHeade
         break;
       case 'L':  // LSDA encoding: shapes only the FDE augmentation data, which is skipped
         if (!data.byte(encoding)) return malformed(at, "CIE augmentation data truncated");
+        cie.has_lsda = true;
         break;
       case 'P': {  // personality routine: an encoding byte, then a pointer to skip
         if (!data.byte(encoding)) return malformed(at, "CIE augmentation data truncated");

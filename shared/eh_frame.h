@@ -33,6 +33,9 @@ struct EhFrameCie {
   // __restore_rt: the unwinder looks up pc - 1 for other frames, pc here),
   // so that byte is the tail of the instruction before, not code to decode.
   bool signal_frame = false;
+  // 'L': its FDEs may point to an LSDA, so their code may have landing pads
+  // that only the unwinder enters (no branch leads there).
+  bool has_lsda = false;
   size_t instructions_begin = 0;       // the initial instructions: [begin, end)
   size_t instructions_end = 0;
 };

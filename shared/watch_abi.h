@@ -36,7 +36,8 @@
 /* xref_watch_site.contract (AFTER_ONLY): where the old value is after the store ran. */
 #define XREF_AFTER_ONLY_OLD_UNKNOWN 0   /* lock add/or/and/...: not known (the record says so) */
 #define XREF_AFTER_ONLY_OLD_REGISTER 1  /* xadd: the source register (source_offset) holds the old value */
-#define XREF_AFTER_ONLY_CMPXCHG 2       /* cmpxchg: rax holds it when ZF is set; ZF clear: nothing written */
+#define XREF_AFTER_ONLY_CMPXCHG 2       /* cmpxchg: rax holds it (ZF set: the expected value; clear: what was
+                                         * there, written back unchanged) */
 #define XREF_AFTER_ONLY_ADD 3           /* lock add m, src: old = new - src (source_offset's register, else immediate) */
 #define XREF_AFTER_ONLY_SUB 4           /* lock sub m, src: old = new + src */
 #define XREF_AFTER_ONLY_XOR 5           /* lock xor m, src: old = new ^ src */

@@ -112,6 +112,35 @@ StoreValue value_of(const ZydisDecodedInstruction& instruction, const ZydisDecod
   return value;
 }
 
+void set_flow(const ZydisDecodedInstruction& instruction, const ZydisDecodedOperand* operands, uint64_t va,
+              StoreInstruction& store) {
+  switch (instruction.mnemonic) {
+    case ZYDIS_MNEMONIC_RET:
+    case ZYDIS_MNEMONIC_IRET:
+    case ZYDIS_MNEMONIC_IRETD:
+    case ZYDIS_MNEMONIC_IRETQ:
+    case ZYDIS_MNEMONIC_UD0:
+    case ZYDIS_MNEMONIC_UD1:
+    case ZYDIS_MNEMONIC_UD2:
+    case ZYDIS_MNEMONIC_HLT:
+    case ZYDIS_MNEMONIC_INT3: store.flow = Flow::stop; return;
+    default: break;
+  }
+  const bool call = instruction.mnemonic == ZYDIS_MNEMONIC_CALL;
+  const bool jump = instruction.mnemonic == ZYDIS_MNEMONIC_JMP;
+  const bool conditional = instruction.meta.category == ZYDIS_CATEGORY_COND_BR &&
+                           instruction.mnemonic != ZYDIS_MNEMONIC_XEND;
+  if (!call && !jump && !conditional) return;
+  ZyanU64 target = 0;
+  if (instruction.operand_count_visible > 0 && operands[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE &&
+      operands[0].imm.is_relative && ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&instruction, &operands[0], va, &target))) {
+    store.flow = call ? Flow::next : jump ? Flow::jump : Flow::conditional_jump;
+    store.branch_target = target;
+  } else if (!call) {
+    store.flow = jump ? Flow::indirect_jump : Flow::next;  // a conditional branch always may fall through
+  }
+}
+
 }  // namespace
 
 struct X86StoreDecoder::State {
@@ -140,6 +169,7 @@ std::optional<StoreInstruction> X86StoreDecoder::decode(std::span<const uint8_t>
   const auto& operands = full.operands;
   StoreInstruction store;
   store.size = instruction.length;
+  set_flow(instruction, operands.data(), va, store);
   store.evex = instruction.encoding == ZYDIS_INSTRUCTION_ENCODING_EVEX ||
                instruction.encoding == ZYDIS_INSTRUCTION_ENCODING_MVEX;
   // The first written memory operand, visible or hidden (movs, stos, push,

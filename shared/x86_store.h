@@ -49,8 +49,19 @@ struct StoreValue {
   bool return_address = false;  // a call's: `immediate` is a VA in the numbering of the `va` decoded at
 };
 
+// Where execution goes after an instruction, for reachability.
+enum class Flow : uint8_t {
+  next,              // the next instruction (calls included)
+  jump,              // only to `branch_target`
+  conditional_jump,  // to `branch_target` or the next (jcc, loop*, jrcxz, xbegin)
+  indirect_jump,     // through a register or memory: a jump table or a tail call
+  stop,              // ret, ud2, hlt, int3: nowhere in this function
+};
+
 struct StoreInstruction {
   uint8_t size = 0;               // instruction length
+  Flow flow = Flow::next;
+  uint64_t branch_target = 0;     // a direct jump, conditional jump or call: the target VA
   bool writes_memory = false;     // the rest is meaningful only when true (evex always is)
   bool evex = false;              // EVEX-encoded (AVX-512), store or not
   bool rep = false;               // rep movs / rep stos

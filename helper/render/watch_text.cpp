@@ -39,7 +39,9 @@ std::string writer_text(const nlohmann::json& writer) {
   if (writer["by_contract"].get<bool>()) {
     const nlohmann::json& caller = writer["caller"];
     if (!caller.is_null()) {
-      text = caller["function"].get<std::string>() + "+" + std::to_string(caller["offset"].get<uint64_t>()) + " via ";
+      char offset[32];
+      std::snprintf(offset, sizeof offset, "+0x%llx", static_cast<unsigned long long>(caller["offset"].get<uint64_t>()));
+      text = caller["function"].get<std::string>() + offset + " via ";
     }
     return text + writer["function"].get<std::string>() + " (libc, by contract)";
   }
@@ -55,6 +57,7 @@ std::string watch_record_line(const nlohmann::json& record, uint64_t armed_ns) {
   const std::string seq = record["seq"].is_null() ? "-" : std::to_string(record["seq"].get<uint64_t>());
   const std::string tid = record["tid"].is_null() ? "-" : std::to_string(record["tid"].get<uint64_t>());
   std::string line = padl(seq, 6) + "  " + pad(tid, 8) + pad(range_label(record), 7);
+  if (line.back() != ' ') line += ' ';
   if (record["type"] == "rearm") {
     const uint64_t unwatched = record["unwatched_ns"].get<uint64_t>();
     if (record["parked"].get<bool>()) {

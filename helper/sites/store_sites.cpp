@@ -5,6 +5,7 @@
 #include <cstring>
 #include <unordered_set>
 
+#include "code_reach.h"
 #include "disassembly.h"
 #include "sites/probe_site_check.h"
 #include "x86_registers.h"
@@ -113,14 +114,37 @@ void count(StoreSiteCounts& counts, const StoreSite& site, const StoreInstructio
   }
 }
 
+// Functions may overlap (a sized symbol enclosing a label, a symbol and an
+// FDE range): a store is listed once, for the first function that found it.
+// Functions come sorted by start and mostly apart, so the VAs listed are
+// only remembered once one overlaps what was swept before.
+class ListedOnce {
+ public:
+  void enter_function(const StoreSiteTable& table, uint64_t start, uint64_t end) {
+    if (start < swept_end_ && !remembering_) {
+      for (const StoreSite& site : table.sites) listed_.insert(site.va);
+      remembering_ = true;
+    }
+    swept_end_ = std::max(swept_end_, end);
+  }
+  // False when `va` was listed already; remembers it once remembering.
+  bool first(uint64_t va) { return !remembering_ || listed_.insert(va).second; }
+
+ private:
+  uint64_t swept_end_ = 0;
+  bool remembering_ = false;
+  std::unordered_set<uint64_t> listed_;
+};
+
 struct FunctionSweep {
   const ElfImage& image;
   const X86StoreDecoder& decoder;
   StoreSiteTable& table;
-  // Functions may overlap (a sized symbol enclosing a label, a symbol and an
-  // FDE range): a store is listed once, for the first function that found it.
-  std::unordered_set<uint64_t>& seen;
+  ListedOnce& seen;
+  std::vector<uint64_t>& branch_targets;  // of every function swept: direct jumps, jccs and calls
   uint32_t function = 0;
+  std::vector<FlowStep> steps{};          // this function's instructions
+  bool indirect_jump = false;             // this function jumps through a register or memory
 
   // Every store of [start, start + bytes.size()). A store whose new value is
   // known only afterwards waits for the next instruction to say whether an
@@ -142,7 +166,10 @@ struct FunctionSweep {
         continue;
       }
       offset += store->size;
-      if (!store->writes_memory || !seen.insert(va).second) continue;
+      steps.push_back(FlowStep{va, store->flow, store->branch_target});
+      if (store->branch_target != 0) branch_targets.push_back(store->branch_target);
+      indirect_jump = indirect_jump || store->flow == Flow::indirect_jump;
+      if (!store->writes_memory || !seen.first(va)) continue;
       StoreSite site;
       site.va = va;
       site.size = store->size;
@@ -166,7 +193,8 @@ struct FunctionSweep {
   // disassembly.cpp does. Each gap is listed as one undecodable site.
   size_t skip_undecodable(std::span<const uint8_t> rest, uint64_t va) {
     const size_t length = decoder.capstone_length(rest, va).value_or(1);
-    if (!seen.insert(va).second) return length;
+    table.functions[function].complete = false;
+    if (!seen.first(va)) return length;
     table.counts.undecodable += length;
     if (!table.sites.empty() && table.sites.back().store_class == StoreClass::undecodable &&
         table.sites.back().va + table.sites.back().size == va && table.sites.back().size + length <= UINT8_MAX) {
@@ -194,18 +222,52 @@ uint64_t code_start(const ElfImage& image, const FunctionSymbol& function) {
   return early ? function.start + 1 : function.start;
 }
 
+// Whether the unwinder may enter the function at a landing pad no branch
+// leads to: its FDE's CIE names an LSDA encoding.
+bool may_have_landing_pads(const ElfImage& image, uint64_t start) {
+  auto record = image.fde_record(start);
+  return record && record->cie.has_lsda;
+}
+
+// A function whose every path is known: every byte decoded, no jump through
+// a register or memory (a jump table's cases are reached by no direct
+// branch), no landing pads. Its stores that no path reaches are data or
+// dead code.
+struct ReachCheck {
+  size_t first_site = 0;  // its stores in table.sites: [first_site, end_site)
+  size_t end_site = 0;
+  std::vector<FlowStep> steps;
+};
+
+// Marks the check's stores no path reaches, counting them when `count`;
+// whether there were any.
+bool mark_unreachable(StoreSiteTable& table, const ReachCheck& check, std::span<const uint64_t> entries, bool count) {
+  const std::vector<bool> reachable = reachable_steps(check.steps, entries);
+  bool any = false;
+  for (size_t i = check.first_site; i < check.end_site; ++i) {
+    StoreSite& site = table.sites[i];
+    auto step = std::lower_bound(check.steps.begin(), check.steps.end(), site.va,
+                                 [](const FlowStep& s, uint64_t va) { return s.va < va; });
+    site.unreachable = step != check.steps.end() && step->va == site.va && !reachable[step - check.steps.begin()];
+    any = any || site.unreachable;
+    if (site.unreachable && count) ++table.counts.unreachable;
+  }
+  return any;
+}
+
 }  // namespace
 
 Result<StoreSiteTable> find_store_sites(const ElfImage& image, const std::vector<const FunctionSymbol*>& functions) {
   const X86StoreDecoder decoder;
   if (!decoder.failure().empty()) return make_error(ErrorCode::internal, decoder.failure());
   StoreSiteTable table;
-  std::unordered_set<uint64_t> seen;
+  ListedOnce seen;
+  std::vector<uint64_t> branch_targets;
+  std::vector<ReachCheck> checks;
   // About one store in six instructions of four bytes (libc: 52,000 in 1.8 MB).
   uint64_t code_bytes = 0;
   for (const FunctionSymbol* function : functions) code_bytes += function != nullptr ? function->size : 0;
   table.sites.reserve(code_bytes / 32);
-  seen.reserve(code_bytes / 32);
   for (const FunctionSymbol* function : functions) {
     if (function == nullptr) continue;
     auto end = function_code_end(image, *function);
@@ -218,8 +280,22 @@ Result<StoreSiteTable> find_store_sites(const ElfImage& image, const std::vector
     const auto index = static_cast<uint32_t>(table.functions.size());
     table.functions.push_back(StoreFunction{function->name, start, bytes->size()});
     ++table.counts.functions;
-    FunctionSweep{image, decoder, table, seen, index}.run(*bytes, start);
+    const size_t first_site = table.sites.size();
+    seen.enter_function(table, start, start + bytes->size());
+    FunctionSweep sweep{image, decoder, table, seen, branch_targets, index};
+    sweep.run(*bytes, start);
+    if (table.functions[index].complete && !sweep.indirect_jump && first_site != table.sites.size() &&
+        !may_have_landing_pads(image, function->start)) {
+      // Its own paths first; the rare function with stores they miss is
+      // checked again once every function's branches are known.
+      ReachCheck check{first_site, table.sites.size(), std::move(sweep.steps)};
+      if (mark_unreachable(table, check, {}, false)) checks.push_back(std::move(check));
+    }
   }
+  // Other functions' branches count: a .cold part jumps back into its parent.
+  std::sort(branch_targets.begin(), branch_targets.end());
+  branch_targets.erase(std::unique(branch_targets.begin(), branch_targets.end()), branch_targets.end());
+  for (const ReachCheck& check : checks) mark_unreachable(table, check, branch_targets, true);
   std::sort(table.sites.begin(), table.sites.end(), [](const StoreSite& a, const StoreSite& b) { return a.va < b.va; });
   return table;
 }
@@ -246,7 +322,7 @@ std::vector<uint32_t> prune_store_sites(StoreSiteTable& table, const std::vector
 
   StoreSiteCounts& counts = table.counts;
   counts.probed = counts.pruned_stack = counts.pruned_static = counts.after_unprobeable = 0;
-  counts.refused = 0;
+  counts.refused = counts.incomplete = counts.unreached = 0;
   table.after_only.clear();
   std::vector<uint32_t> probed;
   for (uint32_t i = 0; i < table.sites.size(); ++i) {
@@ -271,6 +347,14 @@ std::vector<uint32_t> prune_store_sites(StoreSiteTable& table, const std::vector
       case StoreClass::evex:
       case StoreClass::segment:
       case StoreClass::undecodable: continue;  // never probed; counted by find_store_sites
+    }
+    if (!table.functions[site.function].complete) {
+      ++counts.incomplete;
+      continue;
+    }
+    if (site.unreachable) {
+      ++counts.unreached;
+      continue;
     }
     if (site.kernel_refuses_probe) {
       ++counts.refused;

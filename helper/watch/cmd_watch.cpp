@@ -41,8 +41,8 @@ int run_watch_command(const WatchCommandOptions& options) {
   };
   callbacks.output_closed = [&] { return output.broken(); };
   if (options.jsonl) {
-    callbacks.streamed = [&](const WatchRecord& record) {
-      output.push(json_text(renderer.record_json(record)) + "\n", false);
+    callbacks.streamed = [&](const WatchRecord& record, const WatchRun& so_far) {
+      output.push(json_text(renderer.record_json(record, &so_far)) + "\n", false);
     };
   }
   auto run = run_watch(*target, *plan, options.request, *choice, callbacks);

@@ -7,6 +7,7 @@
 #include "process/ifunc_binding.h"
 #include "sites/function_sites.h"
 #include "sites/probe_site_check.h"
+#include "watch/site_place.h"
 #include "watch_abi.h"
 
 namespace xref {
@@ -37,7 +38,7 @@ xref_watch_site contract_operand(uint8_t kind, uint8_t contract) {
 
 }  // namespace
 
-void add_contract_sites(const Target& target, WatchPlan& plan) {
+void add_contract_sites(const Target& target, WatchPlan& plan, const std::vector<ScopedImage>& scope) {
   const Module* libc = target.space.find_module("libc.so.6");
   if (libc == nullptr) return;
   auto image = target.space.image(*libc);
@@ -75,19 +76,34 @@ void add_contract_sites(const Target& target, WatchPlan& plan) {
                               ") does not disassemble: " + disassembled.error().message);
       continue;
     }
-    if (kernel_refuses_uprobe(**image, code.start)) continue;
-    auto entry_offset = (*image)->file_offset_of(code.start);
-    if (!entry_offset) continue;
-    WatchSite entry;
-    entry.module = module;
-    entry.static_va = code.start;
-    entry.live_va = code.start + *bias;
-    entry.file_offset = *entry_offset;
-    entry.operand = contract_operand(XREF_STORE_CONTRACT_ENTRY, writer.contract);
-    entry.function = writer.name;
-    entry.text = std::string(writer.name) + " (libc, by contract)";
-    entry.by_contract = true;
-    plan.sites.push_back(entry);
+    auto add_entry = [&](WatchSite entry, const std::string& text) {
+      entry.operand = contract_operand(XREF_STORE_CONTRACT_ENTRY, writer.contract);
+      entry.function = writer.name;
+      entry.text = text + " (libc, by contract)";
+      entry.by_contract = true;
+      plan.sites.push_back(std::move(entry));
+    };
+    std::string entered = "entry";
+    if (auto entry = placed_site(**image, module, *bias, code.start)) {
+      add_entry(std::move(*entry), writer.name);
+    } else {
+      // Its first instruction takes no uprobe: the PLT stubs that call it.
+      size_t stubs = 0;
+      for (const ScopedImage& scoped : scope) {
+        for (const FunctionSymbol* stub : scoped.image->find_functions(std::string(writer.name) + "@plt")) {
+          auto at_stub = placed_site(*scoped.image, scoped.module, plan.modules[scoped.module].load_bias, stub->start);
+          if (!at_stub) continue;
+          add_entry(std::move(*at_stub), std::string(writer.name) + "@plt");
+          ++stubs;
+        }
+      }
+      if (stubs == 0) continue;
+      entered = std::to_string(stubs) + " PLT stub" + (stubs == 1 ? "" : "s");
+      plan.warnings.push_back(std::string("contract_plt: ") + writer.name + " (" + code.name +
+                              ") starts with an EVEX instruction no uprobe may go on: it is entered at its PLT "
+                              "stubs, so its calls through a pointer or GOT (-fno-plt) show only as unobserved "
+                              "changes");
+    }
     const auto parts = split.code_parts(module, **image, *disassembled);
     std::vector<FunctionCode> all_parts = parts;
     size_t exits = 0;
@@ -104,14 +120,9 @@ void add_contract_sites(const Target& target, WatchPlan& plan) {
     }
     for (const FunctionExit& exit : ends) {
       if (exit.kind != FunctionExitKind::ret || !returns.insert(exit.va).second) continue;
-      if (kernel_refuses_uprobe(**image, exit.va)) continue;
-      auto offset = (*image)->file_offset_of(exit.va);
-      if (!offset) continue;
-      WatchSite ret;
-      ret.module = module;
-      ret.static_va = exit.va;
-      ret.live_va = exit.va + *bias;
-      ret.file_offset = *offset;
+      auto placed = placed_site(**image, module, *bias, exit.va);
+      if (!placed) continue;
+      WatchSite ret = std::move(*placed);
       ret.operand = contract_operand(XREF_STORE_CONTRACT_RETURN, writer.contract);
       ret.function = code.name;
       ret.text = "ret";
@@ -119,7 +130,8 @@ void add_contract_sites(const Target& target, WatchPlan& plan) {
       plan.sites.push_back(ret);
       ++exits;
     }
-    plan.contracts.push_back(std::string(writer.name) + " (" + code.name + ", " + std::to_string(exits) + " returns)");
+    plan.contracts.push_back(std::string(writer.name) + " (" + code.name + ", " + entered + ", " +
+                             std::to_string(exits) + " returns)");
   }
 }
 

@@ -12,9 +12,19 @@
 
 namespace xref {
 
+// A module of the --in scope, by its index in WatchPlan::modules.
+struct ScopedImage {
+  uint32_t module = 0;
+  std::shared_ptr<const ElfImage> image;
+};
+
 // Adds the contract sites of the libc the process maps (none when it maps
-// no libc.so.6) to `plan`; a writer not bound yet (lazy binding) is a
-// warning: its writes can only show as unobserved changes.
-void add_contract_sites(const Target& target, WatchPlan& plan);
+// no libc.so.6) to `plan`. The entry is the bound implementation's first
+// instruction, or, where that is EVEX (no uprobe may go there:
+// __memset_avx512_unaligned_erms starts with vpbroadcastb), the writer's
+// PLT stubs in the scope's modules (calls through a pointer or -fno-plt are
+// then seen only as unobserved changes: a warning says so). A writer not
+// bound yet (lazy binding) is a warning too.
+void add_contract_sites(const Target& target, WatchPlan& plan, const std::vector<ScopedImage>& scope);
 
 }  // namespace xref

@@ -79,6 +79,10 @@ class WatchEngine {
   virtual bool until_hits_reached() const = 0;
   virtual void detach() = 0;
   virtual std::vector<WatchRangeCounts> range_counts() const = 0;
+  // The ranges a write is in flight to now: its store ran (or runs) and its
+  // record is not out yet (stores: new bytes read at a later probe). The
+  // unobserved-change check leaves them for the next drain. hw: none.
+  virtual std::vector<uint32_t> ranges_in_flight() const { return {}; }
   // What the result must say about this engine's coverage ("thread 123 armed
   // 40 us after it started", "312 EVEX stores not probed").
   virtual std::vector<std::string> warnings() const { return {}; }

@@ -94,9 +94,19 @@ nlohmann::json WatchRenderer::writer_json(const WatchRecord& record) {
   return writer;
 }
 
-nlohmann::json WatchRenderer::record_json(const WatchRecord& record) {
+nlohmann::json WatchRenderer::record_json(const WatchRecord& record, const WatchRun* run) {
   const WatchRange& range = plan_.ranges[record.range];
-  const bool whole = record.address == range.address && record.length == range.length;
+  // Where the range was at the record's generation (--follow moves it).
+  uint64_t start = range.address;
+  if (run != nullptr && record.range < run->ranges.size() &&
+      record.generation < run->ranges[record.range].addresses.size()) {
+    start = run->ranges[record.range].addresses[record.generation];
+  } else if (record.kind == WatchRecordKind::write && (record.address < range.address ||
+                                                        record.address - range.address >= range.length)) {
+    start = record.address;  // streamed before the end: a write at a place the range has left
+  }
+  const uint64_t offset = record.address >= start ? record.address - start : 0;
+  const bool whole = offset == 0 && record.length == range.length;
   nlohmann::json json = {
       {"type", kind_name(record.kind)},
       {"seq", record.kind == WatchRecordKind::write ? nlohmann::json(record.sequence) : nlohmann::json(nullptr)},
@@ -105,7 +115,7 @@ nlohmann::json WatchRenderer::record_json(const WatchRecord& record) {
       {"range", record.range},
       {"generation", record.generation},
       {"address", hex_value(record.address)},
-      {"offset", record.kind == WatchRecordKind::rearm ? 0 : record.address - range.address},
+      {"offset", record.kind == WatchRecordKind::rearm ? 0 : offset},
       {"length", record.length},
   };
   if (record.kind == WatchRecordKind::rearm) {
@@ -241,7 +251,7 @@ nlohmann::json WatchRenderer::document(const WatchRun& run) {
   nlohmann::json writes = nlohmann::json::array(), unobserved = nlohmann::json::array(),
                  rearms = nlohmann::json::array(), stream = nlohmann::json::array();
   for (const WatchRecord& record : run.records) {
-    nlohmann::json json = record_json(record);
+    nlohmann::json json = record_json(record, &run);
     stream.push_back(json);
     if (record.kind == WatchRecordKind::write) writes.push_back(std::move(json));
     else if (record.kind == WatchRecordKind::unobserved_change) unobserved.push_back(std::move(json));

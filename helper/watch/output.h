@@ -19,8 +19,9 @@ class WatchRenderer {
  public:
   WatchRenderer(const Target& target, const WatchPlan& plan, const WatchRequest& request);
   nlohmann::json document(const WatchRun& run);
-  // One record as a JSON line of --jsonl ({"type": "write", ...}).
-  nlohmann::json record_json(const WatchRecord& record);
+  // One record as a JSON line of --jsonl ({"type": "write", ...}); `run`
+  // (at the end) says where a moved range was at the record's generation.
+  nlohmann::json record_json(const WatchRecord& record, const WatchRun* run = nullptr);
 
  private:
   nlohmann::json writer_json(const WatchRecord& record);

@@ -65,7 +65,7 @@ Result<const MapEntry*> check_writable(const Target& target, const std::string& 
                                        uint64_t length) {
   const std::string what = "watch " + quoted_text(spelled);
   if (length == 0) {
-    return make_error(ErrorCode::bad_length, what + ": a length of 0", "give 1 or more bytes, e.g. " + spelled + ":8");
+    return make_error(ErrorCode::bad_length, what + ": a length of 0", "give 1 or more bytes: ADDR:8, or leave :LEN out");
   }
   if (length > kMaxRangeBytes) {
     return make_error(ErrorCode::bad_length,
@@ -145,9 +145,13 @@ Result<Placed> place(const Target& target, const AddressSpec& spec, uint64_t def
   } else {
     auto found = find_data_symbol(target, spec);
     if (!found) return found.error();
-    auto live = target.space.live_from_static(*found->module, found->symbol.static_va);
-    if (!live) return live.error();
-    placed.address = *live + static_cast<uint64_t>(spec.offset);
+    // .bss is past the file's bytes: through the load bias, not a file offset.
+    const auto bias = target.space.load_bias(*found->module);
+    if (!bias) {
+      return make_error(ErrorCode::address_unmapped,
+                        "watch " + quoted_text(spec.spelled) + ": " + found->module->name() + " is not mapped as a whole");
+    }
+    placed.address = found->symbol.static_va + *bias + static_cast<uint64_t>(spec.offset);
     if (found->symbol.size > 0 && spec.offset >= 0 && static_cast<uint64_t>(spec.offset) < found->symbol.size) {
       symbol_length = found->symbol.size - static_cast<uint64_t>(spec.offset);
     }

@@ -12,17 +12,16 @@
 namespace xref {
 namespace {
 
-// What the helper knows of one range's bytes, and a difference seen at a
-// drain that waits for the next drain to be confirmed (a store whose
-// record came before it ran would otherwise look unobserved).
+// What the helper knows of one range's bytes.
 struct Known {
   std::vector<uint8_t> bytes;
   uint64_t at_ns = 0;            // when they were last known
   bool readable = false;
-  std::optional<std::vector<uint8_t>> candidate;
-  uint64_t candidate_ns = 0;
-  uint64_t records_at_candidate = 0;
   uint64_t records = 0;          // records of this range applied
+  // Bytes a record wrote since the last check: a store's record can come
+  // before the store runs (its thread may wait between the two), so a
+  // difference there waits for the next check.
+  std::vector<bool> touched;
 };
 
 class Watcher {
@@ -30,12 +29,15 @@ class Watcher {
   Watcher(const Target& target, WatchPlan& plan, const WatchRequest& request, WatchRun& run)
       : target_(target), plan_(plan), request_(request), run_(run), known_(plan.ranges.size()) {
     run_.ranges.resize(plan.ranges.size());
+    for (size_t index = 0; index < plan.ranges.size(); ++index) {
+      run_.ranges[index].addresses.push_back(plan.ranges[index].parked ? 0 : plan.ranges[index].address);
+    }
     exact_ = request.every <= 1 && request.first == 0;
     run_.unobserved_exact = exact_;
   }
 
   void set_engine(WatchEngine* engine) { engine_ = engine; }
-  void set_stream(std::function<void(const WatchRecord&)> streamed) { streamed_ = std::move(streamed); }
+  void set_stream(std::function<void(const WatchRecord&, const WatchRun&)> streamed) { streamed_ = std::move(streamed); }
 
   void read_all_known() {
     for (uint32_t index = 0; index < plan_.ranges.size(); ++index) reread(index, monotonic_ns());
@@ -55,48 +57,75 @@ class Watcher {
     for (WatchRecord& record : batch) apply(std::move(record));
   }
 
-  // The drain-time check: every range re-read; a difference seen twice in
-  // a row with no record of the range between is an unobserved change.
+  // The drain-time check: every range re-read; bytes that differ from what
+  // the records left are read again after one more drain, and a difference
+  // that stayed, with no record of the range between, is an unobserved
+  // change. (A store whose record came before it ran has run by then.)
   void check() {
     const std::vector<WatchRangeCounts> counts = engine_->range_counts();
+    struct Differing {
+      uint32_t index;
+      std::vector<uint8_t> bytes;
+      uint64_t read_ns;
+      uint64_t records;
+    };
+    std::vector<Differing> differing;
     for (uint32_t index = 0; index < plan_.ranges.size(); ++index) {
       const WatchRange& range = plan_.ranges[index];
       Known& known = known_[index];
       if (range.parked || !known.readable) continue;
       auto now_bytes = read_target_bytes(plan_.pid, range.address, range.length);
-      const uint64_t now = monotonic_ns();
-      if (!now_bytes) continue;
-      if (*now_bytes == known.bytes) {
-        known.candidate.reset();
-        continue;
+      std::vector<bool> touched(range.length, false);
+      touched.swap(known.touched);
+      if (!now_bytes || *now_bytes == known.bytes) continue;
+      bool recent = false;
+      for (size_t at = 0; at < now_bytes->size() && at < touched.size(); ++at) {
+        recent |= touched[at] && (*now_bytes)[at] != known.bytes[at];
       }
+      if (recent) continue;
       const bool lossy = !exact_ || (index < counts.size() && counts[index].records_lost + counts[index].in_flight_full > 0);
       if (lossy) {
         known.bytes = *now_bytes;
-        known.at_ns = now;
+        known.at_ns = monotonic_ns();
         ++run_.ranges[index].resyncs;
         continue;
       }
-      if (!(known.candidate && *known.candidate == *now_bytes && known.records == known.records_at_candidate)) {
-        known.candidate = *now_bytes;
-        known.candidate_ns = now;
-        known.records_at_candidate = known.records;
-        continue;
-      }
-      report_unobserved(index, *now_bytes, known.at_ns, known.candidate_ns);
+      differing.push_back({index, std::move(*now_bytes), monotonic_ns(), known.records});
+    }
+    if (differing.empty()) return;
+    // A write in flight (its store ran, its record is not out) is left for
+    // the next drain; its record goes out before it leaves the in-flight
+    // map, so the drain after the second look takes any that left.
+    std::vector<uint32_t> busy = engine_->ranges_in_flight();
+    if (auto drained = engine_->drain(); drained) settle();
+    std::vector<std::vector<uint8_t>> again(differing.size());
+    for (size_t at = 0; at < differing.size(); ++at) {
+      const WatchRange& range = plan_.ranges[differing[at].index];
+      if (auto bytes = read_target_bytes(plan_.pid, range.address, range.length)) again[at] = std::move(*bytes);
+    }
+    const std::vector<uint32_t> still = engine_->ranges_in_flight();
+    busy.insert(busy.end(), still.begin(), still.end());
+    if (auto drained = engine_->drain(); drained) settle();
+    for (size_t at = 0; at < differing.size(); ++at) {
+      const Differing& seen = differing[at];
+      const WatchRange& range = plan_.ranges[seen.index];
+      Known& known = known_[seen.index];
+      if (range.parked || known.records != seen.records) continue;
+      if (std::find(busy.begin(), busy.end(), seen.index) != busy.end()) continue;
+      if (again[at] != seen.bytes || again[at] == known.bytes) continue;
+      report_unobserved(seen.index, again[at], known.at_ns, seen.read_ns);
     }
   }
 
  private:
   void keep(WatchRecord&& record) {
-    if (streamed_) streamed_(record);
+    if (streamed_) streamed_(record, run_);
     run_.records.push_back(std::move(record));
   }
 
   void reread(uint32_t index, uint64_t now) {
     const WatchRange& range = plan_.ranges[index];
     Known& known = known_[index];
-    known.candidate.reset();
     known.readable = false;
     if (range.parked) return;
     auto bytes = read_target_bytes(plan_.pid, range.address, range.length);
@@ -127,7 +156,6 @@ class Watcher {
     if (last - first > XREF_WATCH_VALUE_BYTES) record.flags |= XREF_WATCH_R_CUT;
     known.bytes = now_bytes;
     known.at_ns = seen_ns;
-    known.candidate.reset();
     ++run_.ranges[index].unobserved;
     const uint64_t slot_time = seen_ns;
     keep(std::move(record));
@@ -167,7 +195,8 @@ class Watcher {
     }
     known.at_ns = record.timestamp_ns;
     ++known.records;
-    known.candidate.reset();
+    known.touched.resize(range.length, false);
+    for (size_t at = offset; at < offset + kept && at < known.touched.size(); ++at) known.touched[at] = true;
     const uint64_t write_ns = record.timestamp_ns;
     keep(std::move(record));
     follow_slot(index, write_ns);
@@ -193,6 +222,7 @@ class Watcher {
       WatchRangeState& state = run_.ranges[index];
       ++state.generation;
       ++state.rearms;
+      state.addresses.push_back(target);
       state.unwatched_ns_longest = std::max(state.unwatched_ns_longest, now > slot_write_ns ? now - slot_write_ns : 0);
       WatchRecord record;
       record.kind = WatchRecordKind::rearm;
@@ -214,7 +244,7 @@ class Watcher {
   WatchEngine* engine_ = nullptr;
   std::vector<Known> known_;
   std::vector<WatchRecord> pending_;
-  std::function<void(const WatchRecord&)> streamed_;
+  std::function<void(const WatchRecord&, const WatchRun&)> streamed_;
   bool exact_ = true;
 };
 
@@ -270,8 +300,6 @@ Result<WatchRun> run_watch(const Target& target, WatchPlan& plan, const WatchReq
       if (!more || !*more) break;
     }
     watcher.check();
-    if (auto more = (*engine)->drain(); more) watcher.settle();
-    watcher.check();  // a difference seen twice, with no record between: unobserved
   }
   (*engine)->detach();
   run.elapsed_ms = static_cast<uint64_t>(

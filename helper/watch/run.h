@@ -29,6 +29,7 @@ struct WatchRangeState {
   bool parked = false;         // a --follow target whose slot held 0 at the end
   uint64_t address = 0;        // where it was at the end
   uint32_t generation = 0;
+  std::vector<uint64_t> addresses;  // where it was at each generation ([0]: at arm; 0: parked)
 };
 
 struct WatchRun {
@@ -50,7 +51,8 @@ struct WatchCallbacks {
   int cancel_fd = -1;
   std::function<void(const std::string& backend, size_t sites)> attached;
   std::function<bool()> output_closed;
-  std::function<void(const WatchRecord& record)> streamed;  // --jsonl: each record as it is kept
+  // --jsonl: each record as it is kept, with the run so far (where moved ranges were)
+  std::function<void(const WatchRecord& record, const WatchRun& run)> streamed;
 };
 
 Result<WatchRun> run_watch(const Target& target, WatchPlan& plan, const WatchRequest& request,

@@ -11,6 +11,7 @@
 #include "x86_registers.h"
 #include "watch/contracts.h"
 #include "watch/plan.h"
+#include "watch/site_place.h"
 
 namespace xref {
 namespace {
@@ -89,21 +90,6 @@ StaticRange static_range(const Target& target, const Module& module, const Watch
   return out;
 }
 
-// A uprobe never goes on an EVEX instruction (kernel 6.18 runs it wrongly
-// here): 0x62 after the legacy prefixes is EVEX in 64-bit code.
-bool evex_at(const ElfImage& image, uint64_t va) {
-  const auto bytes = image.bytes_at(va, 16);
-  if (!bytes) return true;
-  for (uint8_t byte : *bytes) {
-    if (byte == 0x66 || byte == 0x67 || byte == 0xf2 || byte == 0xf3 || byte == 0x2e || byte == 0x3e ||
-        byte == 0x26 || byte == 0x36 || byte == 0x64 || byte == 0x65 || byte == 0xf0) {
-      continue;
-    }
-    return byte == 0x62;
-  }
-  return true;
-}
-
 // The pt_regs offset of the 64-bit register holding `name` ("eax", "r8d",
 // "sil"), or XREF_WATCH_NO_REG.
 uint16_t register_offset_of(std::string name) {
@@ -174,6 +160,7 @@ Result<void> plan_store_sites(const Target& target, const WatchRequest& request,
   auto scope = scope_of(target, request);
   if (!scope) return scope.error();
   bool libc_in_scope = false;
+  std::vector<ScopedImage> scoped;
   std::vector<std::string> scope_words;
   for (ScopeModule& entry : *scope) {
     auto table = find_store_sites(*entry.image, entry.functions);
@@ -188,6 +175,7 @@ Result<void> plan_store_sites(const Target& target, const WatchRequest& request,
     const uint32_t module = static_cast<uint32_t>(plan.modules.size());
     plan.modules.push_back(WatchModule{entry.module->path, entry.module->open_path, *bias, table->counts});
     if (entry.module->name() == "libc.so.6") libc_in_scope = true;
+    scoped.push_back(ScopedImage{module, entry.image});
     scope_words.push_back(entry.words + ": " + std::to_string(table->counts.functions) + " functions of " +
                           entry.module->name());
     std::set<uint64_t> probed_vas;
@@ -229,20 +217,12 @@ Result<void> plan_store_sites(const Target& target, const WatchRequest& request,
         plan.sites[at->second].operand.pair = static_cast<uint32_t>(there->second);
         continue;
       }
-      if (!store.after_ok || evex_at(*entry.image, next) || kernel_refuses_uprobe(*entry.image, next)) {
+      auto placed = store.after_ok ? placed_site(*entry.image, module, *bias, next) : std::nullopt;
+      if (!placed) {
         ++plan.after_missing;
         continue;
       }
-      auto offset = entry.image->file_offset_of(next);
-      if (!offset) {
-        ++plan.after_missing;
-        continue;
-      }
-      WatchSite after;
-      after.module = module;
-      after.static_va = next;
-      after.live_va = next + *bias;
-      after.file_offset = *offset;
+      WatchSite after = std::move(*placed);
       after.operand = xref_watch_site{};
       after.operand.base_offset = after.operand.index_offset = after.operand.source_offset = XREF_WATCH_NO_REG;
       after.operand.kind = XREF_STORE_AFTER;
@@ -260,16 +240,12 @@ Result<void> plan_store_sites(const Target& target, const WatchRequest& request,
     for (uint32_t index : table->after_only) {
       const StoreSite& store = table->sites[index];
       const uint64_t next = store.va + store.size;
-      auto offset = entry.image->file_offset_of(next);
-      if (site_at.count(next) || !offset || kernel_refuses_uprobe(*entry.image, next) || evex_at(*entry.image, next)) {
+      auto placed = site_at.count(next) ? std::nullopt : placed_site(*entry.image, module, *bias, next);
+      if (!placed) {
         ++plan.refused;
         continue;
       }
-      WatchSite after;
-      after.module = module;
-      after.static_va = next;
-      after.live_va = next + *bias;
-      after.file_offset = *offset;
+      WatchSite after = std::move(*placed);
       after.operand = store.operand;
       if (after.operand.base_offset == XREF_WATCH_NO_REG) after.operand.disp += static_cast<int64_t>(*bias);
       after_only_operand(store, after.operand);
@@ -284,7 +260,7 @@ Result<void> plan_store_sites(const Target& target, const WatchRequest& request,
     }
     plan.refused += table->counts.refused >= table->after_only.size() ? table->counts.refused - table->after_only.size() : 0;
   }
-  if (!libc_in_scope) add_contract_sites(target, plan);
+  if (!libc_in_scope) add_contract_sites(target, plan, scoped);
   plan.scope.clear();
   for (const std::string& words : scope_words) plan.scope += (plan.scope.empty() ? "" : "; ") + words;
   if (plan.after_missing > 0) {

@@ -121,6 +121,14 @@ class StoresWatchEngine : public WatchEngine {
     return totals;
   }
 
+  std::vector<uint32_t> ranges_in_flight() const override {
+    std::vector<uint32_t> ranges;
+    for (const InFlight& flight : in_flight()) {
+      for (uint32_t part = 0; part < std::min<uint32_t>(flight.count, 4); ++part) ranges.push_back(flight.parts[part].range);
+    }
+    return ranges;
+  }
+
   std::vector<std::string> warnings() const override {
     std::vector<std::string> out;
     if (attach_backend_ == "perf_uprobe") out.push_back("attach: uprobe_multi is not available: one perf uprobe per site");
@@ -167,8 +175,7 @@ class StoresWatchEngine : public WatchEngine {
     return {};
   }
 
-  // The writes whose thread hit no probe after them: their new bytes now.
-  void finish_in_flight() {
+  std::vector<InFlight> in_flight() const {
     const int fd = bpf_map__fd(skeleton_->maps.writes_in_flight);
     uint32_t key = 0, next = 0;
     const uint32_t* previous = nullptr;
@@ -179,7 +186,12 @@ class StoresWatchEngine : public WatchEngine {
       key = next;
       previous = &key;
     }
-    for (const InFlight& flight : flights) {
+    return flights;
+  }
+
+  // The writes whose thread hit no probe after them: their new bytes now.
+  void finish_in_flight() {
+    for (const InFlight& flight : in_flight()) {
       for (uint32_t part = 0; part < std::min<uint32_t>(flight.count, 4); ++part) {
         WatchRecord record = decode_watch_record(flight.parts[part]);
         record.flags |= XREF_WATCH_R_NEW_AFTER;

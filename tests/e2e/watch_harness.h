@@ -11,6 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -213,16 +216,52 @@ using ThreadWrites = std::map<long, std::vector<SeenWrite>>;
 inline ThreadWrites recorded_writes(const std::vector<wt::Write>& record, const std::vector<std::string>& objects) {
   ThreadWrites writes;
   for (const wt::Write& write : record) {
+    if (write.by_kernel()) continue;
     if (std::find(objects.begin(), objects.end(), write.object) == objects.end()) continue;
-    if (write.text.find("kernel read") != std::string::npos) continue;
     writes[write.tid].push_back(
         {write.object, write.offset, wt::hex_of(write.old_bytes), wt::hex_of(write.new_bytes), write.function});
   }
   return writes;
 }
 
-// The watch's writes per thread, in sequence order; `names`: range index -> object.
-inline ThreadWrites watched_writes(const nlohmann::json& document, const std::vector<std::string>& names) {
+// The functions of an unstripped twin, by nm: a stripped build's writers
+// (named fde_<hex> by the watch) get their source names from the same code.
+class TwinNames {
+ public:
+  explicit TwinNames(const std::string& binary) {
+    FILE* pipe = popen(("nm -S --defined-only " + binary).c_str(), "r");
+    char line[1024];
+    while (pipe && fgets(line, sizeof line, pipe)) {
+      char type = 0;
+      unsigned long long start = 0, size = 0;
+      char name[512];
+      if (sscanf(line, "%llx %llx %c %511s", &start, &size, &type, name) == 4 && (type == 'T' || type == 't')) {
+        functions_.push_back({start, size, name});
+      }
+    }
+    if (pipe) pclose(pipe);
+  }
+  std::string name_of(uint64_t static_va) const {
+    for (const auto& function : functions_) {
+      if (static_va >= function.start && static_va < function.start + function.size) return function.name;
+    }
+    return "?";
+  }
+
+ private:
+  struct Function {
+    uint64_t start, size;
+    std::string name;
+  };
+  std::vector<Function> functions_;
+};
+
+inline uint64_t hex_field(const nlohmann::json& value) { return std::stoull(value.get<std::string>(), nullptr, 16); }
+
+// The watch's writes per thread, in sequence order; `names`: range index ->
+// object; `twin`: names a stripped build's writers.
+inline ThreadWrites watched_writes(const nlohmann::json& document, const std::vector<std::string>& names,
+                                   const TwinNames* twin = nullptr, const std::vector<uint64_t>& bases = {}) {
   std::vector<nlohmann::json> writes(document["result"]["writes"].begin(), document["result"]["writes"].end());
   std::stable_sort(writes.begin(), writes.end(),
                    [](const nlohmann::json& a, const nlohmann::json& b) { return a["seq"] < b["seq"]; });
@@ -231,13 +270,41 @@ inline ThreadWrites watched_writes(const nlohmann::json& document, const std::ve
     const nlohmann::json& writer = write["writer"];
     std::string function = writer.is_null() ? "?" : writer["function"].get<std::string>();
     if (!writer.is_null() && writer["by_contract"].get<bool>() && !writer["caller"].is_null()) {
-      function = writer["caller"]["function"].get<std::string>();
+      function = twin ? twin->name_of(hex_field(writer["caller"]["call_site_va"]))
+                      : writer["caller"]["function"].get<std::string>();
+    } else if (!writer.is_null() && twin) {
+      function = twin->name_of(hex_field(writer["static_va"]));
     }
-    out[write["tid"].get<long>()].push_back({names.at(write["range"].get<size_t>()), write["offset"].get<uint64_t>(),
+    const size_t range = write["range"].get<size_t>();
+    const uint64_t base = range < bases.size() ? bases[range] : 0;
+    out[write["tid"].get<long>()].push_back({names.at(range), base + write["offset"].get<uint64_t>(),
                                              write["old_bytes"].get<std::string>(),
                                              write["new_bytes"].get<std::string>(), function});
   }
   return out;
+}
+
+// The watch's writes equal the record's, per thread, in order; every
+// thread the record lists is there, and no other.
+inline void expect_writes_equal(const ThreadWrites& recorded, const ThreadWrites& watched) {
+  size_t total = 0;
+  for (const auto& [tid, writes] : recorded) total += writes.size();
+  ASSERT_GT(total, 0u) << "the target recorded no write of the watched objects";
+  for (const auto& [tid, writes] : recorded) {
+    SCOPED_TRACE("thread " + std::to_string(tid));
+    const auto found = watched.find(tid);
+    ASSERT_NE(found, watched.end()) << "the watch saw no write of thread " << tid;
+    const std::vector<SeenWrite>& seen = found->second;
+    for (size_t i = 0; i < std::max(writes.size(), seen.size()); ++i) {
+      ASSERT_LT(i, seen.size()) << "the watch missed write " << i + 1 << ": " << writes[i];
+      ASSERT_LT(i, writes.size()) << "the watch saw a write the target did not record: " << seen[i];
+      ASSERT_EQ(writes[i], seen[i]) << "write " << i + 1 << " of the thread";
+    }
+  }
+  for (const auto& [tid, writes] : watched) {
+    EXPECT_TRUE(recorded.count(tid)) << "the watch saw " << writes.size() << " writes of thread " << tid
+                                     << ", which recorded none; first: " << writes.front();
+  }
 }
 
 // Runs `xref watch --pid P ARGS --json` on a fresh target until it exits.

@@ -90,6 +90,33 @@ NOINLINE uint64_t framed(uint64_t seed) {
   return local[0] + local[3] + (uint64_t)(uintptr_t)__builtin_frame_address(0);
 }
 
+// Data inside a function, as OpenSSL's assembly keeps strings in its
+// functions: 0x06 decodes as nothing in 64-bit mode, and the 88 01 after it
+// reads as `mov [rcx], al`, a store that is really data. Never called.
+__asm__(".text\n"
+        ".globl asm_with_data\n"
+        ".type asm_with_data, @function\n"
+        "asm_with_data:\n"
+        "  movq %rdi, (%rsi)\n"
+        "  ret\n"
+        "  .byte 0x06, 0x88, 0x01\n"
+        ".size asm_with_data, .-asm_with_data\n");
+
+// Data that decodes cleanly, jumped over and after the ret, as OpenSSL's
+// RC4_options keeps its name string: 88 02 and 88 01 read as `mov [rdx],
+// al` and `mov [rcx], al`, stores no path reaches. Never called.
+__asm__(".text\n"
+        ".globl asm_data_after_ret\n"
+        ".type asm_data_after_ret, @function\n"
+        "asm_data_after_ret:\n"
+        "  jmp 1f\n"
+        "  .byte 0x88, 0x02\n"
+        "1:\n"
+        "  movq %rdi, (%rsi)\n"
+        "  ret\n"
+        "  .byte 0x88, 0x01\n"
+        ".size asm_data_after_ret, .-asm_data_after_ret\n");
+
 int main(int argc, char** argv) {
   (void)argv;
   uint8_t in[64], out[64];
