@@ -15,6 +15,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "watch_abi.h"
+#include "watch_ranges.bpf.h"
 
 const volatile __u32 target_tgid = 0;
 const volatile __u64 max_records = 0; /* --max-events; 0: unbounded */
@@ -37,28 +38,6 @@ struct {
   __type(key, __u32);
   __type(value, struct xref_watch_site);
 } sites SEC(".maps");
-
-struct {
-  __uint(type, BPF_MAP_TYPE_ARRAY);
-  __uint(max_entries, XREF_WATCH_MAX_RANGES);
-  __type(key, __u32);
-  __type(value, struct xref_watch_range);
-} ranges SEC(".maps");
-
-/* Passing writes per range, shared by every CPU: --every and --first. */
-struct {
-  __uint(type, BPF_MAP_TYPE_ARRAY);
-  __uint(max_entries, XREF_WATCH_MAX_RANGES);
-  __type(key, __u32);
-  __type(value, __u64);
-} range_passed SEC(".maps");
-
-struct {
-  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-  __uint(max_entries, XREF_WATCH_MAX_RANGES);
-  __type(key, __u32);
-  __type(value, struct xref_watch_counts);
-} counts SEC(".maps");
 
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -10,11 +10,9 @@ Result<WatchBackendChoice> choose_watch_backend(const WatchPlan& plan, const Wat
   std::string words;
   const bool fire = hardware_breakpoints_fire(words);
   if (request.backend == "hw") {
-    if (!fire) {
-      return make_error(ErrorCode::unsupported, "--backend hw: debug registers do not fire here (" + words + ")",
-                        "use --backend stores (or auto), which needs no debug registers");
-    }
+    // The rules first: a range no debug register can take is named on any host.
     if (auto fits = hw_request_fits(plan, request); !fits) return fits.error();
+    if (auto fires = hw_registers_fire(); !fires) return fires.error();
     return WatchBackendChoice{"hw", "asked for (--backend hw); " + words};
   }
   if (!fire) return WatchBackendChoice{"stores", "debug registers do not fire here - " + words};

@@ -46,6 +46,7 @@ struct WatchRecord {
   uint32_t site = XREF_WATCH_SITE_HW;  // the stores engine's site (WatchPlan::sites index)
   uint64_t pc = 0;                // hw: the trap pc; stores: the writer's live address
   uint64_t writer_pc = 0;         // the writing instruction's live address (hw: decoded back from pc)
+  std::string writer_text;        // hw: the writer's Intel text (stores: the site's)
   uint64_t return_address = 0;    // a contract writer's caller
   std::vector<uint64_t> stack;    // --callers
 };

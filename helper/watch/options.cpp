@@ -2,6 +2,7 @@
 
 #include "command/option_values.h"
 #include "mark/follower.h"
+#include "watch/hw_rules.h"
 
 namespace xref {
 namespace {
@@ -25,6 +26,8 @@ Result<void> validate_watch_request(const WatchRequest& request) {
     return make_error(ErrorCode::invalid_argument, "--stop-when stops a thread for a debugger, and there is none",
                       "run `xref watch ... --stop-when ...` inside gdb or lldb");
   }
+  // Neither engine watches reads alone: x86 has no read-only breakpoint.
+  if (request.access == "read") return hw_breakpoint_type(request.access).error();
   if (request.access != "write" && request.backend == "stores") {
     return make_error(ErrorCode::invalid_argument, "--access rw needs debug registers: the stores engine sees writes only",
                       "use --access write, or --backend hw where debug registers fire");
@@ -45,9 +48,10 @@ void add_watch_options(CLI::App& command, WatchCommandOptions& options) {
   command.add_option("--len", request.length,
                      "the length of an ADDR without :LEN (default: its symbol's size, else 8)")
       ->transform(number_in({1, 1u << 20}));
-  command.add_option("--access", request.access, "write, or rw (reads too: debug registers only)")
+  command.add_option("--access", request.access,
+                     "write, or rw (reads too: debug registers only); read alone is refused (x86 has none)")
       ->capture_default_str()
-      ->check(one_of({"write", "rw"}));
+      ->check(one_of({"write", "rw", "read"}));
   command.add_option("--backend", request.backend,
                      "auto (debug registers where they fire and the ranges fit them, else stores), hw, or stores "
                      "(uprobes on the store instructions that can reach the ranges)")

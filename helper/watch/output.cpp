@@ -45,7 +45,28 @@ std::string module_name(const std::string& path) {
 WatchRenderer::WatchRenderer(const Target& target, const WatchPlan& plan, const WatchRequest& request)
     : target_(target), plan_(plan), request_(request), symbolizer_(target.space, target.space.main_module()) {}
 
+// A debug-register trap's writer: the instruction before the trap pc
+// (watch/trap_writers.h), named like a store site; null when it could not
+// be told (the warnings say why).
+nlohmann::json WatchRenderer::hw_writer_json(const WatchRecord& record) {
+  if (record.writer_pc == 0) return nullptr;
+  const std::optional<SymbolizedAddress> place = symbolizer_.code_address(record.writer_pc);
+  if (!place) return nullptr;
+  return {
+      {"pc", hex_value(record.writer_pc)},
+      {"static_va", hex_value(place->static_va)},
+      {"module", place->module.empty() ? module_name(target_.space.main_module()->path) : place->module},
+      {"function", place->function},
+      {"offset", place->offset},
+      {"text", record.writer_text},
+      {"by_contract", false},
+      {"caller", nullptr},
+      {"trap_pc", hex_value(record.pc)},
+  };
+}
+
 nlohmann::json WatchRenderer::writer_json(const WatchRecord& record) {
+  if (record.site == XREF_WATCH_SITE_HW) return hw_writer_json(record);
   if (record.site >= plan_.sites.size()) return nullptr;
   const WatchSite& site = plan_.sites[record.site];
   nlohmann::json writer = {

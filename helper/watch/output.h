@@ -25,6 +25,7 @@ class WatchRenderer {
 
  private:
   nlohmann::json writer_json(const WatchRecord& record);
+  nlohmann::json hw_writer_json(const WatchRecord& record);
   nlohmann::json ranges_json(const WatchRun& run) const;
   nlohmann::json sites_json() const;
   nlohmann::json summary_json(const WatchRun& run, const nlohmann::json& writes) const;

@@ -10,6 +10,7 @@
 #include "attach/ring_drain.h"
 #include "attach/uprobe_attach.h"
 #include "watch/process_memory.h"
+#include "watch/watch_records.h"
 #include "watch_stores.skel.h"
 
 namespace xref {
@@ -23,27 +24,6 @@ struct InFlight {
   uint32_t reserved;
   xref_watch_record parts[4];
 };
-
-WatchRecord decode(const xref_watch_record& raw) {
-  WatchRecord record;
-  record.kind = WatchRecordKind::write;
-  record.sequence = raw.sequence;
-  record.timestamp_ns = raw.timestamp_ns;
-  record.tid = raw.tid;
-  record.range = raw.range;
-  record.generation = raw.generation;
-  record.address = raw.address;
-  record.length = raw.length;
-  record.flags = raw.flags;
-  const size_t kept = std::min<size_t>(raw.length, XREF_WATCH_VALUE_BYTES);
-  record.old_bytes.assign(raw.old_bytes, raw.old_bytes + kept);
-  record.new_bytes.assign(raw.new_bytes, raw.new_bytes + kept);
-  record.site = raw.site;
-  record.pc = raw.pc;
-  record.writer_pc = raw.pc;
-  record.return_address = raw.return_address;
-  return record;
-}
 
 xref_watch_range bpf_range(const WatchRange& range, bool changed) {
   xref_watch_range out{};
@@ -90,7 +70,7 @@ class StoresWatchEngine : public WatchEngine {
       if (size < sizeof(xref_watch_record)) return;
       xref_watch_record raw;
       std::memcpy(&raw, data, sizeof raw);
-      sink_(decode(raw));
+      sink_(decode_watch_record(raw));
     });
     if (!ring) return ring.error();
     ring_ = std::move(*ring);
@@ -134,25 +114,7 @@ class StoresWatchEngine : public WatchEngine {
   }
 
   std::vector<WatchRangeCounts> range_counts() const override {
-    std::vector<WatchRangeCounts> totals(plan_.ranges.size());
-    const int cpus = libbpf_num_possible_cpus();
-    std::vector<xref_watch_counts> per_cpu(static_cast<size_t>(cpus > 0 ? cpus : 1));
-    for (uint32_t index = 0; index < totals.size(); ++index) {
-      if (bpf_map__lookup_elem(skeleton_->maps.counts, &index, sizeof index, per_cpu.data(),
-                               per_cpu.size() * sizeof(xref_watch_counts), 0) != 0) {
-        continue;
-      }
-      for (const xref_watch_counts& cpu : per_cpu) {
-        WatchRangeCounts& total = totals[index];
-        total.writes += cpu.writes;
-        total.unchanged += cpu.unchanged;
-        total.passed += cpu.passed;
-        total.records += cpu.records;
-        total.records_lost += cpu.records_lost;
-        total.unread += cpu.unread;
-        total.in_flight_full += cpu.in_flight_full;
-      }
-    }
+    std::vector<WatchRangeCounts> totals = sum_range_counts(skeleton_->maps.counts, plan_.ranges.size());
     // Writes finished here at the end were counted by the program at their
     // store; their records are ours.
     for (const auto& [range, records] : finished_here_) totals[range].records += records;
@@ -231,7 +193,7 @@ class StoresWatchEngine : public WatchEngine {
   void finish_in_flight() {
     for (const InFlight& flight : in_flight()) {
       for (uint32_t part = 0; part < std::min<uint32_t>(flight.count, 4); ++part) {
-        WatchRecord record = decode(flight.parts[part]);
+        WatchRecord record = decode_watch_record(flight.parts[part]);
         record.flags |= XREF_WATCH_R_NEW_AFTER;
         auto bytes = read_target_bytes(plan_.pid, record.address, record.new_bytes.size());
         if (bytes) {
