@@ -185,11 +185,17 @@ $(cat "$1" 2>/dev/null)"
 start_target() { # CALLS [--untraced]
   local calls=$1
   shift
+  start_target_args --calls "$calls" "$@"
+}
+
+# start_target_args ARG...: the target with exactly these arguments, until
+# it prints ready.
+start_target_args() {
   rm -f "$WORK/go"
   mkfifo "$WORK/go"
   TARGET_LOG=$WORK/target.log
   : >"$TARGET_LOG" # emptied here, not in the child: wait_for must not see the last run's lines
-  "$TARGET" --calls "$calls" "$@" <"$WORK/go" >"$TARGET_LOG" 2>&1 &
+  "$TARGET" "$@" <"$WORK/go" >"$TARGET_LOG" 2>&1 &
   TARGET_PID=$!
   exec {GO_FD}>"$WORK/go"
   wait_for "$TARGET_LOG" '^ready' "$TARGET_PID" bench_target

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "generated_functions.h"
+
 /* noipa keeps each function as written: no clones, no inlining, no
    identical-code folding of two functions into one address. */
 #define PROBED __attribute__((noipa, used))
@@ -22,13 +24,6 @@
 #define DEFINE(a, b, c) \
   PROBED uint64_t fn_##a##b##c(uint64_t x) { return (x ^ (x >> 7)) * (UINT64_C(0x9e3779b97f4a7c15) + a * 100 + b * 10 + c); }
 #define POINTER(a, b, c) fn_##a##b##c,
-
-#define TEN(M, a, b) M(a, b, 0) M(a, b, 1) M(a, b, 2) M(a, b, 3) M(a, b, 4) M(a, b, 5) M(a, b, 6) M(a, b, 7) M(a, b, 8) M(a, b, 9)
-#define HUNDRED(M, a) \
-  TEN(M, a, 0) TEN(M, a, 1) TEN(M, a, 2) TEN(M, a, 3) TEN(M, a, 4) TEN(M, a, 5) TEN(M, a, 6) TEN(M, a, 7) TEN(M, a, 8) TEN(M, a, 9)
-#define THOUSAND(M)                                                                                             \
-  HUNDRED(M, 0) HUNDRED(M, 1) HUNDRED(M, 2) HUNDRED(M, 3) HUNDRED(M, 4) HUNDRED(M, 5) HUNDRED(M, 6) HUNDRED(M, 7) \
-  HUNDRED(M, 8) HUNDRED(M, 9)
 
 THOUSAND(DEFINE)
 

@@ -202,14 +202,16 @@ bool is_cold_part_of(const FunctionSymbol& function, const FunctionSymbol& targe
 
 }  // namespace
 
+Result<uint64_t> function_code_end(const ElfImage& image, const FunctionSymbol& function) {
+  if (function.size != 0) return function.end();
+  return inferred_end(image, function);
+}
+
 Result<FunctionCode> disassemble(const ElfImage& image, const FunctionSymbol& function) {
-  uint64_t end = function.end();
   const bool inferred = function.size == 0;
-  if (inferred) {
-    auto bound = inferred_end(image, function);
-    if (!bound) return bound.error();
-    end = *bound;
-  }
+  auto bound = function_code_end(image, function);
+  if (!bound) return bound.error();
+  const uint64_t end = *bound;
   const auto bytes = image.bytes_at(function.start, end - function.start);
   if (!bytes) {
     return make_error(ErrorCode::address_unmapped,

@@ -111,6 +111,11 @@ Result<FunctionCode> disassemble_function(std::span<const uint8_t> bytes, uint64
 // end_inferred is set; with neither bound it is an elf_error.
 Result<FunctionCode> disassemble(const ElfImage& image, const FunctionSymbol& function);
 
+// Where the function's code ends: start + size, or for a symbol without a
+// size the bound disassemble() infers (the next function start or the end of
+// its executable section); elf_error when there is neither.
+Result<uint64_t> function_code_end(const ElfImage& image, const FunctionSymbol& function);
+
 // Whether `va` is the first byte of a decoded instruction.
 bool is_instruction_start(const FunctionCode& code, uint64_t va);
 // The instruction starting exactly at `va`, or nullptr.

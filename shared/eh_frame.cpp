@@ -281,6 +281,7 @@ Result<EhFrameCie> parse_cie(std::span<const uint8_t> section, const RecordHeade
   for (size_t i = cie.has_augmentation_data ? 1 : 0; i < augmentation.size(); ++i) {
     const char letter = augmentation[i];
     const size_t at = data.pos();
+    if (letter == 'S') cie.signal_frame = true;
     if (letter == 'S' || letter == 'B') continue;  // signal frame / AArch64 B-key: no data
     if (!cie.has_augmentation_data) {
       return malformed(augmentation_pos, "CIE augmentation " + quoted_text(augmentation) + " lacks a leading 'z'");
@@ -294,6 +295,7 @@ Result<EhFrameCie> parse_cie(std::span<const uint8_t> section, const RecordHeade
         break;
       case 'L':  // LSDA encoding: shapes only the FDE augmentation data, which is skipped
         if (!data.byte(encoding)) return malformed(at, "CIE augmentation data truncated");
+        cie.has_lsda = true;
         break;
       case 'P': {  // personality routine: an encoding byte, then a pointer to skip
         if (!data.byte(encoding)) return malformed(at, "CIE augmentation data truncated");

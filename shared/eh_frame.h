@@ -29,6 +29,13 @@ struct EhFrameCie {
   uint64_t return_address_register = 16;
   uint8_t fde_encoding = 0;            // DW_EH_PE_* from 'R'; absptr when the CIE has no 'R'
   bool has_augmentation_data = false;  // 'z': FDEs carry an augmentation length
+  // 'S': a signal frame. Its FDEs start one byte before the code (glibc's
+  // __restore_rt: the unwinder looks up pc - 1 for other frames, pc here),
+  // so that byte is the tail of the instruction before, not code to decode.
+  bool signal_frame = false;
+  // 'L': its FDEs may point to an LSDA, so their code may have landing pads
+  // that only the unwinder enters (no branch leads there).
+  bool has_lsda = false;
   size_t instructions_begin = 0;       // the initial instructions: [begin, end)
   size_t instructions_end = 0;
 };

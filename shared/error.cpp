@@ -22,6 +22,13 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::unsupported_regex: return "unsupported_regex";
     case ErrorCode::pid_is_thread: return "pid_is_thread";
     case ErrorCode::sudo_user_cannot_ptrace: return "sudo_user_cannot_ptrace";
+    case ErrorCode::debug_registers_do_not_fire: return "debug_registers_do_not_fire";
+    case ErrorCode::debug_register_rule: return "debug_register_rule";
+    case ErrorCode::debug_registers_exhausted: return "debug_registers_exhausted";
+    case ErrorCode::unknown_symbol: return "unknown_symbol";
+    case ErrorCode::not_data: return "not_data";
+    case ErrorCode::read_only_address: return "read_only_address";
+    case ErrorCode::bad_length: return "bad_length";
   }
   return "internal";
 }
@@ -47,6 +54,13 @@ int error_exit_status(ErrorCode code) {
     case ErrorCode::unsupported_regex: return 16;
     case ErrorCode::pid_is_thread: return 17;
     case ErrorCode::sudo_user_cannot_ptrace: return 18;
+    case ErrorCode::debug_registers_do_not_fire: return 19;
+    case ErrorCode::debug_register_rule: return 20;
+    case ErrorCode::debug_registers_exhausted: return 21;
+    case ErrorCode::unknown_symbol: return 22;
+    case ErrorCode::not_data: return 23;
+    case ErrorCode::read_only_address: return 24;
+    case ErrorCode::bad_length: return 25;
   }
   return 1;
 }

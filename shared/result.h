@@ -30,6 +30,13 @@ enum class ErrorCode {
   unsupported_regex,     // a regex construct without a linear-time match (a backreference)
   pid_is_thread,         // the PID is a thread's ID, not its process's
   sudo_user_cannot_ptrace,  // under sudo: a target the user who ran sudo could not ptrace
+  debug_registers_do_not_fire,  // watch --backend hw: the live self-test counted no (or not every) write
+  debug_register_rule,          // watch --backend hw: a range x86 debug registers cannot watch (length, alignment, reads)
+  debug_registers_exhausted,    // watch --backend hw: more ranges than free debug registers per thread
+  unknown_symbol,        // watch: no data symbol by that name in the modules searched
+  not_data,              // watch: the address is code (an executable mapping), not data
+  read_only_address,     // watch: the address lies in a mapping no one can write
+  bad_length,            // watch: a length of 0, over the bound, or past the end of its mapping
 };
 
 struct Error {

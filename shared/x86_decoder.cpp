@@ -5,6 +5,8 @@
 
 #include <array>
 
+#include "zydis_decode.h"
+
 namespace xref {
 
 const char* instruction_kind_name(InstructionKind kind) {
@@ -236,12 +238,10 @@ BranchTarget zydis_target(const ZydisFormatter& formatter, const ZydisDecodedIns
 
 std::optional<DecodedInstruction> ZydisX86Decoder::decode(std::span<const uint8_t> bytes, uint64_t va) const {
   if (!failure_.empty() || bytes.empty()) return std::nullopt;
-  ZydisDecodedInstruction instruction;
-  std::array<ZydisDecodedOperand, ZYDIS_MAX_OPERAND_COUNT> operands;
-  if (!ZYAN_SUCCESS(
-          ZydisDecoderDecodeFull(&state_->decoder, bytes.data(), bytes.size(), &instruction, operands.data()))) {
-    return std::nullopt;
-  }
+  ZydisFull full;
+  if (!zydis_decode_full(state_->decoder, bytes, full)) return std::nullopt;
+  const ZydisDecodedInstruction& instruction = full.instruction;
+  const auto& operands = full.operands;
   DecodedInstruction decoded;
   decoded.size = instruction.length;
   decoded.kind = zydis_kind(instruction);

@@ -56,7 +56,7 @@ std::string operation_for(const std::vector<std::string>& args) {
     if (args[i] == "trace" && i + 1 < args.size() && args[i + 1] == "diff") return "trace_diff";
     if (args[i] == "trace" && i + 1 < args.size() && args[i + 1] == "show") return "trace_show";
     if (args[i] == "maps" || args[i] == "resolve" || args[i] == "memscan" || args[i] == "trace" ||
-        args[i] == "probe") {
+        args[i] == "probe" || args[i] == "watch") {
       return "live_" + args[i];
     }
     if (args[i] == "doctor") return args[i];

@@ -3,6 +3,7 @@
 #include "probe/commands.h"
 #include "serve/commands.h"
 #include "trace/commands.h"
+#include "watch/commands.h"
 
 namespace xref {
 
@@ -14,6 +15,7 @@ std::unique_ptr<CLI::App> make_command_line(int& exit_status) {
   setup_one_shot_commands(*app, exit_status);
   setup_trace(*app, exit_status);
   setup_probe(*app, exit_status);
+  setup_watch(*app, exit_status);
   setup_serve(*app, exit_status);
   setup_manual_commands(*app, exit_status);
   add_command_notes(*app);

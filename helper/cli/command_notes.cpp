@@ -58,6 +58,13 @@ const std::vector<CommandNotes>& all_notes() {
          {"xref probe --pid 3158 apply_fee --fetch 'price=%di:u64' --filter 'price > 1000' --hist price",
           "the hits whose first argument is over 1000, with a histogram of it"}},
         {}}},
+      {{"watch"},
+       {{"Debug registers where they fire, else uprobes on the store instructions that can reach the ranges "
+         "(--backend stores); writes no probe sees (the kernel) are reported as unobserved changes."},
+        {{"xref watch --pid 4242 g_total g_config", "every write to two globals: thread, old -> new, writer"},
+         {"xref watch --pid 4242 --follow 'moving_slot->+16:8' --duration 5s",
+          "the length field of a buffer that moves, re-armed at each move"}},
+        {}}},
       {{"maps"},
        {{"The mappings as /proc/PID/maps reports them, and the file-backed ones grouped into modules (one per file, "
          "by device and inode), each with its load bias: live VA minus static VA."},

@@ -1,7 +1,7 @@
 // Doctor checks on perf events: is there a hardware PMU, do software clocks
 // count, and do hardware breakpoints fire (on some VMs perf_event_open of a
-// breakpoint succeeds but the counter never moves).
-#include <linux/hw_breakpoint.h>
+// breakpoint succeeds but the counter never moves: attach/breakpoint_self_test,
+// which xref watch asks too).
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -11,14 +11,11 @@
 #include <cstring>
 #include <string>
 
+#include "attach/breakpoint_self_test.h"
 #include "doctor/checks.h"
 
 namespace xref {
 namespace {
-
-// The self-test writes this variable; a working breakpoint counts each write.
-volatile uint64_t breakpoint_self_test_word = 0;
-constexpr int kBreakpointWrites = 100;
 
 long open_counter(perf_event_attr& attr) {
   attr.size = sizeof attr;
@@ -80,35 +77,9 @@ void check_perf_events(DoctorReport& report) {
 }
 
 void check_hardware_breakpoints(DoctorReport& report) {
-  perf_event_attr attr;
-  std::memset(&attr, 0, sizeof attr);
-  attr.type = PERF_TYPE_BREAKPOINT;
-  attr.bp_type = HW_BREAKPOINT_W;
-  attr.bp_addr = reinterpret_cast<uint64_t>(&breakpoint_self_test_word);
-  attr.bp_len = HW_BREAKPOINT_LEN_8;
-  const long opened = open_counter(attr);
-  if (opened < 0) {
-    report.checks.push_back({"hardware_breakpoints", CheckStatus::missing,
-                             std::string("perf_event_open(PERF_TYPE_BREAKPOINT) failed: ") + std::strerror(errno),
-                             "xref watch cannot use debug registers on this host"});
-    return;
-  }
-  const int fd = static_cast<int>(opened);
-  ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
-  for (int i = 0; i < kBreakpointWrites; ++i) breakpoint_self_test_word = breakpoint_self_test_word + 1;
-  ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-  const uint64_t hits = read_counter(fd);
-  close(fd);
-  const std::string counted = "a write breakpoint on the helper's own variable counted " + std::to_string(hits) +
-                              " of " + std::to_string(kBreakpointWrites) + " writes";
-  if (hits == static_cast<uint64_t>(kBreakpointWrites)) {
-    report.checks.push_back({"hardware_breakpoints", CheckStatus::ok, counted, ""});
-  } else {
-    report.checks.push_back({"hardware_breakpoints", CheckStatus::failed,
-                             counted + ": perf_event_open succeeds but hardware breakpoints do not fire "
-                                       "(typical of a VM whose hypervisor does not pass debug registers through)",
-                             "xref watch cannot rely on hardware watchpoints here"});
-  }
+  const BreakpointSelfTest& test = breakpoint_self_test();
+  const CheckStatus status = !test.opened ? CheckStatus::missing : test.fires ? CheckStatus::ok : CheckStatus::failed;
+  report.checks.push_back({"hardware_breakpoints", status, test.line, test.hint});
 }
 
 }  // namespace xref

@@ -30,6 +30,13 @@ const char* meaning(ErrorCode code) {
     case ErrorCode::unsupported_regex: return "--mark-regex needs what a linear-time matcher cannot do";
     case ErrorCode::pid_is_thread: return "the PID is a thread's ID, not its process's";
     case ErrorCode::sudo_user_cannot_ptrace: return "under sudo: a process the user who ran sudo could not ptrace";
+    case ErrorCode::debug_registers_do_not_fire: return "watch --backend hw: debug registers do not fire on this host";
+    case ErrorCode::debug_register_rule: return "watch --backend hw: a range debug registers cannot watch";
+    case ErrorCode::debug_registers_exhausted: return "watch --backend hw: more ranges than free debug registers";
+    case ErrorCode::unknown_symbol: return "watch: no data symbol by that name in the modules searched";
+    case ErrorCode::not_data: return "watch: the address is code, not data";
+    case ErrorCode::read_only_address: return "watch: the address lies in a read-only mapping";
+    case ErrorCode::bad_length: return "watch: a length of 0, over the bound, or past the end of its mapping";
   }
   return "";
 }

@@ -46,6 +46,52 @@ struct ObjdumpInstruction {
   }
 };
 
+// objdump's prefix words, printed before the mnemonic.
+inline bool is_objdump_prefix(const std::string& word) {
+  static const char* const prefixes[] = {"bnd", "notrack", "repz", "rep", "repnz", "repne", "repe", "data16",
+                                         "addr32", "cs", "ds", "es", "ss", "fs", "gs", "lock", "xacquire",
+                                         "xrelease"};
+  for (const char* prefix : prefixes) {
+    if (word == prefix) return true;
+  }
+  return word.rfind("rex", 0) == 0;
+}
+
+inline void trim_objdump_text(std::string& text) {
+  const size_t first = text.find_first_not_of(" \t");
+  const size_t last = text.find_last_not_of(" \t");
+  text = first == std::string::npos ? std::string() : text.substr(first, last - first + 1);
+}
+
+// One instruction line of `objdump -d` split in its parts:
+// "    11f0:\tlock add    %rdi,0x2e41(%rip)        # 4038 <sink>".
+struct ObjdumpLineParts {
+  uint64_t address = 0;
+  std::vector<std::string> prefixes;  // "lock", "rep", "notrack", ...
+  std::string mnemonic;
+  std::string operands;  // as printed, trimmed
+  std::string comment;   // what follows "# "
+};
+
+inline std::optional<ObjdumpLineParts> split_objdump_line(const std::string& line) {
+  const size_t colon = line.find(":\t");
+  if (colon == std::string::npos || line.empty() || line[0] != ' ') return std::nullopt;
+  ObjdumpLineParts parts;
+  parts.address = std::stoull(line.substr(0, colon), nullptr, 16);
+  std::string text = line.substr(colon + 2);
+  if (const size_t hash = text.find("# "); hash != std::string::npos) {
+    parts.comment = text.substr(hash + 2);
+    text = text.substr(0, hash);
+  }
+  std::istringstream words(text);
+  std::string word;
+  while (words >> word && is_objdump_prefix(word)) parts.prefixes.push_back(word);
+  parts.mnemonic = word;
+  std::getline(words, parts.operands);
+  trim_objdump_text(parts.operands);
+  return parts;
+}
+
 class ObjdumpListing {
  public:
   explicit ObjdumpListing(const std::string& path) {
@@ -60,22 +106,13 @@ class ObjdumpListing {
         continue;
       }
       // Instruction lines: "    11f0:\tmov    %rdi,0x2e41(%rip)        # 4038 <sink>"
-      const size_t colon = line.find(":\t");
-      if (colon == std::string::npos || line.empty() || line[0] != ' ') continue;
+      auto parts = split_objdump_line(line);
+      if (!parts) continue;
       ObjdumpInstruction instruction;
-      instruction.address = std::stoull(line.substr(0, colon), nullptr, 16);
-      std::string text = line.substr(colon + 2);
-      if (const size_t hash = text.find("# "); hash != std::string::npos) {
-        instruction.comment = text.substr(hash + 2);
-        text = text.substr(0, hash);
-      }
-      std::istringstream words(text);
-      std::string word;
-      while (words >> word && is_prefix(word)) {
-      }
-      instruction.mnemonic = word;
-      std::getline(words, instruction.operands);
-      trim(instruction.operands);
+      instruction.address = parts->address;
+      instruction.comment = std::move(parts->comment);
+      instruction.mnemonic = std::move(parts->mnemonic);
+      instruction.operands = std::move(parts->operands);
       if (previous != nullptr) previous->next = instruction.address;
       previous = &(instructions_[instruction.address] = instruction);
     }
@@ -100,20 +137,6 @@ class ObjdumpListing {
   size_t size() const { return instructions_.size(); }
 
  private:
-  static bool is_prefix(const std::string& word) {
-    static const char* const prefixes[] = {"bnd", "notrack", "repz", "rep", "repnz", "repne", "data16",
-                                           "addr32", "cs", "ds", "es", "ss", "fs", "gs", "lock"};
-    for (const char* prefix : prefixes) {
-      if (word == prefix) return true;
-    }
-    return word.rfind("rex", 0) == 0;
-  }
-  static void trim(std::string& text) {
-    const size_t first = text.find_first_not_of(" \t");
-    const size_t last = text.find_last_not_of(" \t");
-    text = first == std::string::npos ? std::string() : text.substr(first, last - first + 1);
-  }
-
   std::map<uint64_t, ObjdumpInstruction> instructions_;
   std::map<std::string, uint64_t> symbols_;
 };

@@ -106,6 +106,29 @@ ExpectedRequest ServiceModel::cut(std::vector<std::string> open) const {
 
 // --- running the target ------------------------------------------------------
 
+pid_t spawn_target(const std::string& target, const std::vector<std::string>& args, int stdout_fd, int stderr_fd,
+                   std::string* command) {
+  std::vector<std::string> argv{target};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::string text;
+  for (const auto& arg : argv) text += (text.empty() ? "" : " ") + arg;
+  printf("$ %s\n", text.c_str());
+  fflush(stdout);
+  if (command != nullptr) *command = text;
+  const pid_t pid = fork();
+  if (pid < 0) fail("fork failed");
+  if (pid == 0) {
+    dup2(stdout_fd, STDOUT_FILENO);
+    if (stderr_fd >= 0) dup2(stderr_fd, STDERR_FILENO);
+    std::vector<char*> raw;
+    for (auto& arg : argv) raw.push_back(arg.data());
+    raw.push_back(nullptr);
+    execv(raw[0], raw.data());
+    _exit(127);
+  }
+  return pid;
+}
+
 namespace {
 
 // Starts TARGET ARGS..., stderr to STDERR_PATH unless it is empty, reads
@@ -120,24 +143,9 @@ Run run_target(const std::string& target, const std::vector<std::string>& args, 
     err_fd = open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (err_fd < 0) fail("cannot create " + stderr_path);
   }
-  std::vector<std::string> argv{target};
-  argv.insert(argv.end(), args.begin(), args.end());
   std::string command;
-  for (const auto& arg : argv) command += (command.empty() ? "" : " ") + arg;
-  printf("$ %s\n", command.c_str());
-  fflush(stdout);
   Run run;
-  run.pid = fork();
-  if (run.pid < 0) fail("fork failed");
-  if (run.pid == 0) {
-    dup2(fds[1], STDOUT_FILENO);
-    if (err_fd >= 0) dup2(err_fd, STDERR_FILENO);
-    std::vector<char*> raw;
-    for (auto& arg : argv) raw.push_back(arg.data());
-    raw.push_back(nullptr);
-    execv(raw[0], raw.data());
-    _exit(127);
-  }
+  run.pid = spawn_target(target, args, fds[1], err_fd, &command);
   close(fds[1]);
   if (err_fd >= 0) close(err_fd);
   const auto deadline = Clock::now() + limit;

@@ -166,6 +166,11 @@ struct TargetInfo {
 
 // --- running the target ------------------------------------------------------
 
+// Prints "$ TARGET ARGS..." (also into *command), then starts it with stdout
+// on STDOUT_FD and stderr on STDERR_FD (-1: inherited); returns its pid.
+pid_t spawn_target(const std::string& target, const std::vector<std::string>& args, int stdout_fd, int stderr_fd,
+                   std::string* command = nullptr);
+
 struct Run {
   pid_t pid = -1;
   std::vector<std::string> startup;  // stdout lines before "ready"
@@ -195,6 +200,7 @@ class Checker {
 
   const TargetInfo& info() const { return info_; }
   const std::string& binary() const { return binary_; }
+  const std::string& work_dir() const { return work_dir_; }
 
   // WORK_DIR/NAME_LABEL.record, removed.
   std::string fresh_record(const std::string& label) const;

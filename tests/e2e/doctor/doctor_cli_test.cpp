@@ -2,10 +2,6 @@
 // work here, the tracefs backend can run (and its trial instance is gone
 // afterwards), and its hardware-breakpoint verdict must agree with an
 // independent self-test run by this test.
-#include <linux/hw_breakpoint.h>
-#include <linux/perf_event.h>
-#include <sys/ioctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -13,31 +9,12 @@
 #include <cstring>
 #include <string>
 
+#include "breakpoint_fires.h"
 #include "require.h"
 #include "run_xref.h"
 
 namespace xref::test {
 namespace {
-
-volatile uint64_t watched_word = 0;
-
-bool hardware_breakpoints_fire_here() {
-  perf_event_attr attr;
-  std::memset(&attr, 0, sizeof attr);
-  attr.size = sizeof attr;
-  attr.type = PERF_TYPE_BREAKPOINT;
-  attr.bp_type = HW_BREAKPOINT_W;
-  attr.bp_addr = reinterpret_cast<uint64_t>(&watched_word);
-  attr.bp_len = HW_BREAKPOINT_LEN_8;
-  attr.exclude_kernel = 1;
-  const long fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
-  if (fd < 0) return false;
-  for (int i = 0; i < 10; ++i) watched_word = watched_word + 1;
-  uint64_t count = 0;
-  const bool read_ok = read(static_cast<int>(fd), &count, sizeof count) == sizeof count;
-  close(static_cast<int>(fd));
-  return read_ok && count == 10;
-}
 
 TEST(DoctorCli, ReportsWhatTheHostDoes) {
   const XrefRun run = run_xref({"doctor", "--json"});
@@ -68,7 +45,7 @@ TEST(DoctorCli, ReportsWhatTheHostDoes) {
   const std::string instance_dir = backend_detail.substr(0, backend_detail.find(':')) + "/" +
                                    backend_detail.substr(instance, backend_detail.find(' ', instance) - instance);
   EXPECT_NE(access(instance_dir.c_str(), F_OK), 0) << instance_dir << " is left behind";
-  EXPECT_EQ(usable["hardware_breakpoints"], hardware_breakpoints_fire_here());
+  EXPECT_EQ(usable["hardware_breakpoints"], breakpoints_fire_here(10));
   EXPECT_EQ(usable["software_perf_events"], true);
 
   const XrefRun text = run_xref({"doctor"});

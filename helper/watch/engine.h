@@ -1,0 +1,107 @@
+// What run_watch drives: an engine that watches the plan's ranges and hands
+// every write it saw to a sink, in the order it saw them. Two engines: `hw`
+// (hw_engine.h: a perf breakpoint per range per thread, a BPF program on
+// each) and `stores` (stores_engine.h: uprobes on the store instructions
+// that can reach the ranges). start_watch_engine chooses (`auto`) and says
+// why.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "process/target.h"
+#include "result.h"
+#include "watch/plan.h"
+#include "watch/request.h"
+#include "watch_abi.h"
+
+namespace xref {
+
+enum class WatchRecordKind : uint8_t {
+  write,               // a write an engine saw: writer known
+  unobserved_change,   // the bytes changed between two reads and no engine record explains it (the kernel,
+                       // code outside --in): the interval is [since_ns, timestamp_ns]
+  rearm,               // --follow moved a dependent range: unwatched from since_ns to timestamp_ns
+};
+
+struct WatchRecord {
+  WatchRecordKind kind = WatchRecordKind::write;
+  uint64_t sequence = 0;
+  uint64_t timestamp_ns = 0;      // CLOCK_MONOTONIC
+  uint64_t since_ns = 0;          // unobserved_change, rearm: the start of the interval
+  uint32_t tid = 0;               // 0: unknown (unobserved_change)
+  uint32_t range = 0;             // index into WatchPlan::ranges
+  uint32_t generation = 0;
+  uint64_t address = 0;           // live address of the first byte written in the range
+  uint32_t length = 0;
+  uint32_t flags = 0;             // XREF_WATCH_R_*
+  std::vector<uint8_t> old_bytes;
+  std::vector<uint8_t> new_bytes;
+  uint32_t site = XREF_WATCH_SITE_HW;  // the stores engine's site (WatchPlan::sites index)
+  uint64_t pc = 0;                // hw: the trap pc; stores: the writer's live address
+  uint64_t writer_pc = 0;         // the writing instruction's live address (hw: decoded back from pc)
+  std::string writer_text;        // hw: the writer's Intel text (stores: the site's)
+  uint64_t return_address = 0;    // a contract writer's caller
+  std::vector<uint64_t> stack;    // --callers
+};
+
+using WatchRecordSink = std::function<void(WatchRecord&& record)>;
+
+// Per range, summed over CPUs.
+struct WatchRangeCounts {
+  uint64_t writes = 0;
+  uint64_t unchanged = 0;
+  uint64_t passed = 0;
+  uint64_t records = 0;
+  uint64_t records_lost = 0;
+  uint64_t unread = 0;
+  uint64_t in_flight_full = 0;
+};
+
+class WatchEngine {
+ public:
+  virtual ~WatchEngine() = default;
+  virtual const std::string& backend() const = 0;  // "hw", "stores"
+  // Every probe or breakpoint is in: recording starts for all ranges at once.
+  virtual Result<void> arm() = 0;
+  // One bounded round of records to the sink: true when it stopped with
+  // more ready. After detach(), everything, and false.
+  virtual Result<bool> drain() = 0;
+  // --follow: range `range` now starts at `address` (same length); the
+  // engine bumps its generation.
+  virtual Result<void> move_range(uint32_t range, uint64_t address) = 0;
+  virtual bool until_hits_reached() const = 0;
+  virtual void detach() = 0;
+  virtual std::vector<WatchRangeCounts> range_counts() const = 0;
+  // The ranges a write is in flight to now: its store ran (or runs) and its
+  // record is not out yet (stores: new bytes read at a later probe). The
+  // unobserved-change check leaves them for the next drain. hw: none.
+  virtual std::vector<uint32_t> ranges_in_flight() const { return {}; }
+  // What the result must say about this engine's coverage ("thread 123 armed
+  // 40 us after it started", "312 EVEX stores not probed").
+  virtual std::vector<std::string> warnings() const { return {}; }
+};
+
+// Which engine runs the request, and why (printed and in the JSON):
+// --backend hw or stores as asked; auto is hw only where the live
+// self-test says the debug registers fire and the ranges fit them, else
+// stores. --backend hw where they do not fire: an error naming the test.
+struct WatchBackendChoice {
+  std::string backend;  // "hw", "stores"
+  std::string reason;   // "debug registers do not fire here - doctor's self-test counted 0 of 100 writes"
+};
+Result<WatchBackendChoice> choose_watch_backend(const WatchPlan& plan, const WatchRequest& request);
+
+// Starts the chosen engine; for stores, plans its sites first
+// (plan_store_sites). The engine reads `plan` for as long as it runs.
+Result<std::unique_ptr<WatchEngine>> start_watch_engine(const Target& target, WatchPlan& plan,
+                                                        const WatchRequest& request,
+                                                        const WatchBackendChoice& choice, WatchRecordSink sink);
+
+}  // namespace xref

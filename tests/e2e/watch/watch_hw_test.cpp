@@ -1,0 +1,115 @@
+// xref watch --backend hw against watch_target. Where debug registers do
+// not fire (the live self-test, doctor's `hardware_breakpoints`, counts no
+// write), `--backend hw` is refused with the self-test's count and its own
+// exit status: tested here, never skipped. The x86 rules are refused on
+// every host. The recording tests need registers that fire: they skip only
+// when the helper refuses for that reason AND this test's own breakpoint
+// (opened here, not by xref) counts no write either; a refusal the test's
+// own breakpoint contradicts is a failure.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "breakpoint_fires.h"
+#include "watch_harness.h"
+
+namespace xref::test {
+namespace {
+
+constexpr int kDoNotFire = 19, kRule = 20, kExhausted = 21;
+
+std::vector<std::string> watch_args(const WatchTarget& target, std::vector<std::string> extra) {
+  std::vector<std::string> args = {"watch", "--pid", std::to_string(target.pid()), "--duration-ms", "1"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+TEST(WatchHw, RefusedWithTheSelfTestsCountWhereRegistersDoNotFire) {
+  XREF_REQUIRE(bpf_usable(), "root for perf breakpoints");
+  WatchTarget target("watch_target", {"--threads", "1", "--rounds", "2"});
+  const std::string total = target.address("g_total") + ":8";
+  const XrefRun text = run_xref(watch_args(target, {"--backend", "hw", total}));
+  if (breakpoints_fire_here()) {
+    EXPECT_NE(text.exit_status, kDoNotFire) << text.err;
+    return;
+  }
+  EXPECT_EQ(text.exit_status, kDoNotFire) << text.err << text.out;
+  EXPECT_EQ(text.out, "");
+  const std::string line = text.err.substr(0, text.err.find('\n'));
+  EXPECT_EQ(text.err, line + "\n") << "one line";
+  EXPECT_EQ(line.rfind("xref: error: debug registers do not fire on this host: doctor's self-test counted ", 0), 0u)
+      << line;
+  EXPECT_NE(line.find(" of 100 writes; use --backend stores"), std::string::npos) << line;
+  const XrefRun json = run_xref(watch_args(target, {"--backend", "hw", total, "--json"}));
+  EXPECT_EQ(json.exit_status, kDoNotFire);
+  EXPECT_EQ(json.json()["error"]["code"], "debug_registers_do_not_fire") << json.out;
+  // And `auto` says why it took stores instead.
+  const XrefRun automatic = run_xref(watch_args(target, {total, "--json"}));
+  ASSERT_EQ(automatic.exit_status, 0) << automatic.err;
+  EXPECT_EQ(automatic.json()["result"]["backend"], "stores");
+  const std::string reason = automatic.json()["result"]["backend_reason"];
+  EXPECT_EQ(reason.rfind("debug registers do not fire here - doctor's self-test counted ", 0), 0u) << reason;
+  // The target was not harmed: it runs its rounds and exits cleanly.
+  target.go();
+  EXPECT_EQ(target.finish(), 0);
+}
+
+TEST(WatchHw, TheX86RulesAreRefusedOnEveryHost) {
+  XREF_REQUIRE(bpf_usable(), "root for perf breakpoints");
+  WatchTarget target("watch_target", {"--threads", "1", "--rounds", "2"});
+  const uint64_t total = target.startup().object("g_total").address;
+  const XrefRun three = run_xref(watch_args(target, {"--backend", "hw", hex_string(total) + ":3"}));
+  EXPECT_EQ(three.exit_status, kRule) << three.err;
+  EXPECT_NE(three.err.find("3 bytes; an x86 debug register watches 1, 2, 4 or 8"), std::string::npos) << three.err;
+  const XrefRun unaligned = run_xref(watch_args(target, {"--backend", "hw", hex_string(total + 4) + ":8"}));
+  EXPECT_EQ(unaligned.exit_status, kRule) << unaligned.err;
+  EXPECT_NE(unaligned.err.find("is not aligned to its 8 bytes"), std::string::npos) << unaligned.err;
+  const XrefRun read = run_xref(watch_args(target, {"--backend", "hw", "--access", "read", hex_string(total) + ":8"}));
+  EXPECT_EQ(read.exit_status, kRule) << read.err;
+  EXPECT_NE(read.err.find("--access read: x86 debug registers cannot watch reads alone"), std::string::npos)
+      << read.err;
+  std::vector<std::string> five = {"--backend", "hw"};
+  for (int word = 0; word < 5; ++word) five.push_back(hex_string(total) + ":8");
+  const XrefRun exhausted = run_xref(watch_args(target, five));
+  EXPECT_EQ(exhausted.exit_status, kExhausted) << exhausted.err;
+  EXPECT_NE(exhausted.err.find("4 debug registers per thread: 4 free, 5 ranges asked"), std::string::npos)
+      << exhausted.err;
+  target.go();
+  EXPECT_EQ(target.finish(), 0);
+}
+
+class WatchHwRecords : public ::testing::TestWithParam<std::string> {};
+
+// Every write to g_total (lock xadd, lock add, xchg, lock cmpxchg, mov) and
+// g_flag (1 byte), of every thread, the late one included (its breakpoints
+// are inherited), equals the target's record: per thread, in order, old,
+// new and the writing function (the instruction before the trap pc).
+TEST_P(WatchHwRecords, GlobalsEqualTheRecord) {
+  XREF_REQUIRE(bpf_usable(), "root for perf breakpoints");
+  WatchTarget target(GetParam(), {"--threads", "2", "--rounds", "15", "--late-thread"});
+  const std::vector<std::string> names = {"g_total", "g_flag"};
+  std::vector<std::string> args = {"--backend", "hw"};
+  for (const std::string& name : names) {
+    args.push_back(target.address(name) + ":" + std::to_string(target.startup().object(name).size));
+  }
+  const WatchedRun run = watch_until_exit(target, args);
+  if (run.xref.exit_status == kDoNotFire) {
+    ASSERT_FALSE(breakpoints_fire_here()) << "xref says the registers do not fire, this test's breakpoint says they do: "
+                                        << run.xref.err;
+    GTEST_SKIP() << "the live self-test says debug registers do not fire here: " << run.xref.err;
+  }
+  ASSERT_EQ(run.xref.exit_status, 0) << run.xref.err << run.xref.out;
+  ASSERT_EQ(run.target_status, 0);
+  EXPECT_EQ(run.document["result"]["backend"], "hw");
+  EXPECT_EQ(run.document["result"]["lost"], 0);
+  const ThreadWrites recorded = recorded_writes(run.record, names);
+  const ThreadWrites watched = watched_writes(run.document, names);
+  EXPECT_EQ(watched, recorded);
+}
+
+INSTANTIATE_TEST_SUITE_P(Builds, WatchHwRecords,
+                         ::testing::Values("watch_target", "watch_target_clang", "watch_target_nopie"));
+
+}  // namespace
+}  // namespace xref::test
