@@ -89,7 +89,7 @@ std::vector<std::string> watch_lines(const nlohmann::json& document) {
   for (const nlohmann::json& range : ranges) {
     std::string line = "  [" + std::to_string(range["index"].get<uint64_t>()) + "] " + range["spelled"].get<std::string>() +
                        "  " + range["address"].get<std::string>() + "  " + std::to_string(range["length"].get<uint64_t>()) +
-                       " bytes";
+                       (range["length"].get<uint64_t>() == 1 ? " byte" : " bytes");
     std::string where;
     if (!range["symbol"].is_null()) where = range["symbol"].get<std::string>();
     if (!range["module"].is_null()) where += (where.empty() ? "" : " in ") + range["module"].get<std::string>();
