@@ -22,6 +22,7 @@ Result<void> validate_watch_request(const WatchRequest& request) {
   if (!request.fetch.empty()) return not_yet("--fetch");
   if (request.callers) return not_yet("--callers");
   if (request.regs) return not_yet("--regs");
+  if (!request.mark_file.empty()) return not_yet("--mark-file");
   if (!request.stop_when.empty()) {
     return make_error(ErrorCode::invalid_argument, "--stop-when stops a thread for a debugger, and there is none",
                       "run `xref watch ... --stop-when ...` inside gdb or lldb");
@@ -80,7 +81,7 @@ void add_watch_options(CLI::App& command, WatchCommandOptions& options) {
       ->capture_default_str()
       ->transform(number_in({0, kMaxRecordsBound}));
   command.add_flag("--jsonl", options.jsonl, "JSON lines: each record as it comes, then the result document as one line");
-  command.add_option("--mark-file", request.mark_file, "a log followed during the watch (not used by watch yet)")
+  command.add_option("--mark-file", request.mark_file, "a log followed during the watch (not yet)")
       ->type_name("FILE");
   command.add_option("--mark-regex", request.mark_regex, "with --mark-file: the lines to stamp with");
 }
