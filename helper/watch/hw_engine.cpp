@@ -2,20 +2,22 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <sys/uio.h>
 #include <time.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <set>
+#include <vector>
 
 #include "attach/breakpoint_self_test.h"
 #include "attach/libbpf_log.h"
 #include "attach/ring_drain.h"
+#include "monotonic_clock.h"
 #include "watch/hw_breakpoints.h"
 #include "watch/hw_rules.h"
 #include "watch/hw_threads.h"
+#include "watch/process_memory.h"
 #include "watch/trap_writers.h"
 #include "watch/watch_records.h"
 #include "watch_hw.skel.h"
@@ -30,18 +32,14 @@ constexpr uint64_t kThreadRescanNs = 50'000'000;
 // others were armed may have missed inheriting the breakpoints.
 constexpr int kArmRescans = 8;
 
-uint64_t monotonic_ns() {
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
-}
-
-// Up to 8 bytes of the target at `address`, little-endian as it holds them.
+// Up to 8 bytes of the target at `address`, little-endian as it holds them
+// (read_target_bytes, the one reader of the target's memory watch has).
 bool read_target(pid_t pid, uint64_t address, uint32_t length, uint64_t& value) {
   value = 0;
-  iovec local{&value, length};
-  iovec remote{reinterpret_cast<void*>(address), length};
-  return process_vm_readv(pid, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(length);
+  const Result<std::vector<uint8_t>> bytes = read_target_bytes(pid, address, length);
+  if (!bytes) return false;
+  std::memcpy(&value, bytes->data(), std::min<size_t>(bytes->size(), sizeof value));
+  return true;
 }
 
 class HwWatchEngine final : public WatchEngine {
