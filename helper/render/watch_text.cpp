@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "output/json_envelope.h"
+#include "render/fetch_text.h"
 
 namespace xref::render {
 namespace {
@@ -51,6 +53,31 @@ std::string writer_text(const nlohmann::json& writer) {
          writer["text"].get<std::string>();
 }
 
+// A stack frame as "function (module)", else its live address.
+std::string frame_text(const nlohmann::json& frame) {
+  std::string text = frame.contains("function") ? frame["function"].get<std::string>() : frame["live"].get<std::string>();
+  if (frame.contains("module")) text += " (" + frame["module"].get<std::string>() + ")";
+  return text;
+}
+
+// --callers: the stacks counted per writer site, the most frequent first.
+void callers_lines(const nlohmann::json& callers, std::vector<std::string>& lines) {
+  lines.push_back("callers (" + callers["method"].get<std::string>() + ", " +
+                  std::to_string(callers["distinct"].get<uint64_t>()) + " distinct stacks, " +
+                  std::to_string(callers["unread"].get<uint64_t>()) + " unread):");
+  for (const nlohmann::json& stack : callers["stacks"]) {
+    std::string head = "  " + std::to_string(stack["writes"].get<uint64_t>()) + " writes";
+    if (!stack["writer"].is_null()) {
+      char offset[32];
+      std::snprintf(offset, sizeof offset, "+0x%llx",
+                    static_cast<unsigned long long>(stack["writer"]["offset"].get<uint64_t>()));
+      head += "  by " + stack["writer"]["function"].get<std::string>() + offset;
+    }
+    lines.push_back(head);
+    for (const nlohmann::json& frame : stack["frames"]) lines.push_back("      " + frame_text(frame));
+  }
+}
+
 }  // namespace
 
 std::string watch_record_line(const nlohmann::json& record, uint64_t armed_ns) {
@@ -75,6 +102,12 @@ std::string watch_record_line(const nlohmann::json& record, uint64_t armed_ns) {
   }
   line += writer_text(record["writer"]);
   if (record.value("new_read_after", false)) line += "  [new read after]";
+  if (record.contains("fetches") && !record["fetches"].empty()) line += "  " + fetches_text(record["fetches"]);
+  if (record.contains("regs") && record["regs"].is_object()) {
+    line += "  rip=" + record["regs"]["rip"].get<std::string>() + " rsp=" + record["regs"]["rsp"].get<std::string>() +
+            " (" + record["regs_at"].get<std::string>() + "; registers: --json)";
+  }
+  if (record.contains("mark_match") && record["mark_match"].is_string()) line += "  mark " + json_text(record["mark_match"]);
   return line;
 }
 
@@ -119,7 +152,12 @@ std::vector<std::string> watch_lines(const nlohmann::json& document) {
     if (!contracts.empty()) lines.push_back("          by contract: " + contracts);
   }
   lines.push_back("   seq  tid     range  old → new                         writer");
-  for (const nlohmann::json& record : result["stream"]) lines.push_back(watch_record_line(record, result.value("armed_ns", uint64_t{0})));
+  for (const nlohmann::json& record : result["stream"]) {
+    lines.push_back(watch_record_line(record, result.value("armed_ns", uint64_t{0})));
+    if (!record.contains("stack")) continue;
+    const nlohmann::json& stack = record["stack"];
+    for (size_t at = 1; at < stack.size(); ++at) lines.push_back("                  ← " + frame_text(stack[at]));
+  }
   lines.push_back("summary");
   for (const nlohmann::json& summary : result["summary"]) {
     const uint64_t index = summary["range"].get<uint64_t>();
@@ -127,6 +165,12 @@ std::vector<std::string> watch_lines(const nlohmann::json& document) {
                        std::to_string(summary["writes"].get<uint64_t>()) + " writes (" +
                        std::to_string(summary["recorded"].get<uint64_t>()) + " recorded";
     if (summary["unchanged"].get<uint64_t>() > 0) line += ", " + std::to_string(summary["unchanged"].get<uint64_t>()) + " unchanged";
+    if (!result.value("filter", nlohmann::json()).is_null()) {
+      line += ", " + std::to_string(summary["passed"].get<uint64_t>()) + " passed the filter";
+      if (summary.value("unfiltered", uint64_t{0}) > 0) {
+        line += ", " + std::to_string(summary["unfiltered"].get<uint64_t>()) + " unfiltered (a value unread)";
+      }
+    }
     line += ")";
     std::string writers;
     for (const nlohmann::json& writer : summary["writers"]) {
@@ -151,6 +195,7 @@ std::vector<std::string> watch_lines(const nlohmann::json& document) {
     }
     lines.push_back(line);
   }
+  if (result.contains("callers")) callers_lines(result["callers"], lines);
   for (const nlohmann::json& warning : document["warnings"]) lines.push_back("warning: " + warning.get<std::string>());
   lines.push_back(std::string("complete: ") + (result["complete"].get<bool>() ? "yes" : "no") + " (" +
                   std::to_string(result["lost"].get<uint64_t>()) + " lost)" +

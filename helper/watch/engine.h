@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "attach/fetched_value.h"
 #include "process/target.h"
 #include "result.h"
 #include "watch/plan.h"
@@ -48,7 +49,20 @@ struct WatchRecord {
   uint64_t writer_pc = 0;         // the writing instruction's live address (hw: decoded back from pc)
   std::string writer_text;        // hw: the writer's Intel text (stores: the site's)
   uint64_t return_address = 0;    // a contract writer's caller
-  std::vector<uint64_t> stack;    // --callers
+  std::vector<uint64_t> stack;    // --callers: frame 0 the pc, then return addresses (watch_stack_frames)
+  // --fetch, --regs, --callers: read where the write was seen (stores: at
+  // the uprobe, before the store ran; hw: after the trap).
+  bool has_detail = false;
+  std::vector<FetchedValue> fetches;
+  std::vector<uint64_t> regs;     // --regs: pt_regs order (r15 .. ss)
+  uint64_t caller = 0;            // --callers: the return address by the site's CFA rule (0: none)
+};
+
+// --callers: passing writes counted by (writer site, stack) in BPF.
+struct WatchStackCount {
+  uint32_t site = XREF_WATCH_SITE_HW;  // the stores engine's site; hw: frame 0 is the trap pc
+  uint64_t writes = 0;
+  std::vector<uint64_t> frames;        // watch_stack_frames
 };
 
 using WatchRecordSink = std::function<void(WatchRecord&& record)>;
@@ -62,6 +76,8 @@ struct WatchRangeCounts {
   uint64_t records_lost = 0;
   uint64_t unread = 0;
   uint64_t in_flight_full = 0;
+  uint64_t unfiltered = 0;        // --filter: writes whose filter needed a value that was not read
+  uint64_t stacks_unread = 0;     // --callers: passing writes whose stack was not walked or kept
 };
 
 class WatchEngine {
@@ -83,6 +99,8 @@ class WatchEngine {
   // record is not out yet (stores: new bytes read at a later probe). The
   // unobserved-change check leaves them for the next drain. hw: none.
   virtual std::vector<uint32_t> ranges_in_flight() const { return {}; }
+  // --callers: the stacks counted per writer site (after detach()).
+  virtual std::vector<WatchStackCount> stack_counts() const { return {}; }
   // What the result must say about this engine's coverage ("thread 123 armed
   // 40 us after it started", "312 EVEX stores not probed").
   virtual std::vector<std::string> warnings() const { return {}; }

@@ -14,6 +14,7 @@
 #include "attach/libbpf_log.h"
 #include "attach/ring_drain.h"
 #include "monotonic_clock.h"
+#include "watch/detail.h"
 #include "watch/hw_breakpoints.h"
 #include "watch/hw_rules.h"
 #include "watch/hw_threads.h"
@@ -59,6 +60,10 @@ class HwWatchEngine final : public WatchEngine {
   void detach() override;
   std::vector<WatchRangeCounts> range_counts() const override;
   std::vector<std::string> warnings() const override;
+  std::vector<WatchStackCount> stack_counts() const override {
+    if (skeleton_ == nullptr || !callers_) return {};
+    return read_watch_stacks(skeleton_->maps.stacks, skeleton_->maps.stack_traces);
+  }
 
  private:
   Result<void> arm_threads();
@@ -86,6 +91,7 @@ class HwWatchEngine final : public WatchEngine {
   uint64_t resyncs_ = 0;               // previous bytes brought back in line with the range
   std::unique_ptr<TrapWriters> writers_;
   bool detached_ = false;
+  bool callers_ = false;
 };
 
 Result<void> HwWatchEngine::start(const WatchRequest& request) {
@@ -101,8 +107,15 @@ Result<void> HwWatchEngine::start(const WatchRequest& request) {
   skeleton_->rodata->first = request.first;
   skeleton_->rodata->until_hits = request.until_hits;
   skeleton_->rodata->max_records = request.max_events;
+  bpf_map__set_max_entries(skeleton_->maps.records, 1u << 20);
+  set_watch_detail_switches(*skeleton_->rodata, plan_, request);
+  size_watch_stack_map(skeleton_->maps.stack_traces, request.callers);
+  callers_ = request.callers;
   if (const int loaded = watch_hw_bpf__load(skeleton_); loaded != 0) {
     return bpf_load_error(loaded, "the watch_hw program");
+  }
+  if (auto filled = fill_watch_detail_maps(plan_, skeleton_->maps.fetches, skeleton_->maps.filter); !filled) {
+    return filled.error();
   }
   ranges_.resize(plan_.ranges.size());
   for (uint32_t index = 0; index < plan_.ranges.size(); ++index) {
@@ -198,6 +211,7 @@ void HwWatchEngine::on_record(const void* data, size_t size) {
   WatchRecord record = decode_watch_record(raw);
   record.site = XREF_WATCH_SITE_HW;
   record.writer_pc = writers_->writer_of(raw.pc, &record.writer_text);
+  decode_watch_detail(data, size, plan_, skeleton_->maps.stack_traces, record);
   sink_(std::move(record));
 }
 

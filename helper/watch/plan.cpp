@@ -7,6 +7,7 @@
 #include "hex.h"
 #include "parse_error_render.h"
 #include "watch/address_spec.h"
+#include "watch/detail.h"
 #include "watch/process_memory.h"
 #include "watch_abi.h"
 
@@ -244,6 +245,7 @@ Result<WatchPlan> plan_watch_ranges(const Target& target, const WatchRequest& re
                           std::to_string(XREF_WATCH_MAX_RANGES) + " at once",
                       "watch fewer addresses, or one range over neighbours (ADDR:LEN)");
   }
+  if (auto detail = plan_watch_detail(request, plan); !detail) return detail.error();
   return plan;
 }
 

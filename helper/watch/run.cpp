@@ -32,7 +32,8 @@ class Watcher {
     for (size_t index = 0; index < plan.ranges.size(); ++index) {
       run_.ranges[index].addresses.push_back(plan.ranges[index].parked ? 0 : plan.ranges[index].address);
     }
-    exact_ = request.every <= 1 && request.first == 0;
+    // --filter keeps writes out of the records: a change then may be one of them.
+    exact_ = request.every <= 1 && request.first == 0 && request.filter.empty();
     run_.unobserved_exact = exact_;
   }
 
@@ -311,6 +312,7 @@ Result<WatchRun> run_watch(const Target& target, WatchPlan& plan, const WatchReq
   if (auto drained = (*engine)->drain(); !drained) return drained.error();
   watcher.settle();
   run.counts = (*engine)->range_counts();
+  run.stacks = (*engine)->stack_counts();
   const std::vector<std::string> engine_warnings = (*engine)->warnings();
   run.warnings.insert(run.warnings.end(), engine_warnings.begin(), engine_warnings.end());
   for (uint32_t index = 0; index < plan.ranges.size(); ++index) {

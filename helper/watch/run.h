@@ -42,6 +42,7 @@ struct WatchRun {
   uint64_t armed_ns = 0;       // CLOCK_MONOTONIC at arm
   std::vector<WatchRecord> records;  // writes, unobserved changes and rearms, in the order seen
   std::vector<WatchRangeCounts> counts;
+  std::vector<WatchStackCount> stacks;  // --callers: per writer site
   std::vector<WatchRangeState> ranges;
   bool unobserved_exact = true;  // every write was recorded: the check compares exactly
   std::vector<std::string> warnings;

@@ -9,6 +9,7 @@
 #include "attach/libbpf_log.h"
 #include "attach/ring_drain.h"
 #include "attach/uprobe_attach.h"
+#include "watch/detail.h"
 #include "watch/process_memory.h"
 #include "watch/watch_records.h"
 #include "watch_stores.skel.h"
@@ -18,11 +19,29 @@ namespace {
 
 constexpr uint64_t kRingBytes = 4u << 20;
 
-// The BPF copy of the in-flight map's value (bpf/watch_stores.bpf.c).
+// The BPF copy of the in-flight map's value (bpf/watch_stores.bpf.c):
+// the parts of one write, and what its hit fetched (struct hit_detail of
+// bpf/watch_detail.bpf.h, whose values are fetch_filter.bpf.h's struct
+// fetched).
+struct HitDetail {
+  __u64 values[XREF_FETCH_MAX_ITEMS];
+  __s16 errors[XREF_FETCH_MAX_ITEMS];
+  __u16 failed;
+  __u8 count;
+  __u8 string_count;
+  __u32 reserved;
+  __u8 strings[XREF_FETCH_MAX_STRINGS][XREF_STRING_BUFFER_BYTES];
+  __u64 regs[XREF_WATCH_REG_WORDS];
+  __u64 caller;
+  __s64 stack_id;
+};
+static_assert(sizeof(HitDetail) == 1408, "struct hit_detail of bpf/watch_detail.bpf.h");
+
 struct InFlight {
   uint32_t count;
   uint32_t reserved;
   xref_watch_record parts[4];
+  HitDetail detail;
 };
 
 xref_watch_range bpf_range(const WatchRange& range, bool changed) {
@@ -70,7 +89,9 @@ class StoresWatchEngine : public WatchEngine {
       if (size < sizeof(xref_watch_record)) return;
       xref_watch_record raw;
       std::memcpy(&raw, data, sizeof raw);
-      sink_(decode_watch_record(raw));
+      WatchRecord record = decode_watch_record(raw);
+      decode_watch_detail(data, size, plan_, skeleton_->maps.stack_traces, record);
+      sink_(std::move(record));
     });
     if (!ring) return ring.error();
     ring_ = std::move(*ring);
@@ -118,7 +139,13 @@ class StoresWatchEngine : public WatchEngine {
     // Writes finished here at the end were counted by the program at their
     // store; their records are ours.
     for (const auto& [range, records] : finished_here_) totals[range].records += records;
+    for (const auto& [range, passed] : passed_here_) totals[range].passed += passed;
     return totals;
+  }
+
+  std::vector<WatchStackCount> stack_counts() const override {
+    if (!request_.callers) return {};
+    return read_watch_stacks(skeleton_->maps.stacks, skeleton_->maps.stack_traces);
   }
 
   std::vector<uint32_t> ranges_in_flight() const override {
@@ -153,6 +180,9 @@ class StoresWatchEngine : public WatchEngine {
     skeleton_->rodata->until_hits = request_.until_hits;
     bpf_map__set_max_entries(skeleton_->maps.sites, static_cast<uint32_t>(std::max<size_t>(plan_.sites.size(), 1)));
     bpf_map__set_max_entries(skeleton_->maps.records, kRingBytes);
+    bpf_map__set_max_entries(skeleton_->maps.site_callers, static_cast<uint32_t>(std::max<size_t>(plan_.sites.size(), 1)));
+    set_watch_detail_switches(*skeleton_->rodata, plan_, request_);
+    size_watch_stack_map(skeleton_->maps.stack_traces, request_.callers);
     if (uprobe_multi) {
       bpf_program__set_expected_attach_type(skeleton_->progs.watch_store,
                                             static_cast<bpf_attach_type>(kBpfTraceUprobeMulti));
@@ -171,8 +201,15 @@ class StoresWatchEngine : public WatchEngine {
       const xref_watch_range value = bpf_range(plan_.ranges[index], request_.changed);
       bpf_map__update_elem(skeleton_->maps.ranges, &index, sizeof index, &value, sizeof value, BPF_ANY);
     }
+    for (uint32_t index = 0; index < plan_.site_callers.size(); ++index) {
+      bpf_map__update_elem(skeleton_->maps.site_callers, &index, sizeof index, &plan_.site_callers[index],
+                           sizeof(xref_watch_site_caller), BPF_ANY);
+    }
     skeleton_->bss->range_count = static_cast<uint32_t>(plan_.ranges.size());
-    return {};
+    if (bpf_map__value_size(skeleton_->maps.writes_in_flight) != sizeof(InFlight)) {
+      return make_error(ErrorCode::internal, "the watch program's in-flight writes are not laid out as the helper's");
+    }
+    return fill_watch_detail_maps(plan_, skeleton_->maps.fetches, skeleton_->maps.filter);
   }
 
   std::vector<InFlight> in_flight() const {
@@ -201,12 +238,52 @@ class StoresWatchEngine : public WatchEngine {
         } else {
           record.flags |= XREF_WATCH_R_NEW_UNREAD;
         }
+        if (request_.callers || request_.regs || !plan_.fetches.empty() || plan_.filter) {
+          add_detail(flight.detail, record);
+        }
+        if (!passes_filter(record)) continue;
         record.sequence = __atomic_add_fetch(&skeleton_->bss->sequence, 1, __ATOMIC_SEQ_CST);
         ++finished_at_end_;
         ++finished_here_[record.range];
+        ++passed_here_[record.range];
         sink_(std::move(record));
       }
     }
+  }
+
+  // What the hit of a write finished here fetched (as decode_watch_detail).
+  void add_detail(const HitDetail& detail, WatchRecord& record) const {
+    record.has_detail = true;
+    record.fetches = fetched_values(plan_.fetches, std::min<size_t>(detail.count, plan_.fetches.size()), detail.failed,
+                                    detail.values, detail.errors, &detail.strings[0][0]);
+    if (request_.regs) record.regs.assign(detail.regs, detail.regs + XREF_WATCH_REG_WORDS);
+    record.caller = detail.caller;
+  }
+
+  // --filter over a write finished here, as the program runs it: on the new
+  // bytes read now, the range's `value` and `old` from them.
+  bool passes_filter(const WatchRecord& record) const {
+    if (!plan_.filter || plan_.filter->instructions.empty()) return true;
+    std::vector<uint64_t> values(XREF_FETCH_MAX_ITEMS, 0);
+    std::vector<std::string> strings(XREF_FETCH_MAX_STRINGS);
+    const std::vector<int> string_slots = fetch_string_slots(plan_.fetches);
+    for (size_t at = 0; at < record.fetches.size(); ++at) {
+      if (!record.fetches[at].value) return false;  // unread: the program would not decide either
+      values[at] = *record.fetches[at].value;
+      if (string_slots[at] >= 0) strings[static_cast<size_t>(string_slots[at])] = record.fetches[at].text;
+    }
+    const WatchRange& range = plan_.ranges[record.range];
+    const size_t offset = record.address - range.address;
+    auto now = read_target_bytes(plan_.pid, range.address, range.length);
+    if (!now || offset + record.new_bytes.size() > now->size() || (record.flags & XREF_WATCH_R_OLD_UNREAD)) return false;
+    std::vector<uint8_t> old_bytes = *now;
+    std::copy(record.old_bytes.begin(), record.old_bytes.end(), old_bytes.begin() + static_cast<long>(offset));
+    uint64_t value = 0, old = 0;
+    std::memcpy(&value, now->data(), std::min<size_t>(now->size(), 8));
+    std::memcpy(&old, old_bytes.data(), std::min<size_t>(old_bytes.size(), 8));
+    values[plan_.fetches.size()] = value;
+    values[plan_.fetches.size() + 1] = old;
+    return evaluate_program(*plan_.filter, values, strings);
   }
 
   const WatchPlan& plan_;
@@ -220,6 +297,7 @@ class StoresWatchEngine : public WatchEngine {
   bool detached_ = false;
   uint64_t finished_at_end_ = 0;
   std::map<uint32_t, uint64_t> finished_here_;
+  std::map<uint32_t, uint64_t> passed_here_;
 };
 
 }  // namespace
