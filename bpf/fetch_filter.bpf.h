@@ -170,6 +170,16 @@ static __always_inline void read_fetches(struct pt_regs *ctx, const struct xref_
   read_fetches_from(regs, fetches, count, out);
 }
 
+/* A map holding one lowered filter (user space writes it; zero-filled:
+ * no filter). */
+#define FILTER_PROGRAM_MAP(name)                    \
+  struct {                                          \
+    __uint(type, BPF_MAP_TYPE_ARRAY);               \
+    __uint(max_entries, 1);                         \
+    __type(key, __u32);                             \
+    __type(value, struct xref_filter_program);      \
+  } name SEC(".maps")
+
 /* Filter results. */
 #define XREF_FILTER_REJECTS 0
 #define XREF_FILTER_ACCEPTS 1

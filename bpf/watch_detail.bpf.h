@@ -37,12 +37,7 @@ struct {
   __type(value, struct fetch_list);
 } fetches SEC(".maps");
 
-struct {
-  __uint(type, BPF_MAP_TYPE_ARRAY);
-  __uint(max_entries, 1);
-  __type(key, __u32);
-  __type(value, struct xref_filter_program);
-} filter SEC(".maps");
+FILTER_PROGRAM_MAP(filter);
 
 /* --callers: user stacks walked by the kernel through frame pointers,
  * deduplicated by id, and the passing writes counted per (site, stack). */
