@@ -66,7 +66,8 @@ void callers_lines(const nlohmann::json& callers, std::vector<std::string>& line
                   std::to_string(callers["distinct"].get<uint64_t>()) + " distinct stacks, " +
                   std::to_string(callers["unread"].get<uint64_t>()) + " unread):");
   for (const nlohmann::json& stack : callers["stacks"]) {
-    std::string head = "  " + std::to_string(stack["writes"].get<uint64_t>()) + " writes";
+    const uint64_t writes = stack["writes"].get<uint64_t>();
+    std::string head = "  " + std::to_string(writes) + (writes == 1 ? " write" : " writes");
     if (!stack["writer"].is_null()) {
       char offset[32];
       std::snprintf(offset, sizeof offset, "+0x%llx",

@@ -3,6 +3,7 @@
 #include <bpf/libbpf.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <map>
 
@@ -80,7 +81,11 @@ Result<void> plan_watch_detail(const WatchRequest& request, WatchPlan& plan) {
   variables.push_back(FilterVariable{kWatchValueName, false, 0, 0});
   variables.push_back(FilterVariable{kWatchOldName, false, 0, 0});
   auto parsed = parse_filter(request.filter, variables);
-  if (!parsed) return for_option(parsed.error(), "--filter");
+  if (!parsed) {
+    Error error = for_option(parsed.error(), "--filter");
+    error.hint = "a watch filters on value, old (the range's bytes after and before the write) and the --fetch names";
+    return error;
+  }
   auto lowered = lower_filter(*parsed);
   if (!lowered) return for_option(lowered.error(), "--filter");
   const auto value_slot = static_cast<uint8_t>(plan.fetches.size());
@@ -165,6 +170,10 @@ std::vector<uint64_t> watch_stack_frames(const std::vector<uint64_t>& walked, ui
   if (walked.empty()) return caller != 0 ? std::vector<uint64_t>{caller} : std::vector<uint64_t>{};
   if (caller == 0 || (walked.size() > 1 && walked[1] == caller)) return walked;
   return {walked[0], caller};
+}
+
+std::vector<uint64_t> walked_stack(const bpf_map* stack_traces, int64_t id) {
+  return id < 0 || id > INT32_MAX ? std::vector<uint64_t>{} : stack_of(stack_traces, static_cast<int32_t>(id), nullptr);
 }
 
 std::vector<WatchStackCount> read_watch_stacks(const bpf_map* stacks, const bpf_map* stack_traces) {

@@ -74,6 +74,9 @@ void decode_watch_detail(const void* data, size_t size, const WatchPlan& plan, c
 // pointers): the stack ends at the caller.
 std::vector<uint64_t> watch_stack_frames(const std::vector<uint64_t>& walked, uint64_t caller);
 
+// The frames the kernel walked for stack `id` (none when it is < 0 or gone).
+std::vector<uint64_t> walked_stack(const bpf_map* stack_traces, int64_t id);
+
 // --callers: every (site, stack) count of the `stacks` map, with frames.
 std::vector<WatchStackCount> read_watch_stacks(const bpf_map* stacks, const bpf_map* stack_traces);
 

@@ -258,6 +258,7 @@ class StoresWatchEngine : public WatchEngine {
                                     detail.values, detail.errors, &detail.strings[0][0]);
     if (request_.regs) record.regs.assign(detail.regs, detail.regs + XREF_WATCH_REG_WORDS);
     record.caller = detail.caller;
+    if (request_.callers) record.stack = watch_stack_frames(walked_stack(skeleton_->maps.stack_traces, detail.stack_id), detail.caller);
   }
 
   // --filter over a write finished here, as the program runs it: on the new

@@ -200,7 +200,52 @@ TEST_P(WatchFilters, MarkStampsFollowTheWritesOrder) {
   EXPECT_EQ(run.document["result"]["marks"]["file"], log);
 }
 
+// As probe: the filter first, then --first over the writes that passed
+// it: the first 3 writes where the byte grows are recorded, all that pass
+// are counted.
+TEST_P(WatchFilters, FirstCountsOnlyTheWritesThatPassedTheFilter) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  WatchTarget target(GetParam(), {"--threads", "2", "--rounds", "15"});
+  const WatchedRun run = watch_until_exit(
+      target, {"--backend", "stores", "--filter", "value > old", "--first", "3", target.address("g_flag") + ":1"});
+  ASSERT_EQ(run.xref.exit_status, 0) << run.xref.err << run.xref.out;
+  const ThreadWrites kept =
+      recorded_where(run.record, {"g_flag"}, [](const wt::Write& w) { return w.new_value() > w.old_value(); });
+  ASSERT_GT(count_of(kept), 3u);
+  const nlohmann::json& writes = run.document["result"]["writes"];
+  ASSERT_EQ(writes.size(), 3u) << writes.dump();
+  for (const nlohmann::json& write : writes) {
+    EXPECT_GT(std::stoull(write["new_bytes"].get<std::string>(), nullptr, 16),
+              std::stoull(write["old_bytes"].get<std::string>(), nullptr, 16))
+        << write.dump();
+  }
+  EXPECT_EQ(run.document["result"]["summary"][0]["passed"].get<size_t>(), count_of(kept));
+}
+
 INSTANTIATE_TEST_SUITE_P(Builds, WatchFilters, ::testing::Values("watch_target", "watch_target_clang"));
+
+// Bad --filter and --fetch input: one line naming the option, status 2
+// (invalid_argument), the JSON error object, nothing attached.
+TEST(WatchFilterInput, BadFilterAndFetchAreRefusedNamingTheOption) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  WatchTarget target("watch_target", {"--threads", "1", "--rounds", "2"});
+  const std::string flag = target.address("g_flag") + ":1";
+  const std::string pid = std::to_string(target.pid());
+  const XrefRun unknown = run_xref({"watch", "--pid", pid, flag, "--filter", "nosuch > 1"});
+  EXPECT_EQ(unknown.exit_status, 2) << unknown.err;
+  EXPECT_EQ(unknown.err.rfind("xref: error: --filter: ", 0), 0u) << unknown.err;
+  EXPECT_NE(unknown.err.find("nosuch"), std::string::npos) << unknown.err;
+  const XrefRun wide = run_xref({"watch", "--pid", pid, target.address("g_config") + ":144", "--filter", "value == 1",
+                                 "--json"});
+  EXPECT_EQ(wide.exit_status, 2) << wide.err;
+  EXPECT_EQ(wide.json()["error"]["code"], "invalid_argument") << wide.out;
+  EXPECT_NE(wide.json()["error"]["message"].get<std::string>().find("is 144 bytes"), std::string::npos) << wide.out;
+  const XrefRun fetch = run_xref({"watch", "--pid", pid, flag, "--fetch", "x=%nosuch:u8"});
+  EXPECT_EQ(fetch.exit_status, 2) << fetch.err;
+  EXPECT_EQ(fetch.err.rfind("xref: error: --fetch: ", 0), 0u) << fetch.err;
+  target.go();
+  EXPECT_EQ(target.finish(), 0);
+}
 
 }  // namespace
 }  // namespace xref::test
