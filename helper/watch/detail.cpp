@@ -167,7 +167,7 @@ void decode_watch_detail(const void* data, size_t size, const WatchPlan& plan, c
 }
 
 std::vector<uint64_t> watch_stack_frames(const std::vector<uint64_t>& walked, uint64_t caller) {
-  if (walked.empty()) return caller != 0 ? std::vector<uint64_t>{caller} : std::vector<uint64_t>{};
+  if (walked.empty()) return {};  // not walked: no pc to put the caller under
   if (caller == 0 || (walked.size() > 1 && walked[1] == caller)) return walked;
   return {walked[0], caller};
 }
