@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "attach/libbpf_log.h"
 #include "attach/ring_drain.h"
@@ -140,6 +141,7 @@ class StoresWatchEngine : public WatchEngine {
     // store; their records are ours.
     for (const auto& [range, records] : finished_here_) totals[range].records += records;
     for (const auto& [range, passed] : passed_here_) totals[range].passed += passed;
+    for (const auto& [range, unfiltered] : unfiltered_here_) totals[range].unfiltered += unfiltered;
     return totals;
   }
 
@@ -241,7 +243,9 @@ class StoresWatchEngine : public WatchEngine {
         if (request_.callers || request_.regs || !plan_.fetches.empty() || plan_.filter) {
           add_detail(flight.detail, record);
         }
-        if (!passes_filter(record)) continue;
+        const std::optional<bool> passes = passes_filter(record);
+        if (!passes) ++unfiltered_here_[record.range];
+        if (!passes || !*passes) continue;
         record.sequence = __atomic_add_fetch(&skeleton_->bss->sequence, 1, __ATOMIC_SEQ_CST);
         ++finished_at_end_;
         ++finished_here_[record.range];
@@ -262,21 +266,24 @@ class StoresWatchEngine : public WatchEngine {
   }
 
   // --filter over a write finished here, as the program runs it: on the new
-  // bytes read now, the range's `value` and `old` from them.
-  bool passes_filter(const WatchRecord& record) const {
+  // bytes read now, the range's `value` and `old` from them. nullopt: a
+  // value was not read (any of them, not only those the filter reads).
+  std::optional<bool> passes_filter(const WatchRecord& record) const {
     if (!plan_.filter || plan_.filter->instructions.empty()) return true;
     std::vector<uint64_t> values(XREF_FETCH_MAX_ITEMS, 0);
     std::vector<std::string> strings(XREF_FETCH_MAX_STRINGS);
     const std::vector<int> string_slots = fetch_string_slots(plan_.fetches);
     for (size_t at = 0; at < record.fetches.size(); ++at) {
-      if (!record.fetches[at].value) return false;  // unread: the program would not decide either
+      if (!record.fetches[at].value) return std::nullopt;
       values[at] = *record.fetches[at].value;
       if (string_slots[at] >= 0) strings[static_cast<size_t>(string_slots[at])] = record.fetches[at].text;
     }
     const WatchRange& range = plan_.ranges[record.range];
     const size_t offset = record.address - range.address;
     auto now = read_target_bytes(plan_.pid, range.address, range.length);
-    if (!now || offset + record.new_bytes.size() > now->size() || (record.flags & XREF_WATCH_R_OLD_UNREAD)) return false;
+    if (!now || offset + record.new_bytes.size() > now->size() || (record.flags & XREF_WATCH_R_OLD_UNREAD)) {
+      return std::nullopt;
+    }
     std::vector<uint8_t> old_bytes = *now;
     std::copy(record.old_bytes.begin(), record.old_bytes.end(), old_bytes.begin() + static_cast<long>(offset));
     uint64_t value = 0, old = 0;
@@ -299,6 +306,7 @@ class StoresWatchEngine : public WatchEngine {
   uint64_t finished_at_end_ = 0;
   std::map<uint32_t, uint64_t> finished_here_;
   std::map<uint32_t, uint64_t> passed_here_;
+  std::map<uint32_t, uint64_t> unfiltered_here_;
 };
 
 }  // namespace
