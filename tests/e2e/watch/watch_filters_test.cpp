@@ -200,6 +200,28 @@ TEST_P(WatchFilters, MarkStampsFollowTheWritesOrder) {
   EXPECT_EQ(run.document["result"]["marks"]["file"], log);
 }
 
+// A libc writer by contract (memcpy, memset into the heap buffer): the
+// fetches are read at its entry, so `dst` (rdi) and `len` (rdx) are where
+// and how much the record says it wrote; the new bytes are read at its
+// return.
+TEST_P(WatchFilters, FetchesOfALibcWriterAreItsArguments) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  WatchTarget target(GetParam(), {"--threads", "2", "--rounds", "10"});
+  const WatchedRun run = watch_until_exit(
+      target, {"--backend", "stores", "--fetch", "dst=%di:u64,len=%dx:u64", target.address("buf") + ":256"});
+  ASSERT_EQ(run.xref.exit_status, 0) << run.xref.err << run.xref.out;
+  expect_writes_equal(recorded_writes(run.record, {"buf"}), watched_writes(run.document, {"buf"}));
+  size_t by_contract = 0;
+  for (const nlohmann::json& write : run.document["result"]["writes"]) {
+    if (!write["writer"]["by_contract"].get<bool>()) continue;
+    ++by_contract;
+    EXPECT_EQ(hex_field(write["fetches"][0]["value"]), hex_field(write["address"])) << write.dump();
+    EXPECT_EQ(hex_field(write["fetches"][1]["value"]), write["length"].get<uint64_t>()) << write.dump();
+    EXPECT_TRUE(write["new_read_after"].get<bool>());
+  }
+  EXPECT_GT(by_contract, 0u);
+}
+
 // As probe: the filter first, then --first over the writes that passed
 // it: the first 3 writes where the byte grows are recorded, all that pass
 // are counted.
