@@ -69,6 +69,26 @@ TEST_P(WatchFilters, ValueAboveOldKeepsExactlyTheRecordsWritesThatSatisfyIt) {
   EXPECT_EQ(summary[1]["writes"].get<size_t>() + summary[0]["writes"].get<size_t>(), count_of(all));
 }
 
+// Writes that cover part of the range (g_config's first 8 bytes: fields of
+// 1, 1, 2 and 4 bytes): `value` and `old` are the whole 8 bytes, the rest as
+// it is; only the written bytes differ between them, so `value > old` holds
+// exactly where the written bytes, as an integer, grew.
+TEST_P(WatchFilters, APartialWriteIsFilteredOnTheWholeRange) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  WatchTarget target(GetParam(), {"--threads", "2", "--rounds", "15"});
+  const WatchedRun run =
+      watch_until_exit(target, {"--backend", "stores", "--filter", "value > old", target.address("g_config") + ":8"});
+  ASSERT_EQ(run.xref.exit_status, 0) << run.xref.err << run.xref.out;
+  auto in_range = [](const wt::Write& w) { return w.offset + w.length <= 8; };
+  const ThreadWrites all = recorded_where(run.record, {"g_config"}, in_range);
+  const ThreadWrites kept = recorded_where(run.record, {"g_config"}, [&](const wt::Write& w) {
+    return in_range(w) && w.new_value() > w.old_value();
+  });
+  ASSERT_GT(count_of(kept), 0u);
+  ASSERT_LT(count_of(kept), count_of(all));
+  expect_writes_equal(kept, watched_writes(run.document, {"g_config"}));
+}
+
 // `value == N` on a 1-byte range: the writes of exactly that new value.
 TEST_P(WatchFilters, ValueEqualsKeepsTheWritesOfThatValue) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
