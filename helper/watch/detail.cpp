@@ -30,7 +30,8 @@ bool reads_slot(const FilterProgram& program, uint8_t slot) {
 }
 
 // The stack map's frames of `id` (as many as the walk found).
-std::vector<uint64_t> stack_of(const bpf_map* stack_traces, int32_t id, std::map<int32_t, std::vector<uint64_t>>* cache) {
+std::vector<uint64_t> stack_of(const bpf_map* stack_traces, int32_t id,
+                               std::map<int32_t, std::vector<uint64_t>>* cache) {
   if (id < 0 || stack_traces == nullptr) return {};
   if (cache != nullptr) {
     if (auto found = cache->find(id); found != cache->end()) return found->second;
@@ -159,11 +160,14 @@ void decode_watch_detail(const void* data, size_t size, const WatchPlan& plan, c
   xref_watch_detail detail;
   std::memcpy(&detail, static_cast<const uint8_t*>(data) + sizeof(xref_watch_record), sizeof detail);
   record.has_detail = true;
-  record.fetches = fetched_values(plan.fetches, std::min<size_t>(detail.fetch_count, plan.fetches.size()), detail.failed,
-                                  detail.values, detail.errors, &detail.strings[0][0]);
+  const size_t fetched = std::min<size_t>(detail.fetch_count, plan.fetches.size());
+  record.fetches =
+      fetched_values(plan.fetches, fetched, detail.failed, detail.values, detail.errors, &detail.strings[0][0]);
   if (detail.has_regs) record.regs.assign(detail.regs, detail.regs + XREF_WATCH_REG_WORDS);
   record.caller = detail.caller;
-  if (detail.stack_id >= 0) record.stack = watch_stack_frames(stack_of(stack_traces, detail.stack_id, nullptr), detail.caller);
+  if (detail.stack_id >= 0) {
+    record.stack = watch_stack_frames(stack_of(stack_traces, detail.stack_id, nullptr), detail.caller);
+  }
 }
 
 std::vector<uint64_t> watch_stack_frames(const std::vector<uint64_t>& walked, uint64_t caller) {
@@ -191,7 +195,8 @@ std::vector<WatchStackCount> read_watch_stacks(const bpf_map* stacks, const bpf_
     key = next;
     previous = &key;
   }
-  std::sort(out.begin(), out.end(), [](const WatchStackCount& a, const WatchStackCount& b) { return a.writes > b.writes; });
+  std::sort(out.begin(), out.end(),
+            [](const WatchStackCount& a, const WatchStackCount& b) { return a.writes > b.writes; });
   return out;
 }
 

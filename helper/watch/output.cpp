@@ -188,7 +188,8 @@ nlohmann::json WatchRenderer::callers_json(const WatchRun& run) {
                 {"text", site.text},
                 {"by_contract", site.by_contract}};
     }
-    stacks.push_back({{"site", counted.site == XREF_WATCH_SITE_HW ? nlohmann::json(nullptr) : nlohmann::json(counted.site)},
+    const nlohmann::json site = counted.site == XREF_WATCH_SITE_HW ? nlohmann::json(nullptr) : nlohmann::json(counted.site);
+    stacks.push_back({{"site", site},
                       {"writer", writer},
                       {"writes", counted.writes},
                       {"frames", frames}});

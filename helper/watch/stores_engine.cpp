@@ -182,7 +182,8 @@ class StoresWatchEngine : public WatchEngine {
     skeleton_->rodata->until_hits = request_.until_hits;
     bpf_map__set_max_entries(skeleton_->maps.sites, static_cast<uint32_t>(std::max<size_t>(plan_.sites.size(), 1)));
     bpf_map__set_max_entries(skeleton_->maps.records, kRingBytes);
-    bpf_map__set_max_entries(skeleton_->maps.site_callers, static_cast<uint32_t>(std::max<size_t>(plan_.sites.size(), 1)));
+    bpf_map__set_max_entries(skeleton_->maps.site_callers,
+                             static_cast<uint32_t>(std::max<size_t>(plan_.sites.size(), 1)));
     set_watch_detail_switches(*skeleton_->rodata, plan_, request_);
     size_watch_stack_map(skeleton_->maps.stack_traces, request_.callers);
     if (uprobe_multi) {
@@ -262,7 +263,9 @@ class StoresWatchEngine : public WatchEngine {
                                     detail.values, detail.errors, &detail.strings[0][0]);
     if (request_.regs) record.regs.assign(detail.regs, detail.regs + XREF_WATCH_REG_WORDS);
     record.caller = detail.caller;
-    if (request_.callers) record.stack = watch_stack_frames(walked_stack(skeleton_->maps.stack_traces, detail.stack_id), detail.caller);
+    if (request_.callers) {
+      record.stack = watch_stack_frames(walked_stack(skeleton_->maps.stack_traces, detail.stack_id), detail.caller);
+    }
   }
 
   // --filter over a write finished here, as the program runs it: on the new

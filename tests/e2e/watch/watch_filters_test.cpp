@@ -38,26 +38,39 @@ size_t count_of(const ThreadWrites& writes) {
   return total;
 }
 
+// `xref watch --backend stores ARGS` on a fresh target of this build (two
+// writer threads, `rounds` rounds) until it exits; an ARG "@OBJ:LEN" is
+// the object's live address with :LEN.
+WatchedRun stores_watch(const std::string& build, int rounds, std::vector<std::string> args) {
+  WatchTarget target(build, {"--threads", "2", "--rounds", std::to_string(rounds)});
+  for (std::string& arg : args) {
+    if (arg.empty() || arg[0] != '@') continue;
+    const size_t colon = arg.find(':');
+    arg = target.address(arg.substr(1, colon - 1)) + arg.substr(colon);
+  }
+  args.insert(args.begin(), {"--backend", "stores"});
+  WatchedRun run = watch_until_exit(target, args);
+  EXPECT_EQ(run.xref.exit_status, 0) << run.xref.err << run.xref.out;
+  EXPECT_EQ(run.target_status, 0);
+  return run;
+}
+
 // `value > old` over g_flag (1 byte: a plain mov by set_flag, filtered at
 // the store; an xchg by flag_exchange, whose new byte is read at the
 // after-site and filtered there) and g_total (8 bytes: lock xadd, lock add,
 // xchg, lock cmpxchg, mov).
 TEST_P(WatchFilters, ValueAboveOldKeepsExactlyTheRecordsWritesThatSatisfyIt) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
-  WatchTarget target(GetParam(), {"--threads", "2", "--rounds", "15"});
   const std::vector<std::string> names = {"g_flag", "g_total"};
-  const WatchedRun run = watch_until_exit(
-      target, {"--backend", "stores", "--filter", "value > old", target.address("g_flag") + ":1",
-               target.address("g_total") + ":8"});
-  ASSERT_EQ(run.xref.exit_status, 0) << run.xref.err << run.xref.out;
-  ASSERT_EQ(run.target_status, 0);
+  const WatchedRun run = stores_watch(GetParam(), 15, {"--filter", "value > old", "@g_flag:1", "@g_total:8"});
+  ASSERT_EQ(run.xref.exit_status, 0);
   EXPECT_EQ(run.document["result"]["filter"], "value > old");
   const ThreadWrites all = recorded_writes(run.record, names);
-  const ThreadWrites kept = recorded_where(run.record, names, [](const wt::Write& w) { return w.new_value() > w.old_value(); });
+  const auto grew = [](const wt::Write& w) { return w.new_value() > w.old_value(); };
+  const ThreadWrites kept = recorded_where(run.record, names, grew);
   // The filter must have dropped some g_flag writes, or it proves nothing.
   const ThreadWrites all_flag = recorded_writes(run.record, {"g_flag"});
-  const ThreadWrites kept_flag =
-      recorded_where(run.record, {"g_flag"}, [](const wt::Write& w) { return w.new_value() > w.old_value(); });
+  const ThreadWrites kept_flag = recorded_where(run.record, {"g_flag"}, grew);
   ASSERT_GT(count_of(kept_flag), 0u);
   ASSERT_LT(count_of(kept_flag), count_of(all_flag));
   expect_writes_equal(kept, watched_writes(run.document, names));
@@ -75,10 +88,8 @@ TEST_P(WatchFilters, ValueAboveOldKeepsExactlyTheRecordsWritesThatSatisfyIt) {
 // exactly where the written bytes, as an integer, grew.
 TEST_P(WatchFilters, APartialWriteIsFilteredOnTheWholeRange) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
-  WatchTarget target(GetParam(), {"--threads", "2", "--rounds", "15"});
-  const WatchedRun run =
-      watch_until_exit(target, {"--backend", "stores", "--filter", "value > old", target.address("g_config") + ":8"});
-  ASSERT_EQ(run.xref.exit_status, 0) << run.xref.err << run.xref.out;
+  const WatchedRun run = stores_watch(GetParam(), 15, {"--filter", "value > old", "@g_config:8"});
+  ASSERT_EQ(run.xref.exit_status, 0);
   auto in_range = [](const wt::Write& w) { return w.offset + w.length <= 8; };
   const ThreadWrites all = recorded_where(run.record, {"g_config"}, in_range);
   const ThreadWrites kept = recorded_where(run.record, {"g_config"}, [&](const wt::Write& w) {
@@ -92,10 +103,8 @@ TEST_P(WatchFilters, APartialWriteIsFilteredOnTheWholeRange) {
 // `value == N` on a 1-byte range: the writes of exactly that new value.
 TEST_P(WatchFilters, ValueEqualsKeepsTheWritesOfThatValue) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
-  WatchTarget target(GetParam(), {"--threads", "2", "--rounds", "15"});
-  const WatchedRun run = watch_until_exit(
-      target, {"--backend", "stores", "--filter", "value == 0x81 || old == 0x83", target.address("g_flag") + ":1"});
-  ASSERT_EQ(run.xref.exit_status, 0) << run.xref.err << run.xref.out;
+  const WatchedRun run = stores_watch(GetParam(), 15, {"--filter", "value == 0x81 || old == 0x83", "@g_flag:1"});
+  ASSERT_EQ(run.xref.exit_status, 0);
   const ThreadWrites kept = recorded_where(run.record, {"g_flag"}, [](const wt::Write& w) {
     return w.new_value() == 0x81 || w.old_value() == 0x83;
   });
@@ -108,11 +117,9 @@ TEST_P(WatchFilters, ValueEqualsKeepsTheWritesOfThatValue) {
 // the filter over it keeps flag_exchange's writes (0x80 | round) only.
 TEST_P(WatchFilters, FetchedValuesAreWhatTheRecordImplies) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
-  WatchTarget target(GetParam(), {"--threads", "2", "--rounds", "15"});
-  const WatchedRun run =
-      watch_until_exit(target, {"--backend", "stores", "--fetch", "arg=%di:u8,sp=%sp:u64", "--filter", "arg >= 0x80",
-                                target.address("g_flag") + ":1"});
-  ASSERT_EQ(run.xref.exit_status, 0) << run.xref.err << run.xref.out;
+  const WatchedRun run = stores_watch(GetParam(), 15, 
+                                      {"--fetch", "arg=%di:u8,sp=%sp:u64", "--filter", "arg >= 0x80", "@g_flag:1"});
+  ASSERT_EQ(run.xref.exit_status, 0);
   const ThreadWrites kept =
       recorded_where(run.record, {"g_flag"}, [](const wt::Write& w) { return w.function == "flag_exchange"; });
   expect_writes_equal(kept, watched_writes(run.document, {"g_flag"}));
@@ -130,9 +137,8 @@ TEST_P(WatchFilters, FetchedValuesAreWhatTheRecordImplies) {
 // writer's own address, and dil the byte it stores.
 TEST_P(WatchFilters, RegistersAreTakenAtTheStoreBeforeItRuns) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
-  WatchTarget target(GetParam(), {"--threads", "2", "--rounds", "10"});
-  const WatchedRun run = watch_until_exit(target, {"--backend", "stores", "--regs", target.address("g_flag") + ":1"});
-  ASSERT_EQ(run.xref.exit_status, 0) << run.xref.err << run.xref.out;
+  const WatchedRun run = stores_watch(GetParam(), 10, {"--regs", "@g_flag:1"});
+  ASSERT_EQ(run.xref.exit_status, 0);
   expect_writes_equal(recorded_writes(run.record, {"g_flag"}), watched_writes(run.document, {"g_flag"}));
   for (const nlohmann::json& write : run.document["result"]["writes"]) {
     ASSERT_TRUE(write["regs"].is_object()) << write.dump();
@@ -148,11 +154,8 @@ TEST_P(WatchFilters, RegistersAreTakenAtTheStoreBeforeItRuns) {
 // counted per writer site add up to the writes.
 TEST_P(WatchFilters, CallersNameTheCallsOfTheRecordsWriters) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
-  WatchTarget target(GetParam(), {"--threads", "2", "--rounds", "10"});
-  const WatchedRun run =
-      watch_until_exit(target, {"--backend", "stores", "--callers", target.address("g_flag") + ":1",
-                                target.address("g_total") + ":8"});
-  ASSERT_EQ(run.xref.exit_status, 0) << run.xref.err << run.xref.out;
+  const WatchedRun run = stores_watch(GetParam(), 10, {"--callers", "@g_flag:1", "@g_total:8"});
+  ASSERT_EQ(run.xref.exit_status, 0);
   const std::vector<std::string> names = {"g_flag", "g_total"};
   expect_writes_equal(recorded_writes(run.record, names), watched_writes(run.document, names));
   const ObjdumpListing listing(watch_target_binary(GetParam()));
@@ -226,10 +229,8 @@ TEST_P(WatchFilters, MarkStampsFollowTheWritesOrder) {
 // return.
 TEST_P(WatchFilters, FetchesOfALibcWriterAreItsArguments) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
-  WatchTarget target(GetParam(), {"--threads", "2", "--rounds", "10"});
-  const WatchedRun run = watch_until_exit(
-      target, {"--backend", "stores", "--fetch", "dst=%di:u64,len=%dx:u64", target.address("buf") + ":256"});
-  ASSERT_EQ(run.xref.exit_status, 0) << run.xref.err << run.xref.out;
+  const WatchedRun run = stores_watch(GetParam(), 10, {"--fetch", "dst=%di:u64,len=%dx:u64", "@buf:256"});
+  ASSERT_EQ(run.xref.exit_status, 0);
   expect_writes_equal(recorded_writes(run.record, {"buf"}), watched_writes(run.document, {"buf"}));
   size_t by_contract = 0;
   for (const nlohmann::json& write : run.document["result"]["writes"]) {
@@ -247,10 +248,8 @@ TEST_P(WatchFilters, FetchesOfALibcWriterAreItsArguments) {
 // are counted.
 TEST_P(WatchFilters, FirstCountsOnlyTheWritesThatPassedTheFilter) {
   XREF_REQUIRE(bpf_usable(), "root for BPF");
-  WatchTarget target(GetParam(), {"--threads", "2", "--rounds", "15"});
-  const WatchedRun run = watch_until_exit(
-      target, {"--backend", "stores", "--filter", "value > old", "--first", "3", target.address("g_flag") + ":1"});
-  ASSERT_EQ(run.xref.exit_status, 0) << run.xref.err << run.xref.out;
+  const WatchedRun run = stores_watch(GetParam(), 15, {"--filter", "value > old", "--first", "3", "@g_flag:1"});
+  ASSERT_EQ(run.xref.exit_status, 0);
   const ThreadWrites kept =
       recorded_where(run.record, {"g_flag"}, [](const wt::Write& w) { return w.new_value() > w.old_value(); });
   ASSERT_GT(count_of(kept), 3u);

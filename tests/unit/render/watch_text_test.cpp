@@ -52,10 +52,13 @@ TEST(WatchText, AWriteShowsItsFetchesRegistersMarkAndStack) {
   nlohmann::json doc = document();
   doc["result"]["backend"] = "hw";  // no stores header lines
   const std::vector<std::string> lines = watch_lines(doc);
-  const auto write = std::find_if(lines.begin(), lines.end(), [](const std::string& l) { return l.find("flag_exchange+0x3  (t)") != std::string::npos; });
+  const auto write = std::find_if(lines.begin(), lines.end(), [](const std::string& line) {
+    return line.find("flag_exchange+0x3  (t)") != std::string::npos;
+  });
   ASSERT_NE(write, lines.end());
-  EXPECT_NE(write->find("[new read after]  arg=0x80  rip=0x55 rsp=0x7ff0 (before_store; registers: --json)  mark \"phase 2\""),
-            std::string::npos)
+  const std::string tail =
+      "[new read after]  arg=0x80  rip=0x55 rsp=0x7ff0 (before_store; registers: --json)  mark \"phase 2\"";
+  EXPECT_NE(write->find(tail), std::string::npos)
       << *write;
   ASSERT_NE(write + 1, lines.end());
   EXPECT_EQ(*(write + 1), "                  ← writer_main+0x192");
@@ -65,7 +68,8 @@ TEST(WatchText, TheSummaryCountsWhatPassedTheFilterAndTheCallersFollow) {
   nlohmann::json doc = document();
   doc["result"]["backend"] = "hw";
   const std::vector<std::string> lines = watch_lines(doc);
-  EXPECT_TRUE(has_line(lines, "  [0] g_flag: 12 writes (1 recorded, 6 passed the filter, 2 unfiltered (a value unread)); lost 0"));
+  EXPECT_TRUE(has_line(
+      lines, "  [0] g_flag: 12 writes (1 recorded, 6 passed the filter, 2 unfiltered (a value unread)); lost 0"));
   EXPECT_TRUE(has_line(lines, "callers (frame_pointers, 1 distinct stacks, 0 unread):"));
   EXPECT_TRUE(has_line(lines, "  6 writes  by flag_exchange+0x3"));
   EXPECT_TRUE(has_line(lines, "      flag_exchange+0x3 (t)"));
