@@ -50,7 +50,7 @@
 // Usage:
 //   watch_target [--threads N] [--rounds N] [--interval-us N] [--go FILE]
 //                [--record FILE] [--late-thread] [--realloc] [--realloc-every K]
-//                [--read-fd] [--cas-miss] [--follow-delay-us N]
+//                [--read-fd] [--cas-miss] [--follow-delay-us N] [--exec-at-end FILE]
 //
 //   --threads N         worker threads (1..16, default 2), created before ready
 //   --rounds N          rounds per writer thread (default 20; 0: until SIGTERM/SIGINT)
@@ -64,6 +64,9 @@
 //   --cas-miss          each round also runs a lock cmpxchg that fails (old == new)
 //   --follow-delay-us N after moving `moving`, wait N us (lock held) before writing
 //                       the new block's length: time for a --follow watch to re-arm
+//   --exec-at-end FILE  after the exit lines, exec /bin/sh, which waits until FILE
+//                       exists, then exits 0: the same PID, another program (a
+//                       watch must see the exec, not an exit)
 // Writer threads wait for each other after their last round (an exiting
 // thread's malloc cache would give realloc room to grow in place).
 // Bad arguments: a usage line on stderr, exit status 2.
@@ -171,6 +174,7 @@ struct options {
   bool read_fd;
   bool cas_miss;
   uint64_t follow_delay_us;
+  const char* exec_end_file;
 };
 
 static struct options options = {.threads = 2, .rounds = 20, .interval_us = 1000};
@@ -572,7 +576,7 @@ static void usage(const char* problem) {
   fprintf(stderr,
           "watch_target: %s\nusage: watch_target [--threads N] [--rounds N] [--interval-us N] [--go FILE] "
           "[--record FILE] [--late-thread] [--realloc] [--realloc-every K] [--read-fd] [--cas-miss] "
-          "[--follow-delay-us N]\n",
+          "[--follow-delay-us N] [--exec-at-end FILE]\n",
           problem);
   exit(2);
 }
@@ -607,6 +611,9 @@ static void parse_options(int argc, char** argv) {
     } else if (strcmp(option, "--go") == 0 || strcmp(option, "--record") == 0) {
       if (value == NULL || value[0] == '\0') usage("missing file name");
       *(option[2] == 'g' ? &options.go_file : &options.record_path) = value, ++i;
+    } else if (strcmp(option, "--exec-at-end") == 0) {
+      if (value == NULL || value[0] == '\0') usage("missing file name");
+      options.exec_end_file = value, ++i;
     } else if (strcmp(option, "--late-thread") == 0) {
       options.late_thread = true;
     } else if (strcmp(option, "--realloc") == 0) {
@@ -701,5 +708,9 @@ int main(int argc, char** argv) {
   print_hex_line("moving_slot", &moving_slot, sizeof moving_slot);
   fflush(stdout);
   for (size_t i = 0; i < blocker_count; ++i) free(blockers[i]);  // read: the compiler must keep the mallocs
+  if (options.exec_end_file != NULL) {
+    execl("/bin/sh", "sh", "-c", "while [ ! -e \"$0\" ]; do sleep 0.01; done", options.exec_end_file, (char*)NULL);
+    return 1;
+  }
   return 0;
 }
