@@ -83,6 +83,11 @@ class WatchEngine {
   // record is not out yet (stores: new bytes read at a later probe). The
   // unobserved-change check leaves them for the next drain. hw: none.
   virtual std::vector<uint32_t> ranges_in_flight() const { return {}; }
+  // Readable when a record must be taken at once (a --follow slot's write:
+  // the dependents re-arm on it), not at the drain timer; -1: none.
+  // woken() takes the readiness out.
+  virtual int wake_fd() { return -1; }
+  virtual void woken() {}
   // What the result must say about this engine's coverage ("thread 123 armed
   // 40 us after it started", "312 EVEX stores not probed").
   virtual std::vector<std::string> warnings() const { return {}; }

@@ -278,7 +278,9 @@ Result<WatchRun> run_watch(const Target& target, WatchPlan& plan, const WatchReq
   stops.stop_fd = callbacks.cancel_fd >= 0 ? callbacks.cancel_fd : signals->fd();
   stops.duration_ms = request.duration_ms;
   stops.output_closed = callbacks.output_closed;
+  stops.wake_fd = (*engine)->wake_fd();  // a --follow slot's write: re-arm now, not at the drain timer
   RunLoopHooks hooks;
+  hooks.woken = [&] { (*engine)->woken(); };
   hooks.drain = [&]() -> Result<bool> {
     auto more = (*engine)->drain();
     if (!more) return more;
@@ -299,7 +301,8 @@ Result<WatchRun> run_watch(const Target& target, WatchPlan& plan, const WatchReq
       watcher.settle();
       if (!more || !*more) break;
     }
-    watcher.check();
+    // After an exec the addresses are another program's: nothing to compare.
+    if (!ended->target_changed) watcher.check();
   }
   (*engine)->detach();
   run.elapsed_ms = static_cast<uint64_t>(
