@@ -75,6 +75,7 @@ std::string watch_record_line(const nlohmann::json& record, uint64_t armed_ns) {
   }
   line += writer_text(record["writer"]);
   if (record.value("new_read_after", false)) line += "  [new read after]";
+  if (record.value("old_from_records", false)) line += "  [old from the writes before]";
   return line;
 }
 

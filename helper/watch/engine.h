@@ -51,6 +51,11 @@ struct WatchRecord {
   std::vector<uint64_t> stack;    // --callers
 };
 
+// WatchRecord::flags set by the helper, above the XREF_WATCH_R_* of the BPF
+// programs: `old` is the bytes the records before it left (a lock or/and,
+// whose old value no register holds after it; run.cpp says when).
+constexpr uint32_t kWatchOldFromRecords = 1u << 16;
+
 using WatchRecordSink = std::function<void(WatchRecord&& record)>;
 
 // Per range, summed over CPUs.
