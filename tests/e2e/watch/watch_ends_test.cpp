@@ -178,6 +178,7 @@ TEST(WatchEnds, AnExecEndsTheWatchWithProcessChanged) {
   expect_nothing_left(helper, armed);
   // Text: the one-line error and the same status.
   WatchTarget again("watch_target", {"--threads", "1", "--rounds", "2", "--exec-at-end", end_file});
+  const pid_t again_pid = again.pid();
   std::vector<std::string> text_args = watch_args(again, {"--duration-ms", "0"});
   text_args.erase(std::find(text_args.begin(), text_args.end(), "--json"));
   BackgroundXref text(text_args);
@@ -188,7 +189,10 @@ TEST(WatchEnds, AnExecEndsTheWatchWithProcessChanged) {
   EXPECT_EQ(again.finish(), 0);
   unlink(end_file.c_str());
   EXPECT_EQ(text_run.exit_status, 5);
-  EXPECT_NE(text_run.err.find("xref: error: "), std::string::npos) << text_run.err;
+  EXPECT_NE(text_run.err.find("xref: error: process " + std::to_string(again_pid) + " now runs another executable"),
+            std::string::npos)
+      << text_run.err;
+  EXPECT_NE(text_run.err.find("; the probes went with the old executable"), std::string::npos) << text_run.err;
   EXPECT_NE(text_run.out.find("stopped: target_changed"), std::string::npos) << text_run.out;
 }
 
