@@ -158,7 +158,8 @@ int watch_hw_hit(struct bpf_perf_event_data* ctx) {
   __builtin_memset(record->new_bytes, 0, sizeof(record->new_bytes));
   __builtin_memcpy(record->old_bytes, &old_bytes, sizeof(old_bytes));
   __builtin_memcpy(record->new_bytes, &now_bytes, sizeof(now_bytes));
-  bpf_ringbuf_submit(record, 0);
+  /* A --follow slot's write wakes the helper at once; others wait for its timer. */
+  bpf_ringbuf_submit(record, range->wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
   count->records++;
   return 0;
 }
