@@ -220,6 +220,9 @@ class Watcher {
     const bool is_or = site.text.rfind("lock or ", 0) == 0;
     const bool is_and = site.text.rfind("lock and ", 0) == 0;
     if ((!is_or && !is_and) || kept == 0 || record.new_bytes.size() < kept) return;
+    // A lost record leaves the known bytes behind (counted per range in BPF).
+    const std::vector<WatchRangeCounts> counts = engine_->range_counts();
+    if (record.range < counts.size() && counts[record.range].records_lost + counts[record.range].in_flight_full > 0) return;
     for (size_t at = 0; at < kept; ++at) {
       const uint8_t old_byte = known[offset + at], new_byte = record.new_bytes[at];
       if (is_or ? (old_byte & ~new_byte) != 0 : (new_byte & ~old_byte) != 0) return;
