@@ -178,9 +178,9 @@ static __always_inline void count_stack(__u32 site, const struct hit_detail *det
 /* The record into the ring buffer, with its detail when the watch asked
  * for one; 0 when the ring buffer took it. A global function: verified
  * once, not at every place a record is finished. */
-__noinline int emit_watch_record(struct xref_watch_record *record, struct hit_detail *detail) {
+__noinline int emit_watch_record(struct xref_watch_record *record, struct hit_detail *detail, __u64 wakeup) {
   if (!record) return -1;
-  if (!with_detail || !detail) return bpf_ringbuf_output(&records, record, sizeof(*record), 0) == 0 ? 0 : -1;
+  if (!with_detail || !detail) return bpf_ringbuf_output(&records, record, sizeof(*record), wakeup) == 0 ? 0 : -1;
   struct record_with_detail *out = bpf_ringbuf_reserve(&records, sizeof(*out), 0);
   if (!out) return -1;
   __builtin_memcpy(&out->record, record, sizeof(out->record));
@@ -197,7 +197,7 @@ __noinline int emit_watch_record(struct xref_watch_record *record, struct hit_de
   d->has_regs = want_regs;
   /* Read by the helper only for :string fetches, whose slots are read. */
   bpf_probe_read_kernel(d->strings, sizeof(d->strings), detail->values.strings);
-  bpf_ringbuf_submit(out, 0);
+  bpf_ringbuf_submit(out, wakeup);
   return 0;
 }
 

@@ -211,7 +211,8 @@ int watch_hw_hit(struct bpf_perf_event_data* ctx) {
     __sync_fetch_and_add(&over_max_records, 1);
     return 0;
   }
-  if (emit_watch_record(record, detail) != 0) {
+  /* A --follow slot's write wakes the helper at once; others wait for its timer. */
+  if (emit_watch_record(record, detail, range->wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP) != 0) {
     count->records_lost++;
     return 0;
   }

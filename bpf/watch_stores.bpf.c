@@ -169,7 +169,11 @@ __noinline int finish(struct xref_watch_record *record, struct hit_detail *detai
   /* A write in flight took its number when its store was about to run:
    * the order of the stores, not of their completions. */
   if (record->sequence == 0) record->sequence = __sync_fetch_and_add(&sequence, 1) + 1;
-  if (emit_watch_record(record, detail) == 0) {
+  /* A slot's write wakes the helper now (its --follow re-arm waits on
+   * it); any other write waits for the drain timer, so a busy target
+   * never turns the helper's loop into a spin. */
+  const __u64 wakeup = watched && watched->wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+  if (emit_watch_record(record, detail, wakeup) == 0) {
     __sync_fetch_and_add(&count->records, 1);
   } else {
     __sync_fetch_and_add(&count->records_lost, 1);

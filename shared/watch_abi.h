@@ -77,7 +77,9 @@ struct xref_watch_range {
   __u32 generation;    /* bumped by user space at every move (--follow re-arm) */
   __u8 changed_only;   /* --changed: writes that leave the bytes as they were are counted, not recorded */
   __u8 stop;           /* --stop-when applies to this range */
-  __u8 reserved[6];
+  __u8 wake;           /* a --follow slot: its records wake the helper at once (it re-arms the
+                        * dependents); other records wait for the helper's drain timer */
+  __u8 reserved[5];
 };
 
 /* Per range, per CPU (PERCPU_ARRAY indexed by range): summed in user space. */

@@ -109,6 +109,7 @@ std::string watch_record_line(const nlohmann::json& record, uint64_t armed_ns) {
             " (" + record["regs_at"].get<std::string>() + "; registers: --json)";
   }
   if (record.contains("mark_match") && record["mark_match"].is_string()) line += "  mark " + json_text(record["mark_match"]);
+  if (record.value("old_from_records", false)) line += "  [old from the writes before]";
   return line;
 }
 

@@ -70,7 +70,7 @@ int run_watch_command(const WatchCommandOptions& options) {
     output.push(text, false);
   }
   output.finish(signals.fd());
-  if (error && !options.json) std::cerr << "xref: error: " << error->message << std::endl;
+  if (error && !options.json) std::cerr << error_line(*error) << std::endl;  // with its hint
   return error ? error_exit_status(error->code) : 0;
 }
 

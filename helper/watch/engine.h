@@ -65,6 +65,11 @@ struct WatchStackCount {
   std::vector<uint64_t> frames;        // watch_stack_frames
 };
 
+// WatchRecord::flags set by the helper, above the XREF_WATCH_R_* of the BPF
+// programs: `old` is the bytes the records before it left (a lock or/and,
+// whose old value no register holds after it; run.cpp says when).
+constexpr uint32_t kWatchOldFromRecords = 1u << 16;
+
 using WatchRecordSink = std::function<void(WatchRecord&& record)>;
 
 // Per range, summed over CPUs.
@@ -101,6 +106,11 @@ class WatchEngine {
   virtual std::vector<uint32_t> ranges_in_flight() const { return {}; }
   // --callers: the stacks counted per writer site (after detach()).
   virtual std::vector<WatchStackCount> stack_counts() const { return {}; }
+  // Readable when a record must be taken at once (a --follow slot's write:
+  // the dependents re-arm on it), not at the drain timer; -1: none.
+  // woken() takes the readiness out.
+  virtual int wake_fd() { return -1; }
+  virtual void woken() {}
   // What the result must say about this engine's coverage ("thread 123 armed
   // 40 us after it started", "312 EVEX stores not probed").
   virtual std::vector<std::string> warnings() const { return {}; }

@@ -53,6 +53,10 @@ class HwWatchEngine final : public WatchEngine {
   const std::string& backend() const override { return backend_; }
   Result<void> arm() override;
   Result<bool> drain() override;
+  int wake_fd() override { return ring_ ? ring_->wake_fd() : -1; }
+  void woken() override {
+    if (ring_) ring_->clear_wake();
+  }
   Result<void> move_range(uint32_t range, uint64_t address) override;
   bool until_hits_reached() const override {
     return skeleton_ != nullptr && __atomic_load_n(&skeleton_->bss->stopped, __ATOMIC_RELAXED) != 0;
@@ -128,6 +132,7 @@ Result<void> HwWatchEngine::start(const WatchRequest& request) {
     slot.address = range.parked ? 0 : range.address;
     slot.length = range.length;
     slot.changed_only = request.changed ? 1 : 0;
+    slot.wake = range.is_slot ? 1 : 0;  // a --follow slot's write wakes the helper (watch_abi.h)
     set_range(index, slot);
     uint64_t bytes = 0;
     read_target(plan_.pid, range.address, range.length, bytes);

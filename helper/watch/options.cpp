@@ -35,7 +35,8 @@ void add_watch_options(CLI::App& command, WatchCommandOptions& options) {
   command.add_option("--follow", request.follows,
                      "watch a pointer slot and LEN bytes at OFF past where it points, re-armed whenever the slot "
                      "changes: 'SLOT->+OFF:LEN', e.g. 'moving_slot->+8:8'")
-      ->type_name("SPEC");
+      ->type_name("SPEC")
+      ->allow_extra_args(false);  // one SPEC per --follow: an ADDR after it stays an ADDR
   command.add_option("--len", request.length,
                      "the length of an ADDR without :LEN (default: its symbol's size, else 8)")
       ->transform(number_in({1, 1u << 20}));
@@ -51,7 +52,8 @@ void add_watch_options(CLI::App& command, WatchCommandOptions& options) {
   command.add_option("--in", request.in,
                      "stores: where to look for writers: a module (libfoo.so) or a function (fill_buffer, "
                      "libfoo.so:fn); default: the executable's code, plus libc's memcpy/memset/... by contract")
-      ->type_name("MODULE|FN");
+      ->type_name("MODULE|FN")
+      ->allow_extra_args(false);  // one per --in: an ADDR after it stays an ADDR
   command.add_flag("--changed", request.changed, "record only writes that change the bytes (counted either way)");
   command.add_option("--fetch", request.fetch,
                      "values read at each write, as probe's: 'n=%rdi:u64,p=+8(%rsi):s32' (stores: at the store, "

@@ -138,6 +138,7 @@ nlohmann::json WatchRenderer::record_json(const WatchRecord& record, const Watch
     return json;
   }
   json["new_read_after"] = (record.flags & XREF_WATCH_R_NEW_AFTER) != 0;
+  json["old_from_records"] = (record.flags & kWatchOldFromRecords) != 0;
   json["writer"] = writer_json(record);
   add_detail_json(record, json);
   if (marks_ != nullptr) add_mark_json(json, marks_->stamp(record.timestamp_ns));

@@ -181,6 +181,7 @@ class Watcher {
     const size_t offset = record.address - range.address;
     const size_t kept = std::min(record.old_bytes.size(), known.bytes.size() - offset);
     const bool lossy = !exact_;
+    if (!lossy) old_from_records(record, known.bytes, offset, kept);
     if (!lossy && !(record.flags & XREF_WATCH_R_OLD_UNREAD) &&
         !std::equal(record.old_bytes.begin(), record.old_bytes.begin() + static_cast<long>(kept),
                     known.bytes.begin() + static_cast<long>(offset))) {
@@ -201,6 +202,35 @@ class Watcher {
     const uint64_t write_ns = record.timestamp_ns;
     keep(std::move(record));
     follow_slot(index, write_ns);
+  }
+
+  // A lock or/and is seen at its next instruction (the kernel takes no
+  // uprobe on a lock prefix), and neither leaves its old value anywhere:
+  // or sets, and sets nothing back, the bits its source has; and clears
+  // the bits its source lacks. When every write is recorded, the bytes the
+  // records before it left are its old value, if they agree with what the
+  // instruction does: every bit or/and kept equal in old and new, no bit
+  // set by or cleared, none cleared by and set. A write between the store
+  // and its record, or one no probe saw, can make them disagree: the old
+  // value then stays unknown.
+  void old_from_records(WatchRecord& record, const std::vector<uint8_t>& known, size_t offset, size_t kept) {
+    if (!(record.flags & XREF_WATCH_R_OLD_UNREAD) || (record.flags & XREF_WATCH_R_NEW_UNREAD)) return;
+    if (record.site >= plan_.sites.size()) return;
+    const WatchSite& site = plan_.sites[record.site];
+    if (site.operand.kind != XREF_STORE_AFTER_ONLY || site.operand.contract != XREF_AFTER_ONLY_OLD_UNKNOWN) return;
+    const bool is_or = site.text.rfind("lock or ", 0) == 0;
+    const bool is_and = site.text.rfind("lock and ", 0) == 0;
+    if ((!is_or && !is_and) || kept == 0 || record.new_bytes.size() < kept) return;
+    // A lost record leaves the known bytes behind (counted per range in BPF).
+    const std::vector<WatchRangeCounts> counts = engine_->range_counts();
+    if (record.range < counts.size() && counts[record.range].records_lost + counts[record.range].in_flight_full > 0) return;
+    for (size_t at = 0; at < kept; ++at) {
+      const uint8_t old_byte = known[offset + at], new_byte = record.new_bytes[at];
+      if (is_or ? (old_byte & ~new_byte) != 0 : (new_byte & ~old_byte) != 0) return;
+    }
+    record.old_bytes.assign(known.begin() + static_cast<long>(offset), known.begin() + static_cast<long>(offset + kept));
+    record.flags &= ~XREF_WATCH_R_OLD_UNREAD;
+    record.flags |= kWatchOldFromRecords;
   }
 
   // Range `slot` is a --follow slot whose bytes may now point elsewhere.
@@ -279,7 +309,9 @@ Result<WatchRun> run_watch(const Target& target, WatchPlan& plan, const WatchReq
   stops.stop_fd = callbacks.cancel_fd >= 0 ? callbacks.cancel_fd : signals->fd();
   stops.duration_ms = request.duration_ms;
   stops.output_closed = callbacks.output_closed;
+  stops.wake_fd = (*engine)->wake_fd();  // a --follow slot's write: re-arm now, not at the drain timer
   RunLoopHooks hooks;
+  hooks.woken = [&] { (*engine)->woken(); };
   hooks.drain = [&]() -> Result<bool> {
     auto more = (*engine)->drain();
     if (!more) return more;
@@ -300,7 +332,8 @@ Result<WatchRun> run_watch(const Target& target, WatchPlan& plan, const WatchReq
       watcher.settle();
       if (!more || !*more) break;
     }
-    watcher.check();
+    // After an exec the addresses are another program's: nothing to compare.
+    if (!ended->target_changed) watcher.check();
   }
   (*engine)->detach();
   run.elapsed_ms = static_cast<uint64_t>(

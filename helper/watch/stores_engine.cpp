@@ -50,6 +50,7 @@ xref_watch_range bpf_range(const WatchRange& range, bool changed) {
   out.address = range.address;
   out.length = range.parked ? 0 : range.length;
   out.changed_only = changed ? 1 : 0;
+  out.wake = range.is_slot ? 1 : 0;
   return out;
 }
 
@@ -105,6 +106,8 @@ class StoresWatchEngine : public WatchEngine {
     return {};
   }
   Result<bool> drain() override { return ring_->round(); }
+  int wake_fd() override { return ring_->wake_fd(); }
+  void woken() override { ring_->clear_wake(); }
 
   Result<void> move_range(uint32_t range, uint64_t address) override {
     if (range >= plan_.ranges.size()) return make_error(ErrorCode::internal, "no watched range " + std::to_string(range));
