@@ -55,6 +55,7 @@ class StoresWatchEngine : public WatchEngine {
                sets.end());
     auto backend = attach_uprobe_backend("auto", [&](bool uprobe_multi) -> Result<void> {
       if (auto loaded = load(uprobe_multi); !loaded) return loaded;
+      multi_ = uprobe_multi;
       auto link = attach_uprobe_sets(uprobe_multi, bpf_program__fd(skeleton_->progs.watch_store), plan_.pid, sets);
       if (!link) {
         watch_stores_bpf__destroy(skeleton_);
@@ -66,6 +67,7 @@ class StoresWatchEngine : public WatchEngine {
     });
     if (!backend) return backend.error();
     attach_backend_ = *backend;
+    sets_ = std::move(sets);
     auto ring = RingDrain::open(bpf_map__fd(skeleton_->maps.records), [this](const void* data, size_t size) {
       if (size < sizeof(xref_watch_record)) return;
       xref_watch_record raw;
@@ -96,6 +98,26 @@ class StoresWatchEngine : public WatchEngine {
     if (bpf_map__update_elem(skeleton_->maps.ranges, &range, sizeof range, &value, sizeof value, BPF_ANY) != 0) {
       return make_error(ErrorCode::internal, "moving watched range " + std::to_string(range) + " failed");
     }
+    return {};
+  }
+
+  // The module's link is replaced by one without the sites: out first, as
+  // the kernel restores a site's byte only where it finds its int3.
+  Result<void> release(const std::vector<uint32_t>& sites) override {
+    for (UprobeSet& set : sets_) {
+      for (size_t at = set.cookies.size(); at-- > 0;) {
+        if (std::find(sites.begin(), sites.end(), set.cookies[at]) == sites.end()) continue;
+        set.cookies.erase(set.cookies.begin() + static_cast<ptrdiff_t>(at));
+        set.offsets.erase(set.offsets.begin() + static_cast<ptrdiff_t>(at));
+      }
+    }
+    sets_.erase(std::remove_if(sets_.begin(), sets_.end(), [](const UprobeSet& set) { return set.offsets.empty(); }),
+                sets_.end());
+    link_.close();
+    if (sets_.empty()) return {};
+    auto link = attach_uprobe_sets(multi_, bpf_program__fd(skeleton_->progs.watch_store), plan_.pid, sets_);
+    if (!link) return link.error();
+    link_ = std::move(*link);
     return {};
   }
 
@@ -214,6 +236,8 @@ class StoresWatchEngine : public WatchEngine {
   WatchRecordSink sink_;
   watch_stores_bpf* skeleton_ = nullptr;
   UprobeLink link_;
+  std::vector<UprobeSet> sets_;  // what link_ holds (session.release takes sites out)
+  bool multi_ = true;
   std::unique_ptr<RingDrain> ring_;
   std::string name_ = "stores";
   std::string attach_backend_;
