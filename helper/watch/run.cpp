@@ -9,6 +9,7 @@
 #include "monotonic_clock.h"
 #include "process/thread_states.h"
 #include "watch/process_memory.h"
+#include "watch/stop_when.h"
 
 namespace xref {
 namespace {
@@ -256,6 +257,9 @@ Result<WatchRun> run_watch(const Target& target, WatchPlan& plan, const WatchReq
   std::optional<StopSignals> signals;
   if (callbacks.cancel_fd < 0) signals.emplace();
   if (auto alive = target.process.recheck(); !alive) return alive.error();
+  auto stop_filter = compile_watch_stop(request);
+  if (!stop_filter) return stop_filter.error();
+  plan.stop_filter = *stop_filter;
   WatchRun run;
   run.backend = choice.backend;
   run.backend_reason = choice.reason;

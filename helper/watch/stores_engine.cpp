@@ -11,6 +11,8 @@
 #include "attach/uprobe_attach.h"
 #include "watch/process_memory.h"
 #include "watch/watch_records.h"
+#include "probe_abi.h"
+#include "watch/stop_when.h"
 #include "watch_stores.skel.h"
 
 namespace xref {
@@ -121,6 +123,10 @@ class StoresWatchEngine : public WatchEngine {
     return {};
   }
 
+  std::optional<WatchStop> stop() const override {
+    return skeleton_ == nullptr ? std::nullopt : read_watch_stop(skeleton_->bss->stop_info);
+  }
+
   bool until_hits_reached() const override {
     return __atomic_load_n(&skeleton_->bss->stopped, __ATOMIC_RELAXED) != 0;
   }
@@ -173,6 +179,8 @@ class StoresWatchEngine : public WatchEngine {
     skeleton_->rodata->first = request_.first;
     skeleton_->rodata->every = request_.every == 0 ? 1 : request_.every;
     skeleton_->rodata->until_hits = request_.until_hits;
+    skeleton_->rodata->stop_signal = plan_.stop_filter ? XREF_PROBE_STOP_SIGNAL : 0;
+    skeleton_->rodata->stop_skip = request_.stop_skip;
     bpf_map__set_max_entries(skeleton_->maps.sites, static_cast<uint32_t>(std::max<size_t>(plan_.sites.size(), 1)));
     bpf_map__set_max_entries(skeleton_->maps.records, kRingBytes);
     if (uprobe_multi) {
@@ -194,6 +202,11 @@ class StoresWatchEngine : public WatchEngine {
       bpf_map__update_elem(skeleton_->maps.ranges, &index, sizeof index, &value, sizeof value, BPF_ANY);
     }
     skeleton_->bss->range_count = static_cast<uint32_t>(plan_.ranges.size());
+    if (plan_.stop_filter) {
+      const uint32_t zero = 0;
+      bpf_map__update_elem(skeleton_->maps.stop_filter, &zero, sizeof zero, &*plan_.stop_filter,
+                           sizeof(xref_filter_program), BPF_ANY);
+    }
     return {};
   }
 
