@@ -158,6 +158,16 @@ static __always_inline void read_fetches(struct pt_regs *ctx, const struct xref_
   bpf_loop(count, fetch_step, &walk, 0);
 }
 
+/* A map holding one lowered filter program, written by the helper before
+ * the probes are armed (--filter, --stop-when). */
+#define FILTER_PROGRAM_MAP(name)                 \
+  struct {                                       \
+    __uint(type, BPF_MAP_TYPE_ARRAY);            \
+    __uint(max_entries, 1);                      \
+    __type(key, __u32);                          \
+    __type(value, struct xref_filter_program);   \
+  } name SEC(".maps")
+
 /* Filter results. */
 #define XREF_FILTER_REJECTS 0
 #define XREF_FILTER_ACCEPTS 1

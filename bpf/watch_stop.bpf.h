@@ -15,12 +15,7 @@ const volatile __u64 stop_skip = 0;   /* --stop-skip: passes that go by first */
 __u64 stop_matches = 0;
 struct xref_watch_stop stop_info = {};
 
-struct {
-  __uint(type, BPF_MAP_TYPE_ARRAY);
-  __uint(max_entries, 1);
-  __type(key, __u32);
-  __type(value, struct xref_filter_program);
-} stop_filter SEC(".maps");
+FILTER_PROGRAM_MAP(stop_filter);
 
 /* A global function, verified once (at most five arguments: `where` is
  * range << 32 | tid). `unread`: the new (1) or old (2) bytes were not

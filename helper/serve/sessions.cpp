@@ -157,11 +157,7 @@ void SessionManager::run(std::shared_ptr<Session> session, nlohmann::json reques
     callbacks.drain_fd = session->drain_fd;
     callbacks.drained = [&](bool ending) { answer_drains(*session, ending); };
     callbacks.attached = [&](const TraceAttachInfo& info) {
-      {
-        std::lock_guard lock(session->mutex);
-        session->backend = info.backend;
-        if (session->state == "attaching") session->state = "running";
-      }
+      session->attached(info.backend);
       const std::vector<uint64_t> lives = trace_probe_lives(*target, *plan);
       {
         std::lock_guard lock(session->mutex);
@@ -266,6 +262,23 @@ void SessionManager::fail(Session& session, const nlohmann::json& request_id, bo
   fields.update(empty);
   finish(session, event_message("session_ended", session.id, fields),
          nlohmann::json{{"session", session.id}, {"stop_reason", "error"}, {"summary", nullptr}});
+}
+
+std::string SessionManager::end_reason(Session& session, std::string reason) {
+  std::lock_guard lock(session.mutex);
+  if (session.helper_exiting && reason == "stopped") reason = "helper_exiting";
+  return reason;
+}
+
+void SessionManager::end_with_document(Session& session, const std::string& stop_reason, const std::optional<Error>& error,
+                                       nlohmann::json document, const nlohmann::json& summary,
+                                       const nlohmann::json& extra) {
+  const nlohmann::json error_json = error ? error_object(cli_error(*error)) : nlohmann::json(nullptr);
+  document["error"] = error_json;
+  nlohmann::json fields = {{"stop_reason", stop_reason}, {"summary", summary}, {"document", document}, {"error", error_json}};
+  fields.update(extra);
+  finish(session, event_message("session_ended", session.id, fields),
+         nlohmann::json{{"session", session.id}, {"stop_reason", stop_reason}, {"summary", summary}});
 }
 
 void SessionManager::finish(Session& session, const std::optional<nlohmann::json>& ended_event, StopAnswer answer) {

@@ -96,6 +96,10 @@ std::optional<ProtocolError> check_prepared(const nlohmann::json& prepared) {
   return std::nullopt;
 }
 
+nlohmann::json stop_signal_field(const std::string& stop_when) {
+  return stop_when.empty() ? nlohmann::json(nullptr) : nlohmann::json(XREF_PROBE_STOP_SIGNAL);
+}
+
 std::vector<std::string> start_text(const std::string& command, pid_t pid, const nlohmann::json& started,
                                     const nlohmann::json& prepared, render::Names& names) {
   std::vector<std::string> lines;

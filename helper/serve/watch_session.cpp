@@ -16,6 +16,7 @@
 #include "process/target.h"
 #include "serve/release.h"
 #include "serve/session.h"
+#include "serve/start_text.h"
 #include "serve/sessions.h"
 #include "watch/engine.h"
 #include "watch/output.h"
@@ -69,43 +70,14 @@ nlohmann::json counts_json(const WatchRun& run) {
 
 void SessionManager::hook_watch_releases(Session& session, const WatchPlan& plan, std::vector<uint64_t> site_lives,
                                          WatchCallbacks& callbacks) {
-  {
-    std::lock_guard lock(session.mutex);
-    session.probe_sites = site_lives;
-  }
-  struct Releasing {
-    std::deque<PendingRelease> asked;
-    std::set<uint32_t> out;
-  };
-  auto releasing = std::make_shared<Releasing>();
-  callbacks.take_releases = [&session, site_lives, releasing] {
-    std::vector<PendingRelease> taken;
-    {
-      std::lock_guard lock(session.mutex);
-      taken.swap(session.releases);
-    }
+  auto releasing = start_releases(session, std::move(site_lives));
+  callbacks.take_releases = [&session, releasing] {
     std::vector<WatchReleaseAsk> asks;
-    for (PendingRelease& pending : taken) {
-      WatchReleaseAsk ask;
-      ask.reason = pending.reason;
-      for (uint32_t site = 0; site < site_lives.size(); ++site) {
-        const bool named = std::find(pending.addresses.begin(), pending.addresses.end(), site_lives[site]) !=
-                           pending.addresses.end();
-        if (site_lives[site] != 0 && named && releasing->out.insert(site).second) ask.sites.push_back(site);
-      }
-      releasing->asked.push_back(std::move(pending));
-      asks.push_back(std::move(ask));
-    }
+    for (SiteReleases::Ask& ask : releasing->take(session)) asks.push_back({std::move(ask.sites), std::move(ask.reason)});
     return asks;
   };
-  callbacks.released = [this, &session, &plan, site_lives, releasing](const WatchRun&, const WatchReleaseDone& done) {
-    PendingRelease pending = std::move(releasing->asked.front());
-    releasing->asked.pop_front();
-    if (done.error) {
-      std::lock_guard lock(session.mutex);
-      session.releases_at_end.push_back(std::move(pending));
-      return;
-    }
+  callbacks.released = [this, &session, &plan, releasing](const WatchRun&, const WatchReleaseDone& done) {
+    // A store site: what it writes from now on only the unobserved-change check sees.
     nlohmann::json sites = nlohmann::json::array();
     for (uint32_t index : done.sites) {
       const WatchSite& site = plan.sites[index];
@@ -113,37 +85,24 @@ void SessionManager::hook_watch_releases(Session& session, const WatchPlan& plan
       std::snprintf(offset, sizeof offset, "+0x%llx", static_cast<unsigned long long>(site.function_offset));
       sites.push_back({{"address", site.function + offset},
                        {"function", site.function},
-                       {"probe_live", hex_value(site_lives[index])},
+                       {"probe_live", hex_value(releasing->site_lives()[index])},
                        {"text", site.text},
                        {"store", true},
                        {"at_ms", done.at_ms}});
     }
-    const bool others = releasing->out.size() < site_lives.size();
-    writer_.write(result_response(pending.request_id,
-                                  {{"session", session.id},
-                                   {"released", sites},
-                                   {"reason", pending.reason},
-                                   {"ended", false},
-                                   {"gap_us", done.gap_us},
-                                   {"process_stopped", done.process_stopped},
-                                   {"hits_may_be_lost", !done.sites.empty() && others && !done.process_stopped}}));
+    answer_release(session, *releasing, done.error.has_value(), sites, done.gap_us, done.process_stopped);
   };
-  callbacks.drain_waiting = [&session] {
-    std::lock_guard lock(session.mutex);
-    return !session.drains.empty();
-  };
+  callbacks.drain_waiting = [&session] { return session.drain_waiting(); };
 }
 
 void SessionManager::run_watch_session(std::shared_ptr<Session> session, nlohmann::json request_id, SessionSpec spec) {
   const WatchRequest& request = spec.watch.request;
-  bool attached = false;
+  bool attached = false;  // the start answered: a failure now ends the session
   auto fail = [&](const Error& error) { this->fail(*session, request_id, attached, error, {{"document", nullptr}}); };
   try {
-    auto target = open_target({spec.watch.pid, spec.watch.bin});
-    if (!target) return fail(target.error());
-    auto plan = plan_watch_ranges(*target, request);
-    if (!plan) return fail(plan.error());
-    auto choice = choose_watch_backend(*plan, request);
+    auto target = open_target({spec.process().pid, spec.process().bin});
+    auto plan = target ? plan_watch_ranges(*target, request) : Result<WatchPlan>(target.error());
+    auto choice = plan ? choose_watch_backend(*plan, request) : Result<WatchBackendChoice>(plan.error());
     if (!choice) return fail(choice.error());
     WatchRenderer renderer(*target, *plan, request);
 
@@ -153,11 +112,7 @@ void SessionManager::run_watch_session(std::shared_ptr<Session> session, nlohman
     callbacks.drain_fd = session->drain_fd;
     std::vector<uint64_t> site_lives;
     callbacks.attached = [&](const std::string& backend, size_t sites) {
-      {
-        std::lock_guard lock(session->mutex);
-        session->backend = backend;
-        if (session->state == "attaching") session->state = "running";
-      }
+      session->attached(backend);
       // Every uprobe, after-sites and contract returns included: for session.release.
       site_lives.clear();
       for (const WatchSite& site : plan->sites) site_lives.push_back(site.live_va);
@@ -173,9 +128,7 @@ void SessionManager::run_watch_session(std::shared_ptr<Session> session, nlohman
                                                  {"probe_sites", probe_sites_json(site_lives)},
                                                  {"warnings", warnings},
                                                  {"breakpoints_to_disable", nlohmann::json::array()},
-                                                 {"stop_signal", request.stop_when.empty()
-                                                                     ? nlohmann::json(nullptr)
-                                                                     : nlohmann::json(XREF_PROBE_STOP_SIGNAL)},
+                                                 {"stop_signal", stop_signal_field(request.stop_when)},
                                                  {"process", process_json(target->process.identity(),
                                                                           target->binary_match)}}));
       attached = true;
@@ -204,30 +157,16 @@ void SessionManager::run_watch_session(std::shared_ptr<Session> session, nlohman
     };
     auto run = run_watch(*target, *plan, request, *choice, callbacks);
     if (!run) return fail(run.error());
-    {
-      std::lock_guard lock(session->mutex);
-      if (session->helper_exiting && run->stop_reason == "stopped") run->stop_reason = "helper_exiting";
-    }
+    run->stop_reason = end_reason(*session, run->stop_reason);
     // The writes no stop showed yet, then the end.
     writer_.write(update(*run));
-    nlohmann::json document = renderer.document(*run);
-    nlohmann::json error = nullptr;
+    std::optional<Error> error = run->target_changed;
     if (run->target_exited) {
-      error = error_object(cli_error(make_error(
-          ErrorCode::process_exited, "process " + std::to_string(spec.watch.pid) + " exited during the watch")));
-    } else if (run->target_changed) {
-      error = error_object(cli_error(*run->target_changed));
+      error = make_error(ErrorCode::process_exited, "process " + std::to_string(spec.watch.pid) + " exited during the watch");
     }
-    document["error"] = error;
     nlohmann::json summary = counts_json(*run);
     summary["events"] = summary["recorded"];
-    nlohmann::json ended = event_message("session_ended", session->id,
-                                         {{"stop_reason", run->stop_reason},
-                                          {"summary", summary},
-                                          {"document", document},
-                                          {"error", error}});
-    finish(*session, ended,
-           nlohmann::json{{"session", session->id}, {"stop_reason", run->stop_reason}, {"summary", summary}});
+    end_with_document(*session, run->stop_reason, error, renderer.document(*run), summary);
   } catch (const std::exception& failure) {
     fail(make_error(ErrorCode::internal, std::string("session failed: ") + failure.what()));
   }

@@ -26,17 +26,22 @@ def check(condition, message, output=None):
         raise AssertionError(message + ("\n--- what gdb printed ---\n" + output if output is not None else ""))
 
 
-def start_gdb(record):
+def gdb_terminal(target):
+    """gdb under a pseudo-terminal with xref loaded, on `target` (program and arguments)."""
     require(bool(GDB) and os.access(GDB, os.X_OK), "gdb")
     require(os.geteuid() == 0, "BPF (run as root)")
     env = dict(os.environ)
     env["XREF_HELPER"] = shlex.quote(HELPER) + " serve"
     env["TERM"] = "xterm"
+    return Terminal([GDB, "-nx", "-q", "-iex", "set pagination off", "-iex", "set confirm off",
+                     "-ex", "source " + LOADER, "--args"] + target, env)
+
+
+def start_gdb(record):
     # Requests 20 ms apart: the worker sits in its sleep between requests
     # (where the record is complete) nearly all the time.
-    terminal = Terminal([GDB, "-nx", "-q", "-iex", "set pagination off", "-iex", "set confirm off",
-                         "-ex", "source " + LOADER, "--args", TARGET, "--threads", "1", "--requests", "1000000",
-                         "--interval-us", "20000", "--record", record], env)
+    terminal = gdb_terminal([TARGET, "--threads", "1", "--requests", "1000000", "--interval-us", "20000",
+                             "--record", record])
     try:
         type_command(terminal, "break svc::handle_request", r"Breakpoint 1 at ")
         type_command(terminal, "run", r"Breakpoint 1, ")
@@ -149,14 +154,8 @@ def watch_interrupt_case():
         if os.path.exists(path):
             os.unlink(path)
     open(go, "w").write("go\n")
-    require(bool(GDB) and os.access(GDB, os.X_OK), "gdb")
-    require(os.geteuid() == 0, "BPF (run as root)")
-    env = dict(os.environ)
-    env["XREF_HELPER"] = shlex.quote(HELPER) + " serve"
-    env["TERM"] = "xterm"
-    terminal = Terminal([GDB, "-nx", "-q", "-iex", "set pagination off", "-iex", "set confirm off",
-                         "-ex", "source " + LOADER, "--args", WATCH_TARGET, "--threads", "2", "--rounds", "0",
-                         "--interval-us", "20000", "--go", go, "--record", record], env)
+    terminal = gdb_terminal([WATCH_TARGET, "--threads", "2", "--rounds", "0", "--interval-us", "20000",
+                             "--go", go, "--record", record])
     try:
         type_command(terminal, "break configure", r"Breakpoint 1 at ")
         type_command(terminal, "run", r"Breakpoint 1, ")

@@ -22,11 +22,10 @@ void hello(ServeClient& helper, bool names = false) {
   ASSERT_EQ(answer["result"]["protocol"], 2) << answer.dump();
 }
 
+// A debugger that holds no debug register.
 nlohmann::json run(ServeClient& helper, const std::vector<std::string>& words, pid_t pid,
                    nlohmann::json extra = nlohmann::json::object()) {
-  nlohmann::json params = {{"argv", words}, {"context", {{"pid", pid}, {"debug_registers_used", 0}}}};
-  params.update(extra);
-  return helper.request("run", params);
+  return run_words(helper, words, pid, std::move(extra), {{"debug_registers_used", 0}});
 }
 
 std::string text_of(const nlohmann::json& answer) {
