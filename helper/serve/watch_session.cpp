@@ -39,16 +39,14 @@ nlohmann::json ranges_json(const WatchPlan& plan) {
   return ranges;
 }
 
+// The update's `stop`: the write --stop-when stopped at, with the condition.
 nlohmann::json stop_json(const WatchRequest& request, const std::optional<WatchStop>& stop) {
   if (!stop) return nullptr;
-  return {{"filter", request.stop_when},
-          {"skip", request.stop_skip},
-          {"seq", stop->sequence},
-          {"tid", stop->tid},
-          {"range", stop->range},
-          {"match", stop->match},
-          {"signal", XREF_PROBE_STOP_SIGNAL},
-          {"signal_result", stop->signal_result}};
+  const nlohmann::json when = stop_when_json(request, stop);
+  nlohmann::json flat = when["stop"];
+  flat["filter"] = when["filter"];
+  flat["skip"] = when["skip"];
+  return flat;
 }
 
 // Counts so far, for `sessions` and the update.

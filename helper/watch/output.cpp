@@ -4,6 +4,7 @@
 
 #include "hex.h"
 #include "output/json_envelope.h"
+#include "probe_abi.h"
 
 namespace xref {
 namespace {
@@ -41,6 +42,19 @@ std::string module_name(const std::string& path) {
 }
 
 }  // namespace
+
+nlohmann::json stop_when_json(const WatchRequest& request, const std::optional<WatchStop>& stop) {
+  nlohmann::json fired = nullptr;
+  if (stop) {
+    fired = {{"seq", stop->sequence},
+             {"tid", stop->tid},
+             {"range", stop->range},
+             {"match", stop->match},
+             {"signal", XREF_PROBE_STOP_SIGNAL},
+             {"signal_result", stop->signal_result}};
+  }
+  return {{"filter", request.stop_when}, {"skip", request.stop_skip}, {"stop", fired}};
+}
 
 WatchRenderer::WatchRenderer(const Target& target, const WatchPlan& plan, const WatchRequest& request)
     : target_(target), plan_(plan), request_(request), symbolizer_(target.space, target.space.main_module()) {}
@@ -286,6 +300,7 @@ nlohmann::json WatchRenderer::document(const WatchRun& run) {
       {"armed_ns", run.armed_ns},
       {"stop_reason", run.stop_reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(run.stop_reason)},
   };
+  if (!request_.stop_when.empty()) result["stop_when"] = stop_when_json(request_, run.stop);
   return {
       {"schema_version", kSchemaVersion},
       {"tool", "xref"},
