@@ -72,11 +72,11 @@ class Target:
 # A field through a pointer at a frame, stopping at the write that makes it
 # 5001 (configure writes round * 1000 + 1): gdb stops on SIG63 in the thread
 # that wrote it, just past the store, with the new value there.
-def stop_when(compiler):
+def stop_when(compiler, condition="value == 5001", skip=0, holds=lambda old, new: new == 5001):
     require_bpf()
     with Target(compiler) as target:
-        run = run_gdb(["break configure", "run", "delete 1",
-                       "xref watch config->limit --stop-when 'value == 5001'",
+        words = "xref watch config->limit --stop-when '%s'" % condition + (" --stop-skip %d" % skip if skip else "")
+        run = run_gdb(["break configure", "run", "delete 1", words,
                        "continue", "print config->limit", "print $_thread", "info threads", PC_OFFSET,
                        "continue"], target.argv)
         check(run.exit_status == 0, "gdb failed", run)
@@ -86,17 +86,19 @@ def stop_when(compiler):
         check(re.search(r"\n  \[0\] config->limit  0x[0-9a-f]+  8 bytes\n", start) is not None, "no range line", run)
         stop = run.between("(gdb) continue", "(gdb) print config->limit")
         check(re.search(r"Catchpoint \d+ \(signal SIG63\)", stop) is not None, "gdb did not stop on SIG63", run)
-        line = re.search(r"\nxref: session 1: --stop-when 'value == 5001' held at write (\d+): thread (\d+) stopped "
-                         r"after it \(signal 63\)\n +\d+ +(\d+) +\[0\] +0x[0-9a-f]+ → 0x1389 +configure\+(0x[0-9a-f]+)",
-                         stop)
+        line = re.search(r"\nxref: session 1: --stop-when '%s' held at write (\d+)(?: \(after %d skipped\))?: thread "
+                         r"(\d+) stopped after it \(signal 63\)\n +\d+ +(\d+) +\[0\] +(0x[0-9a-f]+) → (0x[0-9a-f]+) "
+                         r"+configure\+(0x[0-9a-f]+)" % (re.escape(condition), skip), stop)
         check(line is not None, "no stop line naming the write that made it true", run)
         tid = int(line.group(2))
         check(int(line.group(3)) == tid, "the stop's write is not the stopped thread's", run)
-        check(re.search(r"\$1 = 5001\n", run.between("(gdb) print config->limit", "(gdb) print $_thread")) is not None,
+        old, new = int(line.group(4), 16), int(line.group(5), 16)
+        check(holds(old, new), "the write shown does not make '%s' true: %#x -> %#x" % (condition, old, new), run)
+        check(re.search(r"\$1 = %d\n" % new, run.between("(gdb) print config->limit", "(gdb) print $_thread")) is not None,
               "the field is not the new value at the stop", run)
         pc = re.search(r"pc-at: configure\+(0x[0-9a-f]+)\n", run.output)
         check(pc is not None, "no pc offset", run)
-        store = int(line.group(4), 16)
+        store = int(line.group(6), 16)
         after = next_instruction(target.argv[0], "configure", store)
         check(int(pc.group(1), 16) == after, "the thread did not stop just past the store at configure+%#x: pc at "
               "configure+%s, the next instruction at configure+%#x" % (store, pc.group(1), after), run)
@@ -105,12 +107,15 @@ def stop_when(compiler):
         check(re.search(r"\[Inferior 1 \(process \d+\) exited normally\]", run.output) is not None,
               "the process did not exit normally", run)
         # The record, in the order the writes happened (g_total orders the
-        # lock sections): that thread's write of 5001 is the first of any thread.
+        # lock sections): the skip+1th write that makes it true is that
+        # thread's, of that value.
         writes = target.writes()
-        first = [writes[i] for i in watch_target_record.global_order(writes)
-                 if writes[i].object == "g_config" and writes[i].offset == 8 and writes[i].new_value == 5001]
-        check(first and first[0].tid == tid, "the record's first 5001 is thread %s's, not %d's"
-              % (first[0].tid if first else None, tid), run)
+        matching = [writes[i] for i in watch_target_record.global_order(writes)
+                    if writes[i].object == "g_config" and writes[i].offset == 8
+                    and holds(writes[i].old_value, writes[i].new_value)]
+        check(len(matching) > skip and matching[skip].tid == tid and matching[skip].new_value == new,
+              "the record's write %d where '%s' holds is %s, not thread %d's %#x"
+              % (skip + 1, condition, matching[skip].text if len(matching) > skip else None, tid, new), run)
         check(run.count("stopped after it") == 1, "not one stop", run)
 
 
@@ -167,9 +172,14 @@ def stop_and_release(compiler):
               "the process did not exit normally", run)
 
 
+# --stop-skip 2: the third write above 3000 (both threads write each round's value).
+def stop_skip(compiler):
+    stop_when(compiler, "value > 3000 && old != value", 2, lambda old, new: new > 3000 and old != new)
+
+
 TESTS = {}
 for _compiler in BUILDS:
-    for _case in (stop_when, globals_to_exit, stop_and_release):
+    for _case in (stop_when, stop_skip, globals_to_exit, stop_and_release):
         TESTS["%s_%s" % (_case.__name__, _compiler)] = (lambda case, compiler: lambda: case(compiler))(_case, _compiler)
 
 if __name__ == "__main__":
