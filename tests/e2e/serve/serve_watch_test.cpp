@@ -192,6 +192,32 @@ TEST(ServeWatch, LocationSizeAndLiteralAddresses) {
   EXPECT_NE(refused["error"]["message"].get<std::string>().find("-s/--size"), std::string::npos) << refused.dump();
 }
 
+// A --follow's SLOT is an expression too: the debugger gives the slot's
+// address, the dependent range follows the pointer it holds.
+TEST(ServeWatch, AFollowSlotIsEvaluatedByTheFrontEnd) {
+  XREF_REQUIRE(bpf_usable(), "root for BPF");
+  WatchTarget target("watch_target", {"--threads", "1", "--rounds", "1"});
+  ServeClient helper;
+  hello(helper);
+  const std::vector<std::string> words = {"watch", "--follow", "holder->slot->+16:8"};
+  const auto prepare = run(helper, words, target.pid());
+  ASSERT_TRUE(prepare["result"].contains("prepare")) << prepare.dump();
+  const nlohmann::json expected = {
+      {{"index", 0}, {"expression", "holder->slot"}, {"location", false}, {"count", 1}, {"for", "follow"}}};
+  EXPECT_EQ(prepare["result"]["prepare"]["evaluate"], expected);
+  const nlohmann::json evaluated = {
+      {{"index", 0}, {"address", target.address("moving_slot")}, {"size", 8}, {"type", "struct moving *"}, {"error", nullptr}}};
+  const auto started = run(helper, words, target.pid(), {{"prepared", {{"evaluated", evaluated}}}});
+  ASSERT_TRUE(started.contains("result")) << started.dump();
+  const std::string start = text_of(started);
+  EXPECT_NE(start.find("[0] holder->slot  " + target.address("moving_slot") + "  8 bytes"), std::string::npos) << start;
+  EXPECT_NE(start.find("[1] holder->slot->+16:8  " + hex(target.startup().object("moving").address + 16) + "  8 bytes"),
+            std::string::npos)
+      << start;
+  const auto stopped = run(helper, {"stop"}, target.pid());
+  EXPECT_NE(text_of(stopped).find("ended (stopped)"), std::string::npos) << text_of(stopped);
+}
+
 // Protocol 1: session.start asks for the same preparation; session.release
 // at a store site takes its uprobe out.
 TEST(ServeWatch, SessionStartPreparesAndReleasesAStoreSite) {
