@@ -28,6 +28,7 @@
 #include "target_process.h"
 #include "watch/hw_engine.h"
 #include "watch/hw_threads.h"
+#include "watch/stop_when.h"
 
 namespace xref {
 namespace {
@@ -143,6 +144,25 @@ TEST(HwEngine, OneBreakpointPerRangePerThreadAndNoneAfterDetach) {
   EXPECT_EQ(perf_descriptors().size(), perf_before);
   EXPECT_EQ(link_descriptors().size(), links_before);
   for (const uint32_t tid : tids) EXPECT_EQ(free_debug_registers(tid, words), 4) << "thread " << tid;
+}
+
+// --stop-when's check is in the program (bpf/watch_stop.bpf.h): with a
+// condition the kernel's verifier accepts it, and nothing has stopped yet.
+TEST(HwEngine, TheProgramLoadsWithAStopCondition) {
+  XREF_REQUIRE(geteuid() == 0, "root (perf breakpoints on another process, BPF)");
+  test::TargetProcess target({kTarget, "--threads", "1"});
+  WatchRequest request;
+  request.stop_when = "value == 7 || old > 9";
+  request.stop_skip = 1;
+  auto condition = compile_watch_stop(request);
+  ASSERT_TRUE(condition) << condition.error().message;
+  WatchPlan plan = words_plan(target, {0});
+  plan.stop_filter = *condition;
+  auto engine = start_hw_watch_engine_untested(plan, request, [](WatchRecord&&) {});
+  ASSERT_TRUE(engine) << engine.error().message;
+  ASSERT_TRUE((*engine)->arm());
+  EXPECT_FALSE((*engine)->stop().has_value());
+  (*engine)->detach();
 }
 
 TEST(HwEngine, ThreadsCreatedAfterArmingInheritTheBreakpoints) {
