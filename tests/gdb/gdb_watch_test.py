@@ -177,7 +177,22 @@ def stop_skip(compiler):
     stop_when(compiler, "value > 3000 && old != value", 2, lambda old, new: new > 3000 and old != new)
 
 
-TESTS = {}
+# What gdb tells the helper it holds itself (context.debug_registers_used):
+# a hardware watchpoint per aligned 8 bytes, a hardware breakpoint's
+# location; disabled ones hold none.
+def debug_registers(compiler):
+    require_bpf()
+    with Target(compiler) as target:
+        count = "python import xref.debugger_context as c; print('registers used:', c.debug_registers_used())"
+        run = run_gdb(["break configure", "run", "delete 1", count, "watch g_total", count, "watch g_config.name",
+                       count, "hbreak total_store", count, "disable 3", count, "kill"], target.argv)
+        check(run.exit_status == 0, "gdb failed", run)
+        counts = [int(n) for n in re.findall(r"\nregisters used: (\d+)\n", run.output)]
+        # g_config.name: 32 bytes at offset 16 of a 64-aligned struct, 4 aligned words.
+        check(counts == [0, 1, 5, 6, 2], "gdb's debug registers counted %s, not [0, 1, 5, 6, 2]" % counts, run)
+
+
+TESTS = {"debug_registers": lambda: debug_registers("gcc")}
 for _compiler in BUILDS:
     for _case in (stop_when, stop_skip, globals_to_exit, stop_and_release):
         TESTS["%s_%s" % (_case.__name__, _compiler)] = (lambda case, compiler: lambda: case(compiler))(_case, _compiler)
