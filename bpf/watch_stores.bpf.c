@@ -17,6 +17,7 @@
 #include "watch_abi.h"
 #include "watch_ranges.bpf.h"
 #include "watch_detail.bpf.h"
+#include "watch_stop.bpf.h"
 
 const volatile __u32 target_tgid = 0;
 const volatile __u64 max_records = 0; /* --max-events; 0: unbounded */
@@ -177,6 +178,11 @@ __noinline int finish(struct xref_watch_record *record, struct hit_detail *detai
     __sync_fetch_and_add(&count->records, 1);
   } else {
     __sync_fetch_and_add(&count->records_lost, 1);
+  }
+  if (stop_signal) {
+    const __u32 unread = (record->flags & XREF_WATCH_R_NEW_UNREAD ? 1 : 0) | (record->flags & XREF_WATCH_R_OLD_UNREAD ? 2 : 0);
+    watch_stop_when(record->sequence, (__u64)range << 32 | record->tid, watch_stop_word(record->new_bytes, n),
+                    watch_stop_word(record->old_bytes, n), unread);
   }
   return 0;
 }

@@ -21,6 +21,8 @@
 #include "watch/process_memory.h"
 #include "watch/trap_writers.h"
 #include "watch/watch_records.h"
+#include "probe_abi.h"
+#include "watch/stop_when.h"
 #include "watch_hw.skel.h"
 
 namespace xref {
@@ -62,6 +64,9 @@ class HwWatchEngine final : public WatchEngine {
     return skeleton_ != nullptr && __atomic_load_n(&skeleton_->bss->stopped, __ATOMIC_RELAXED) != 0;
   }
   void detach() override;
+  std::optional<WatchStop> stop() const override {
+    return skeleton_ == nullptr ? std::nullopt : read_watch_stop(skeleton_->bss->stop_info);
+  }
   std::vector<WatchRangeCounts> range_counts() const override;
   std::vector<std::string> warnings() const override;
   std::vector<WatchStackCount> stack_counts() const override {
@@ -111,6 +116,8 @@ Result<void> HwWatchEngine::start(const WatchRequest& request) {
   skeleton_->rodata->first = request.first;
   skeleton_->rodata->until_hits = request.until_hits;
   skeleton_->rodata->max_records = request.max_events;
+  skeleton_->rodata->stop_signal = plan_.stop_filter ? XREF_PROBE_STOP_SIGNAL : 0;
+  skeleton_->rodata->stop_skip = request.stop_skip;
   bpf_map__set_max_entries(skeleton_->maps.records, 1u << 20);
   set_watch_detail_switches(*skeleton_->rodata, plan_, request);
   size_watch_stack_map(skeleton_->maps.stack_traces, request.callers);
@@ -118,6 +125,7 @@ Result<void> HwWatchEngine::start(const WatchRequest& request) {
   if (const int loaded = watch_hw_bpf__load(skeleton_); loaded != 0) {
     return bpf_load_error(loaded, "the watch_hw program");
   }
+  if (auto stop = fill_watch_stop_map(plan_, skeleton_->maps.stop_filter); !stop) return stop.error();
   if (auto filled = fill_watch_detail_maps(plan_, skeleton_->maps.fetches, skeleton_->maps.filter); !filled) {
     return filled.error();
   }

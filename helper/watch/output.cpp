@@ -6,6 +6,7 @@
 #include "hex.h"
 #include "output/json_envelope.h"
 #include "render/stack_frames.h"
+#include "probe_abi.h"
 
 namespace xref {
 namespace {
@@ -43,6 +44,19 @@ std::string module_name(const std::string& path) {
 }
 
 }  // namespace
+
+nlohmann::json stop_when_json(const WatchRequest& request, const std::optional<WatchStop>& stop) {
+  nlohmann::json fired = nullptr;
+  if (stop) {
+    fired = {{"seq", stop->sequence},
+             {"tid", stop->tid},
+             {"range", stop->range},
+             {"match", stop->match},
+             {"signal", XREF_PROBE_STOP_SIGNAL},
+             {"signal_result", stop->signal_result}};
+  }
+  return {{"filter", request.stop_when}, {"skip", request.stop_skip}, {"stop", fired}};
+}
 
 WatchRenderer::WatchRenderer(const Target& target, const WatchPlan& plan, const WatchRequest& request)
     : target_(target), plan_(plan), request_(request), symbolizer_(target.space, target.space.main_module()) {}
@@ -371,6 +385,7 @@ nlohmann::json WatchRenderer::document(const WatchRun& run) {
     result["marks"] = {{"file", marks_->path()}, {"clock", marks_->clock_name()}};
     if (!marks_->untimed_reason().empty()) result["marks"]["untimed_reason"] = marks_->untimed_reason();
   }
+  if (!request_.stop_when.empty()) result["stop_when"] = stop_when_json(request_, run.stop);
   return {
       {"schema_version", kSchemaVersion},
       {"tool", "xref"},

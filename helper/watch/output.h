@@ -16,6 +16,10 @@
 
 namespace xref {
 
+// --stop-when in a result: the condition, --stop-skip and the write that
+// stopped its thread (null until it fired).
+nlohmann::json stop_when_json(const WatchRequest& request, const std::optional<WatchStop>& stop);
+
 class WatchRenderer {
  public:
   WatchRenderer(const Target& target, const WatchPlan& plan, const WatchRequest& request);

@@ -13,6 +13,8 @@
 #include "watch/detail.h"
 #include "watch/process_memory.h"
 #include "watch/watch_records.h"
+#include "probe_abi.h"
+#include "watch/stop_when.h"
 #include "watch_stores.skel.h"
 
 namespace xref {
@@ -76,6 +78,7 @@ class StoresWatchEngine : public WatchEngine {
                sets.end());
     auto backend = attach_uprobe_backend("auto", [&](bool uprobe_multi) -> Result<void> {
       if (auto loaded = load(uprobe_multi); !loaded) return loaded;
+      multi_ = uprobe_multi;
       auto link = attach_uprobe_sets(uprobe_multi, bpf_program__fd(skeleton_->progs.watch_store), plan_.pid, sets);
       if (!link) {
         watch_stores_bpf__destroy(skeleton_);
@@ -87,6 +90,7 @@ class StoresWatchEngine : public WatchEngine {
     });
     if (!backend) return backend.error();
     attach_backend_ = *backend;
+    sets_ = std::move(sets);
     auto ring = RingDrain::open(bpf_map__fd(skeleton_->maps.records), [this](const void* data, size_t size) {
       if (size < sizeof(xref_watch_record)) return;
       xref_watch_record raw;
@@ -122,6 +126,30 @@ class StoresWatchEngine : public WatchEngine {
       return make_error(ErrorCode::internal, "moving watched range " + std::to_string(range) + " failed");
     }
     return {};
+  }
+
+  // The module's link is replaced by one without the sites: out first, as
+  // the kernel restores a site's byte only where it finds its int3.
+  Result<void> release(const std::vector<uint32_t>& sites) override {
+    for (UprobeSet& set : sets_) {
+      for (size_t at = set.cookies.size(); at-- > 0;) {
+        if (std::find(sites.begin(), sites.end(), set.cookies[at]) == sites.end()) continue;
+        set.cookies.erase(set.cookies.begin() + static_cast<ptrdiff_t>(at));
+        set.offsets.erase(set.offsets.begin() + static_cast<ptrdiff_t>(at));
+      }
+    }
+    sets_.erase(std::remove_if(sets_.begin(), sets_.end(), [](const UprobeSet& set) { return set.offsets.empty(); }),
+                sets_.end());
+    link_.close();
+    if (sets_.empty()) return {};
+    auto link = attach_uprobe_sets(multi_, bpf_program__fd(skeleton_->progs.watch_store), plan_.pid, sets_);
+    if (!link) return link.error();
+    link_ = std::move(*link);
+    return {};
+  }
+
+  std::optional<WatchStop> stop() const override {
+    return skeleton_ == nullptr ? std::nullopt : read_watch_stop(skeleton_->bss->stop_info);
   }
 
   bool until_hits_reached() const override {
@@ -183,6 +211,8 @@ class StoresWatchEngine : public WatchEngine {
     skeleton_->rodata->first = request_.first;
     skeleton_->rodata->every = request_.every == 0 ? 1 : request_.every;
     skeleton_->rodata->until_hits = request_.until_hits;
+    skeleton_->rodata->stop_signal = plan_.stop_filter ? XREF_PROBE_STOP_SIGNAL : 0;
+    skeleton_->rodata->stop_skip = request_.stop_skip;
     bpf_map__set_max_entries(skeleton_->maps.sites, static_cast<uint32_t>(std::max<size_t>(plan_.sites.size(), 1)));
     bpf_map__set_max_entries(skeleton_->maps.records, kRingBytes);
     bpf_map__set_max_entries(skeleton_->maps.site_callers,
@@ -215,6 +245,7 @@ class StoresWatchEngine : public WatchEngine {
     if (bpf_map__value_size(skeleton_->maps.writes_in_flight) != sizeof(InFlight)) {
       return make_error(ErrorCode::internal, "the watch program's in-flight writes are not laid out as the helper's");
     }
+    if (auto stop = fill_watch_stop_map(plan_, skeleton_->maps.stop_filter); !stop) return stop.error();
     return fill_watch_detail_maps(plan_, skeleton_->maps.fetches, skeleton_->maps.filter);
   }
 
@@ -305,6 +336,8 @@ class StoresWatchEngine : public WatchEngine {
   WatchRecordSink sink_;
   watch_stores_bpf* skeleton_ = nullptr;
   UprobeLink link_;
+  std::vector<UprobeSet> sets_;  // what link_ holds (session.release takes sites out)
+  bool multi_ = true;
   std::unique_ptr<RingDrain> ring_;
   std::string name_ = "stores";
   std::string attach_backend_;

@@ -29,6 +29,7 @@
 #include "watch/detail.h"
 #include "watch/hw_engine.h"
 #include "watch/hw_threads.h"
+#include "watch/stop_when.h"
 
 namespace xref {
 namespace {
@@ -193,6 +194,25 @@ TEST(HwEngine, AFilterOnValueOverARangeOfNoIntegerLengthIsRefused) {
   EXPECT_TRUE(plan_watch_detail(request, plan));
   request.fetch = "value=%di:u64";
   EXPECT_FALSE(plan_watch_detail(request, plan));  // the watch's own name
+}
+
+// --stop-when's check is in the program (bpf/watch_stop.bpf.h): with a
+// condition the kernel's verifier accepts it, and nothing has stopped yet.
+TEST(HwEngine, TheProgramLoadsWithAStopCondition) {
+  XREF_REQUIRE(geteuid() == 0, "root (perf breakpoints on another process, BPF)");
+  test::TargetProcess target({kTarget, "--threads", "1"});
+  WatchRequest request;
+  request.stop_when = "value == 7 || old > 9";
+  request.stop_skip = 1;
+  auto condition = compile_watch_stop(request);
+  ASSERT_TRUE(condition) << condition.error().message;
+  WatchPlan plan = words_plan(target, {0});
+  plan.stop_filter = *condition;
+  auto engine = start_hw_watch_engine_untested(plan, request, [](WatchRecord&&) {});
+  ASSERT_TRUE(engine) << engine.error().message;
+  ASSERT_TRUE((*engine)->arm());
+  EXPECT_FALSE((*engine)->stop().has_value());
+  (*engine)->detach();
 }
 
 TEST(HwEngine, ThreadsCreatedAfterArmingInheritTheBreakpoints) {
