@@ -121,7 +121,9 @@ Evaluated location(lldb::SBTarget target, lldb::SBFrame frame, const std::string
   lldb::SBError error;
   result.address = value.GetValueAsUnsigned(error, 0);
   if (type.IsPointerType()) {
-    lldb::SBType pointee = type.GetPointeeType();
+    // Named as declared (uint8_t), sized as it is.
+    lldb::SBType pointee = value.GetType().GetCanonicalType() == type ? value.GetType().GetPointeeType()
+                                                                       : type.GetPointeeType();
     result.size = pointee.GetByteSize();
     result.type = pointee.GetName() != nullptr ? pointee.GetName() : "";
   } else if (!(type.GetTypeFlags() & (lldb::eTypeIsInteger | lldb::eTypeIsEnumeration)) || error.Fail()) {
