@@ -14,6 +14,7 @@ there with an LLDB expression; lets the target run to its exit.
 import json
 import os
 import re
+import subprocess
 import sys
 import tempfile
 
@@ -228,8 +229,47 @@ def case_stop(compiler):
             check(writes == expected[tid][:len(writes)], "thread %d's writes are not the record's first" % tid, output)
 
 
+def store_offset(compiler, function, obj):
+    """The offset in `function` of its store to the global `obj` (objdump:
+    a mov whose destination is obj's rip-relative address)."""
+    listing = subprocess.run(["objdump", "-d", "--no-show-raw-insn", TARGETS[compiler]], capture_output=True,
+                             text=True, check=True).stdout
+    start = None
+    for line in listing.splitlines():
+        header = re.match(r"^([0-9a-f]+) <(\S+)>:$", line)
+        if header:
+            start = int(header.group(1), 16) if header.group(2) == function else None
+        elif start is not None and re.search(r"\tmov\s+[^,]+,0x[0-9a-f]+\(%rip\)\s+# [0-9a-f]+ <" + obj + ">", line):
+            return int(line.split(":")[0], 16) - start
+    raise AssertionError("objdump shows no store to %s in %s" % (obj, function))
+
+
+def case_release(compiler):
+    """A breakpoint set on a store the watch probes (total_store's mov to
+    g_total): LLDB stops there, the session releases that store (its
+    writes are then unobserved changes), the others are still recorded
+    exactly, and the target runs on unharmed."""
+    offset = store_offset(compiler, "total_store", "g_total")
+    with tempfile.TemporaryDirectory() as directory:
+        run = Run(compiler, directory)
+        output = run.lldb(["xref watch g_total --duration-ms 0",
+                           "breakpoint set -a '(char *)&total_store + %d'" % offset, "continue",
+                           "register read pc", "breakpoint delete 3", "continue", "xref show --all --json"])
+        check(run.status == 0, "lldb exited with %r" % run.status, output)
+        check("stop reason = breakpoint 3.1" in output, "LLDB did not stop at the released store", output)
+        check("exited with status = 0" in output, "the target did not run to its end", output)
+        document = run.document()
+        watched = watched_writes(document)
+        check(all(w[4] != "total_store" for writes in watched.values() for w in writes),
+              "a write at the released store was recorded", output)
+        record = [w for w in run.record() if w.function != "total_store"]
+        expect_equal(expected_writes(record, [("g_total", 0, 8)]), watched, output)
+        check(len(document["result"]["unobserved_changes"]) > 0,
+              "total_store's writes after the release are not reported as unobserved changes", output)
+
+
 CASES = {"global": case_global, "struct": case_struct, "array": case_array, "location": case_location,
-         "stop_when": case_stop_when, "stop": case_stop}
+         "stop_when": case_stop_when, "stop": case_stop, "release": case_release}
 
 
 def named(name, compiler):
