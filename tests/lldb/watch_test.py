@@ -8,7 +8,7 @@ Every case stops the target at the first write of its first round
 (total_fetch_add), after go, so nothing was written yet; sets the watch
 there with an LLDB expression; lets the target run to its exit.
 
-    python3 watch_test.py CASE-COMPILER    (CASE: global struct array location stop_when stop release)
+    python3 watch_test.py CASE-COMPILER    (CASE: global struct array location stop_when stop release parity)
 """
 
 import json
@@ -268,8 +268,44 @@ def case_release(compiler):
               "total_store's writes after the release are not reported as unobserved changes", output)
 
 
+def thread_writes_by_worker(run, document):
+    """The watch's writes per worker (worker0, ...), tids replaced by the
+    worker's name: two runs have different tids."""
+    names = {tid: name for name, tid in run.startup().threads.items()}
+    return {names.get(tid, tid): writes for tid, writes in watched_writes(document).items()}
+
+
+def case_parity(compiler):
+    """gdb and lldb on the same target and scenario (one writer thread, so
+    the writes do not depend on the interleaving): the same writes, each
+    equal to its run's record. g_config whole: 144 bytes, every width."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gdb"))
+    from gdb_batch import require_gdb, run_gdb
+    require_gdb()
+    words = "xref watch g_config --duration-ms 0"
+    seen = {}
+    for debugger in ("lldb", "gdb"):
+        with tempfile.TemporaryDirectory() as directory:
+            run = Run(compiler, directory, ("--threads", "1", "--rounds", "10"))
+            if debugger == "lldb":
+                output = run.lldb([words, "continue", "xref show --all --json"])
+            else:
+                commands = ["break main", "run", "delete 1", "python open(%r, 'w').close()" % run.go,
+                            "break " + FIRST_WRITER, "continue", "delete 2", words, "continue",
+                            "xref show --all --json"]
+                gdb = run_gdb(commands, run.argv)
+                run.output, run.status = gdb.output, gdb.exit_status
+                output = run.output
+            check(run.status == 0, "%s exited with %r" % (debugger, run.status), output)
+            document = run.document()
+            expect_equal(expected_writes(run.record(), [("g_config", 0, 144)]), watched_writes(document), output)
+            seen[debugger] = thread_writes_by_worker(run, document)
+    check(seen["gdb"] == seen["lldb"], "gdb and lldb saw different writes:\n%r\n%r" % (seen["gdb"], seen["lldb"]))
+
+
 CASES = {"global": case_global, "struct": case_struct, "array": case_array, "location": case_location,
-         "stop_when": case_stop_when, "stop": case_stop, "release": case_release}
+         "stop_when": case_stop_when, "stop": case_stop, "release": case_release,
+         "parity": case_parity}
 
 
 def named(name, compiler):
