@@ -165,7 +165,9 @@ def watch_case():
             option = unique(options_of("watch", typed), "watch " + typed)
             tab(terminal, "xref watch " + typed, "xref watch %s " % option)
             clear_line(terminal)
-        help_text = type_command(terminal, "help xref watch", r"\n(?:.*\n)*?\(lldb\)").group(0)
+        type_command(terminal, "help xref watch", r"Command Options Usage:")
+        terminal.expect_pending(PROMPT)
+        help_text = terminal.text()[terminal.text().rfind("help xref watch"):]
         for short, long in (("-s", "--size"), ("-l", "--location")):
             check(re.search(r"%s <[^>]+> \( %s <[^>]+> \)|%s \( %s \)" % (short, long, short, long), help_text)
                   is not None, "help xref watch does not declare %s (%s)" % (short, long), terminal.text())

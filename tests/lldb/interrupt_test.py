@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shlex
+import signal
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "support"))
@@ -280,7 +281,8 @@ def watch_case():
     terminal = lldb_at_main([WATCH_TARGET, "--threads", "1", "--rounds", "0", "--interval-us", "20000",
                              "--go", go, "--record", record])
     try:
-        type_command(terminal, "script open(%r, 'w').close()" % go, PROMPT)
+        type_command(terminal, "breakpoint delete 1", r"1 breakpoints deleted")  # main has two locations
+        type_command(terminal, "script open(%r, 'w').close()" % go, r"script open\(")
         type_command(terminal, "xref watch g_total --duration-ms 0", r"xref: session 1 ")
         stops = 0
         for _ in range(2):
@@ -295,14 +297,18 @@ def watch_case():
         type_command(terminal, "xref stop 1", r"xref: session 1 ended \(stopped\)")
         type_command(terminal, "xref show --all --json", r"\n(\{[^\n]*\"live_watch\"[^\n]*)\n")
         document = json.loads(re.findall(r"\n(\{[^\n]*\"live_watch\"[^\n]*)\n", terminal.text())[-1])
-        terminal.expect_pending(PROMPT)
-        terminal.send("process signal SIGTERM\r")  # the round it is in ends, recorded
-        terminal.expect(r"Process \d+ exited with status = 0")
+        document = document.get("document", document)  # {"session", "document"}: one session's
+        type_command(terminal, "process handle SIGTERM -s false -n false -p true", r"SIGTERM +true +false +false")
+        # The round it is in ends, recorded, and it exits (LLDB's `process
+        # signal` cannot send while the process is stopped).
+        os.kill(terminal.target, signal.SIGTERM)
+        type_command(terminal, "continue", r"Process \d+ exited with status = 0")
         terminal.expect_pending(PROMPT)
         terminal.send("quit\r")
         terminal.finish()
         output = terminal.text()
-        check(len(re.findall(r"xref: watch session 1: \d+ new writes?", output)) == stops,
+        interrupts = output[:output.rfind("xref stop 1")]  # `xref stop` prints the rest
+        check(len(re.findall(r"xref: watch session 1: \d+ new writes?", interrupts)) == stops,
               "%d interrupts did not print the new writes once each" % stops, output)
         recorded_writes = [(w.tid, w.old.hex(), w.new.hex(), w.function) for w in wt.read_record(record)
                            if w.object == "g_total"]

@@ -64,7 +64,7 @@ class Run:
 
     def startup(self):
         lines = []
-        for line in self.output.split("\n"):
+        for line in self.output.replace("\r", "").split("\n"):  # the target writes to LLDB's terminal
             if line == "ready":
                 break
             if re.match(r"^(obj|thread|pid) ", line):
@@ -78,7 +78,7 @@ class Run:
             if line.startswith("{") and '"live_watch"' in line:
                 found = json.loads(line)
         check(found is not None, "no live_watch document printed", self.output)
-        return found
+        return found.get("document", found)  # {"session", "document"}: one session's
 
 
 def expected_writes(record, ranges):
