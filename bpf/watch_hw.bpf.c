@@ -18,6 +18,7 @@
 
 #include "watch_abi.h"
 #include "watch_ranges.bpf.h"
+#include "watch_stop.bpf.h"
 
 const volatile __u32 target_tgid = 0;
 const volatile __u64 every = 1;       /* per range: every Nth passing write is recorded */
@@ -160,6 +161,10 @@ int watch_hw_hit(struct bpf_perf_event_data* ctx) {
   __builtin_memcpy(record->new_bytes, &now_bytes, sizeof(now_bytes));
   bpf_ringbuf_submit(record, 0);
   count->records++;
+  if (stop_signal) {
+    const __u32 unread = (flags & XREF_WATCH_R_NEW_UNREAD ? 1 : 0) | (flags & XREF_WATCH_R_OLD_UNREAD ? 2 : 0);
+    watch_stop_when(seq, (__u64)index << 32 | (__u32)pid_tgid, now_bytes, old_bytes, unread);
+  }
   return 0;
 }
 

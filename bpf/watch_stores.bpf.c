@@ -16,6 +16,7 @@
 
 #include "watch_abi.h"
 #include "watch_ranges.bpf.h"
+#include "watch_stop.bpf.h"
 
 const volatile __u32 target_tgid = 0;
 const volatile __u64 max_records = 0; /* --max-events; 0: unbounded */
@@ -81,7 +82,7 @@ struct {
   __uint(max_entries, 1);
   __type(key, __u32);
   __type(value, struct regs_words);
-} scratch_regs SEC(".maps");
+} scratch_store_regs SEC(".maps"); /* fetch_filter.bpf.h has its own scratch_regs */
 
 struct {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -163,6 +164,11 @@ static __always_inline void finish(struct xref_watch_record *record) {
     __sync_fetch_and_add(&count->records, 1);
   } else {
     __sync_fetch_and_add(&count->records_lost, 1);
+  }
+  if (stop_signal) {
+    const __u32 unread = (record->flags & XREF_WATCH_R_NEW_UNREAD ? 1 : 0) | (record->flags & XREF_WATCH_R_OLD_UNREAD ? 2 : 0);
+    watch_stop_when(record->sequence, (__u64)range << 32 | record->tid, watch_stop_word(record->new_bytes, n),
+                    watch_stop_word(record->old_bytes, n), unread);
   }
 }
 
@@ -295,7 +301,7 @@ static __always_inline int on_store(struct pt_regs *ctx, __u32 index) {
   const struct xref_watch_site *site = bpf_map_lookup_elem(&sites, &index);
   if (!site) return 0;
   if (site->kind == XREF_STORE_AFTER || site->kind == XREF_STORE_CONTRACT_RETURN) return 0;
-  struct regs_words *regs = bpf_map_lookup_elem(&scratch_regs, &zero);
+  struct regs_words *regs = bpf_map_lookup_elem(&scratch_store_regs, &zero);
   struct in_flight *flight = bpf_map_lookup_elem(&scratch_flight, &zero);
   if (!regs || !flight) return 0;
   if (bpf_probe_read_kernel(regs->words, sizeof(struct pt_regs), ctx) != 0) {

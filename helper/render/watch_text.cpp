@@ -2,7 +2,10 @@
 
 #include <cstdio>
 #include <algorithm>
+#include <optional>
 #include <sstream>
+
+#include "render/place_text.h"
 
 
 namespace xref::render {
@@ -33,8 +36,23 @@ std::string ms(uint64_t ns, uint64_t origin) {
   return text;
 }
 
-std::string writer_text(const nlohmann::json& writer) {
+std::optional<uint64_t> live_of(const nlohmann::json& object, const char* key) {
+  if (!object.is_object() || !object.contains(key) || !object[key].is_string()) return std::nullopt;
+  try {
+    return std::stoull(object[key].get<std::string>(), nullptr, 0);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::string writer_text(const nlohmann::json& writer, Names* names) {
   if (writer.is_null()) return "?";
+  if (names != nullptr && !writer["by_contract"].get<bool>()) {
+    // As the debugger names the pc: "add_total+0x12 at watch_target.c:57".
+    const CodeAddress address{"", std::nullopt, live_of(writer, "pc")};
+    const std::string place = known_place_text(*names, address);
+    if (!place.empty()) return place + "  (" + writer["module"].get<std::string>() + ")  " + writer["text"].get<std::string>();
+  }
   std::string text;
   if (writer["by_contract"].get<bool>()) {
     const nlohmann::json& caller = writer["caller"];
@@ -53,7 +71,7 @@ std::string writer_text(const nlohmann::json& writer) {
 
 }  // namespace
 
-std::string watch_record_line(const nlohmann::json& record, uint64_t armed_ns) {
+std::string watch_record_line(const nlohmann::json& record, uint64_t armed_ns, Names* names) {
   const std::string seq = record["seq"].is_null() ? "-" : std::to_string(record["seq"].get<uint64_t>());
   const std::string tid = record["tid"].is_null() ? "-" : std::to_string(record["tid"].get<uint64_t>());
   std::string line = padl(seq, 6) + "  " + pad(tid, 8) + pad(range_label(record), 7);
@@ -73,7 +91,7 @@ std::string watch_record_line(const nlohmann::json& record, uint64_t armed_ns) {
     return line + "unobserved change between " + ms(record["since_ns"].get<uint64_t>(), armed_ns) + " and " +
            ms(record["time_ns"].get<uint64_t>(), armed_ns) + " (the kernel, or code outside --in)";
   }
-  line += writer_text(record["writer"]);
+  line += writer_text(record["writer"], names);
   if (record.value("new_read_after", false)) line += "  [new read after]";
   return line;
 }
@@ -120,6 +138,14 @@ std::vector<std::string> watch_lines(const nlohmann::json& document) {
   }
   lines.push_back("   seq  tid     range  old → new                         writer");
   for (const nlohmann::json& record : result["stream"]) lines.push_back(watch_record_line(record, result.value("armed_ns", uint64_t{0})));
+  for (std::string& line : watch_summary_lines(document)) lines.push_back(std::move(line));
+  return lines;
+}
+
+std::vector<std::string> watch_summary_lines(const nlohmann::json& document) {
+  std::vector<std::string> lines;
+  const nlohmann::json& result = document["result"];
+  const nlohmann::json& ranges = result["ranges"];
   lines.push_back("summary");
   for (const nlohmann::json& summary : result["summary"]) {
     const uint64_t index = summary["range"].get<uint64_t>();
@@ -156,6 +182,33 @@ std::vector<std::string> watch_lines(const nlohmann::json& document) {
                   std::to_string(result["lost"].get<uint64_t>()) + " lost)" +
                   (result["stop_reason"].is_null() ? "" : "; stopped: " + result["stop_reason"].get<std::string>()));
   return lines;
+}
+
+std::vector<std::string> watch_stop_lines(uint64_t session, const nlohmann::json& stop, const nlohmann::json& record,
+                                          uint64_t armed_ns, Names& names) {
+  const std::string tid = std::to_string(stop.value("tid", uint64_t{0}));
+  std::string line = "xref: session " + std::to_string(session) + ": --stop-when '" + stop.value("filter", std::string()) +
+                     "' held at write " + std::to_string(stop.value("seq", uint64_t{0}));
+  if (stop.value("skip", uint64_t{0}) != 0) line += " (after " + std::to_string(stop.value("skip", uint64_t{0})) + " skipped)";
+  if (stop.value("signal_result", int64_t{0}) != 0) {
+    line += ": the signal to thread " + tid + " failed (" + std::to_string(stop.value("signal_result", int64_t{0})) + ")";
+  } else {
+    line += ": thread " + tid + " stopped after it (signal " + std::to_string(stop.value("signal", 0)) + ")";
+  }
+  std::vector<std::string> lines{line};
+  if (record.is_object()) lines.push_back(watch_record_line(record, armed_ns, &names));
+  return lines;
+}
+
+std::vector<CodeAddress> watch_addresses(const nlohmann::json& records) {
+  std::vector<CodeAddress> addresses;
+  for (const nlohmann::json& record : records) {
+    if (!record.is_object() || !record.contains("writer") || !record["writer"].is_object()) continue;
+    const nlohmann::json& writer = record["writer"];
+    if (writer.value("by_contract", false)) continue;
+    if (auto live = live_of(writer, "pc")) add_code_address(addresses, {"", std::nullopt, live});
+  }
+  return addresses;
 }
 
 }  // namespace xref::render

@@ -72,7 +72,7 @@ std::optional<nlohmann::json> SessionManager::release(const ReleaseRequest& rele
     return result_response(request_id, {{"session", session->id}, {"released", nlohmann::json::array()},
                                         {"reason", release.reason}, {"ended", false}});
   }
-  if (session->command == "probe") {
+  if (session->command == "probe" || session->command == "watch") {
     session->releases.push_back(std::move(pending));
     session->request_drain();
     return std::nullopt;

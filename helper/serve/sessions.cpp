@@ -103,7 +103,9 @@ std::optional<ProtocolError> SessionManager::start(const nlohmann::json& request
   }
   reap();
   std::lock_guard lock(mutex_);
-  const std::string& backend = spec.command == "probe" ? spec.probe.request.backend : spec.options.request.backend;
+  const std::string& backend = spec.command == "probe"   ? spec.probe.request.backend
+                               : spec.command == "watch" ? spec.watch.request.backend
+                                                         : spec.options.request.backend;
   if (backend == "tracefs") {
     if (auto id = tracefs_session(nullptr)) {
       return cli_error(make_error(ErrorCode::invalid_argument,
@@ -134,6 +136,7 @@ std::optional<ProtocolError> SessionManager::start(const nlohmann::json& request
 
 void SessionManager::run(std::shared_ptr<Session> session, nlohmann::json request_id, SessionSpec spec) {
   if (spec.command == "probe") return run_probe_session(std::move(session), std::move(request_id), std::move(spec));
+  if (spec.command == "watch") return run_watch_session(std::move(session), std::move(request_id), std::move(spec));
   const TraceRequest& request = spec.options.request;
   bool attached = false;
   auto fail = [&](const Error& error) {

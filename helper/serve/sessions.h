@@ -23,6 +23,8 @@
 namespace xref {
 struct ProbeCallbacks;
 struct ProbePlan;
+struct WatchCallbacks;
+struct WatchPlan;
 }  // namespace xref
 
 namespace xref::serve {
@@ -94,6 +96,9 @@ class SessionManager {
   // A probe session (probe_session.cpp): counts at each drain as
   // probe_update events, the live_probe document at its end.
   void run_probe_session(std::shared_ptr<Session> session, nlohmann::json request_id, SessionSpec spec);
+  // A watch session (watch_session.cpp): the new writes at each drain as
+  // watch_update events, the live_watch document at its end.
+  void run_watch_session(std::shared_ptr<Session> session, nlohmann::json request_id, SessionSpec spec);
   void finish(Session& session, const std::optional<nlohmann::json>& ended_event, StopAnswer answer);
   // A session that failed: before its attach the failure answers
   // session.start; after it, its session_ended event carries the error,
@@ -109,6 +114,10 @@ class SessionManager {
   void hook_probe_releases(Session& session, const ProbePlan& plan, std::vector<uint64_t> site_lives,
                            ProbeCallbacks& callbacks);
   void answer_releases_at_end(Session& session, const StopAnswer& answer);
+  // watch_session.cpp: a watch session's release hooks (`site_lives`: each
+  // plan site's live address).
+  void hook_watch_releases(Session& session, const WatchPlan& plan, std::vector<uint64_t> site_lives,
+                           WatchCallbacks& callbacks);
   // A running session other than `except` that uses tracefs (mutex_ held).
   std::optional<uint64_t> tracefs_session(const Session* except);
   // --backend auto falling back to tracefs: whether `session` may, which

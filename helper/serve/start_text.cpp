@@ -6,6 +6,7 @@
 #include "probe_abi.h"
 #include "render/json_fields.h"
 #include "render/place_text.h"
+#include "serve/watch_prepare.h"
 #include "sites/breakpoints.h"
 
 namespace xref::serve {
@@ -57,6 +58,10 @@ nlohmann::json preparation(const SessionSpec& spec, const DebuggerContext& debug
       if (!at_pc.empty()) prepare["disable_quietly"] = at_pc;
     }
     if (spec.options.request.stop_at_end) prepare["stop_at_end"] = true;
+  } else if (spec.command == "watch") {
+    // The debugger evaluates the expressions; its answers are the ranges.
+    if (nlohmann::json evaluate = watch_evaluate_list(spec); !evaluate.empty()) prepare["evaluate"] = evaluate;
+    if (!spec.watch.request.stop_when.empty()) prepare["stop_signal"] = XREF_PROBE_STOP_SIGNAL;
   } else {
     for (const std::string& address : spec.probe.request.addresses) {
       if (auto id = breakpoint_reference(address)) disable.push_back(*id);
@@ -109,6 +114,21 @@ std::vector<std::string> start_text(const std::string& command, pid_t pid, const
                       thread + " until the selected frame (CFA " +
                       started.value("here_cfa", std::string("?")) + ") returns");
     }
+  } else if (command == "watch") {
+    const nlohmann::json ranges = started.value("ranges", nlohmann::json::array());
+    std::string how = backend;
+    if (backend == "stores") how += ", " + plural(started.value("sites", uint64_t{0}), "uprobe");
+    lines.push_back(session + " watching PID " + std::to_string(pid) + ": " + plural(ranges.size(), "range") + " (" +
+                    how + "); writes print at each stop (xref show)");
+    for (const nlohmann::json& range : ranges) {
+      const uint64_t length = range.value("length", uint64_t{0});
+      lines.push_back("  [" + std::to_string(range.value("index", uint64_t{0})) + "] " +
+                      range.value("spelled", std::string("?")) + "  " + range.value("address", std::string("?")) + "  " +
+                      plural(length, "byte"));
+    }
+    if (const std::string reason = started.value("backend_reason", std::string()); !reason.empty()) {
+      lines.push_back("xref: " + backend + ": " + reason);
+    }
   } else {
     const size_t addresses = started.value("addresses", nlohmann::json::array()).size();
     lines.push_back(session + " probing PID " + std::to_string(pid) + ": " + plural(addresses, "address") + " at " +
@@ -146,7 +166,7 @@ std::vector<std::string> start_text(const std::string& command, pid_t pid, const
       const std::string theirs = prepared["stop_signal"].value("own", std::string());
       if (!theirs.empty()) own = theirs;
     }
-    lines.push_back("xref: the first hit where --stop-when holds stops its thread with signal " + std::to_string(signal) +
+    lines.push_back("xref: the first " + std::string(command == "watch" ? "write" : "hit") + " where --stop-when holds stops its thread with signal " + std::to_string(signal) +
                     " (SIGRTMAX-1): " + how + " and keeps it from the process; " + own);
   }
   return lines;

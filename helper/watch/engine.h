@@ -53,6 +53,17 @@ struct WatchRecord {
 
 using WatchRecordSink = std::function<void(WatchRecord&& record)>;
 
+// --stop-when: the write whose record made it hold (its sequence number)
+// and the signal sent to its thread.
+struct WatchStop {
+  uint64_t sequence = 0;
+  uint32_t tid = 0;
+  uint32_t range = 0;
+  uint64_t match = 0;          // the stop condition's passes up to it (--stop-skip + 1)
+  uint64_t timestamp_ns = 0;
+  int64_t signal_result = 0;   // bpf_send_signal_thread's answer: 0 sent
+};
+
 // Per range, summed over CPUs.
 struct WatchRangeCounts {
   uint64_t writes = 0;
@@ -86,6 +97,14 @@ class WatchEngine {
   // What the result must say about this engine's coverage ("thread 123 armed
   // 40 us after it started", "312 EVEX stores not probed").
   virtual std::vector<std::string> warnings() const { return {}; }
+  // session.release: these sites (WatchPlan::sites) take no probe from now
+  // on; writes there are seen only as unobserved changes.
+  virtual Result<void> release(const std::vector<uint32_t>& sites) {
+    (void)sites;
+    return make_error(ErrorCode::unsupported, "the " + backend() + " engine has no store sites to release");
+  }
+  // --stop-when: the write that stopped its thread, once.
+  virtual std::optional<WatchStop> stop() const { return std::nullopt; }
 };
 
 // Which engine runs the request, and why (printed and in the JSON):

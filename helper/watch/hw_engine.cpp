@@ -20,6 +20,8 @@
 #include "watch/process_memory.h"
 #include "watch/trap_writers.h"
 #include "watch/watch_records.h"
+#include "probe_abi.h"
+#include "watch/stop_when.h"
 #include "watch_hw.skel.h"
 
 namespace xref {
@@ -57,6 +59,9 @@ class HwWatchEngine final : public WatchEngine {
     return skeleton_ != nullptr && __atomic_load_n(&skeleton_->bss->stopped, __ATOMIC_RELAXED) != 0;
   }
   void detach() override;
+  std::optional<WatchStop> stop() const override {
+    return skeleton_ == nullptr ? std::nullopt : read_watch_stop(skeleton_->bss->stop_info);
+  }
   std::vector<WatchRangeCounts> range_counts() const override;
   std::vector<std::string> warnings() const override;
 
@@ -101,8 +106,15 @@ Result<void> HwWatchEngine::start(const WatchRequest& request) {
   skeleton_->rodata->first = request.first;
   skeleton_->rodata->until_hits = request.until_hits;
   skeleton_->rodata->max_records = request.max_events;
+  skeleton_->rodata->stop_signal = plan_.stop_filter ? XREF_PROBE_STOP_SIGNAL : 0;
+  skeleton_->rodata->stop_skip = request.stop_skip;
   if (const int loaded = watch_hw_bpf__load(skeleton_); loaded != 0) {
     return bpf_load_error(loaded, "the watch_hw program");
+  }
+  if (plan_.stop_filter) {
+    const uint32_t zero = 0;
+    bpf_map__update_elem(skeleton_->maps.stop_filter, &zero, sizeof zero, &*plan_.stop_filter,
+                         sizeof(xref_filter_program), BPF_ANY);
   }
   ranges_.resize(plan_.ranges.size());
   for (uint32_t index = 0; index < plan_.ranges.size(); ++index) {

@@ -23,9 +23,20 @@ Result<void> validate_watch_request(const WatchRequest& request) {
   if (request.callers) return not_yet("--callers");
   if (request.regs) return not_yet("--regs");
   if (!request.mark_file.empty()) return not_yet("--mark-file");
-  if (!request.stop_when.empty()) {
+  if (!request.stop_when.empty() && !request.debugger.present) {
     return make_error(ErrorCode::invalid_argument, "--stop-when stops a thread for a debugger, and there is none",
                       "run `xref watch ... --stop-when ...` inside gdb or lldb");
+  }
+  if (request.stop_skip != 0 && request.stop_when.empty()) {
+    return make_error(ErrorCode::invalid_argument, "--stop-skip counts writes of --stop-when, which is not given",
+                      "add --stop-when 'value == 0'");
+  }
+  // Expressions are a debugger's: the CLI takes addresses and symbols.
+  if ((request.size != 0 || request.location) && !request.debugger.present) {
+    return make_error(ErrorCode::invalid_argument,
+                      std::string(request.location ? "-l/--location" : "-s/--size") +
+                          " sizes and places a debugger's expressions, and there is none",
+                      "give ADDR:LEN or --len N here; in gdb or lldb, `xref watch -l EXPR -s N`");
   }
   // Neither engine watches reads alone: x86 has no read-only breakpoint.
   if (request.access == "read") return hw_breakpoint_type(request.access).error();
@@ -46,6 +57,20 @@ void add_watch_options(CLI::App& command, WatchCommandOptions& options) {
                      "watch a pointer slot and LEN bytes at OFF past where it points, re-armed whenever the slot "
                      "changes: 'SLOT->+OFF:LEN', e.g. 'moving_slot->+8:8'")
       ->type_name("SPEC");
+  command.add_option("-s,--size", request.size,
+                     "in gdb or lldb: the bytes to watch at each expression (default: its type's size; with -l, the "
+                     "pointee's, else 8)")
+      ->transform(number_in({1, 1u << 20}));
+  command.add_flag("-l,--location", request.location,
+                   "in gdb or lldb: each expression's value is the address to watch (as lldb's `watchpoint set "
+                   "expression`), not the object it names");
+  command.add_option("--stop-when", request.stop_when,
+                     "in gdb or lldb: stop the writing thread at the first write where this holds over value (the "
+                     "new bytes) and old, e.g. 'value == 0' (evaluated in BPF; one stop)")
+      ->type_name("FILTER");
+  command.add_option("--stop-skip,--skip", request.stop_skip, "with --stop-when: let N such writes go by, stop at the next")
+      ->capture_default_str()
+      ->transform(number_in({0, UINT64_MAX / 2}));
   command.add_option("--len", request.length,
                      "the length of an ADDR without :LEN (default: its symbol's size, else 8)")
       ->transform(number_in({1, 1u << 20}));

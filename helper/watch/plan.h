@@ -12,6 +12,7 @@
 
 #include "process/target.h"
 #include "result.h"
+#include "bpf_abi.h"
 #include "sites/store_sites.h"
 #include "watch/request.h"
 
@@ -64,6 +65,7 @@ struct WatchPlan {
   uint64_t after_missing = 0;        // stores whose next instruction takes no probe (EVEX): read at a later hit
   uint64_t refused = 0;              // stores the kernel takes no uprobe on (lock prefix, segment override), not seen
   uint64_t after_only = 0;           // of those, seen at their next instruction (lock xadd, cmpxchg, lock add ...)
+  std::optional<xref_filter_program> stop_filter;  // --stop-when, lowered (watch/stop_when.h)
   std::vector<std::string> warnings;
 };
 

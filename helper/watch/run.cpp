@@ -7,7 +7,9 @@
 #include "attach/run_loop.h"
 #include "attach/stop_signals.h"
 #include "monotonic_clock.h"
+#include "process/thread_states.h"
 #include "watch/process_memory.h"
+#include "watch/stop_when.h"
 
 namespace xref {
 namespace {
@@ -255,6 +257,9 @@ Result<WatchRun> run_watch(const Target& target, WatchPlan& plan, const WatchReq
   std::optional<StopSignals> signals;
   if (callbacks.cancel_fd < 0) signals.emplace();
   if (auto alive = target.process.recheck(); !alive) return alive.error();
+  auto stop_filter = compile_watch_stop(request);
+  if (!stop_filter) return stop_filter.error();
+  plan.stop_filter = *stop_filter;
   WatchRun run;
   run.backend = choice.backend;
   run.backend_reason = choice.reason;
@@ -276,9 +281,57 @@ Result<WatchRun> run_watch(const Target& target, WatchPlan& plan, const WatchReq
   RunLoopStops stops;
   stops.process = &target.process;
   stops.stop_fd = callbacks.cancel_fd >= 0 ? callbacks.cancel_fd : signals->fd();
+  stops.stop_name = callbacks.cancel_fd >= 0 ? callbacks.cancel_reason : "interrupted";
   stops.duration_ms = request.duration_ms;
   stops.output_closed = callbacks.output_closed;
+  stops.drain_fd = callbacks.drain_fd;
+  auto elapsed_ms = [&] {
+    return static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count());
+  };
   RunLoopHooks hooks;
+  // A release the engine cannot do ends the run.
+  bool release_ends = false;
+  auto release = [&](const WatchReleaseAsk& ask) {
+    WatchReleaseDone done;
+    done.sites = ask.sites;
+    done.at_ms = elapsed_ms();
+    const bool stopped_before = every_thread_stopped(target.process.pid());
+    const uint64_t out_ns = monotonic_ns();
+    if (!ask.sites.empty()) {
+      if (auto out = (*engine)->release(ask.sites); !out) {
+        done.error = out.error();
+        release_ends = true;
+      }
+    }
+    done.gap_us = (monotonic_ns() - out_ns) / 1000;
+    done.process_stopped = stopped_before && every_thread_stopped(target.process.pid());
+    if (!done.error) {
+      run.released.push_back(done);
+      run.released_reasons.push_back(ask.reason);
+    }
+    if (callbacks.released) callbacks.released(run, done);
+  };
+  hooks.drain_requested = [&]() -> Result<void> {
+    if (callbacks.take_releases) {
+      for (const WatchReleaseAsk& ask : callbacks.take_releases()) release(ask);
+    }
+    if (!callbacks.drained || (callbacks.drain_waiting && !callbacks.drain_waiting())) return {};
+    // Everything the ring buffer holds, then the ranges re-read: the
+    // process is stopped, so what it shows is all there is.
+    while (true) {
+      auto more = (*engine)->drain();
+      if (!more) return more.error();
+      watcher.settle();
+      if (!*more) break;
+    }
+    watcher.check();
+    run.elapsed_ms = elapsed_ms();
+    run.counts = (*engine)->range_counts();
+    run.stop = (*engine)->stop();
+    callbacks.drained(run, (*engine)->until_hits_reached());
+    return {};
+  };
   hooks.drain = [&]() -> Result<bool> {
     auto more = (*engine)->drain();
     if (!more) return more;
@@ -289,6 +342,7 @@ Result<WatchRun> run_watch(const Target& target, WatchPlan& plan, const WatchReq
   };
   hooks.bound = [&]() -> std::optional<std::string> {
     if ((*engine)->until_hits_reached()) return std::string("until_hits");
+    if (release_ends) return std::string("released");
     return std::nullopt;
   };
   auto ended = run_loop(stops, hooks);
@@ -311,6 +365,7 @@ Result<WatchRun> run_watch(const Target& target, WatchPlan& plan, const WatchReq
   if (auto drained = (*engine)->drain(); !drained) return drained.error();
   watcher.settle();
   run.counts = (*engine)->range_counts();
+  run.stop = (*engine)->stop();
   const std::vector<std::string> engine_warnings = (*engine)->warnings();
   run.warnings.insert(run.warnings.end(), engine_warnings.begin(), engine_warnings.end());
   for (uint32_t index = 0; index < plan.ranges.size(); ++index) {

@@ -11,6 +11,8 @@
 #include "attach/uprobe_attach.h"
 #include "watch/process_memory.h"
 #include "watch/watch_records.h"
+#include "probe_abi.h"
+#include "watch/stop_when.h"
 #include "watch_stores.skel.h"
 
 namespace xref {
@@ -55,6 +57,7 @@ class StoresWatchEngine : public WatchEngine {
                sets.end());
     auto backend = attach_uprobe_backend("auto", [&](bool uprobe_multi) -> Result<void> {
       if (auto loaded = load(uprobe_multi); !loaded) return loaded;
+      multi_ = uprobe_multi;
       auto link = attach_uprobe_sets(uprobe_multi, bpf_program__fd(skeleton_->progs.watch_store), plan_.pid, sets);
       if (!link) {
         watch_stores_bpf__destroy(skeleton_);
@@ -66,6 +69,7 @@ class StoresWatchEngine : public WatchEngine {
     });
     if (!backend) return backend.error();
     attach_backend_ = *backend;
+    sets_ = std::move(sets);
     auto ring = RingDrain::open(bpf_map__fd(skeleton_->maps.records), [this](const void* data, size_t size) {
       if (size < sizeof(xref_watch_record)) return;
       xref_watch_record raw;
@@ -97,6 +101,30 @@ class StoresWatchEngine : public WatchEngine {
       return make_error(ErrorCode::internal, "moving watched range " + std::to_string(range) + " failed");
     }
     return {};
+  }
+
+  // The module's link is replaced by one without the sites: out first, as
+  // the kernel restores a site's byte only where it finds its int3.
+  Result<void> release(const std::vector<uint32_t>& sites) override {
+    for (UprobeSet& set : sets_) {
+      for (size_t at = set.cookies.size(); at-- > 0;) {
+        if (std::find(sites.begin(), sites.end(), set.cookies[at]) == sites.end()) continue;
+        set.cookies.erase(set.cookies.begin() + static_cast<ptrdiff_t>(at));
+        set.offsets.erase(set.offsets.begin() + static_cast<ptrdiff_t>(at));
+      }
+    }
+    sets_.erase(std::remove_if(sets_.begin(), sets_.end(), [](const UprobeSet& set) { return set.offsets.empty(); }),
+                sets_.end());
+    link_.close();
+    if (sets_.empty()) return {};
+    auto link = attach_uprobe_sets(multi_, bpf_program__fd(skeleton_->progs.watch_store), plan_.pid, sets_);
+    if (!link) return link.error();
+    link_ = std::move(*link);
+    return {};
+  }
+
+  std::optional<WatchStop> stop() const override {
+    return skeleton_ == nullptr ? std::nullopt : read_watch_stop(skeleton_->bss->stop_info);
   }
 
   bool until_hits_reached() const override {
@@ -151,6 +179,8 @@ class StoresWatchEngine : public WatchEngine {
     skeleton_->rodata->first = request_.first;
     skeleton_->rodata->every = request_.every == 0 ? 1 : request_.every;
     skeleton_->rodata->until_hits = request_.until_hits;
+    skeleton_->rodata->stop_signal = plan_.stop_filter ? XREF_PROBE_STOP_SIGNAL : 0;
+    skeleton_->rodata->stop_skip = request_.stop_skip;
     bpf_map__set_max_entries(skeleton_->maps.sites, static_cast<uint32_t>(std::max<size_t>(plan_.sites.size(), 1)));
     bpf_map__set_max_entries(skeleton_->maps.records, kRingBytes);
     if (uprobe_multi) {
@@ -172,6 +202,11 @@ class StoresWatchEngine : public WatchEngine {
       bpf_map__update_elem(skeleton_->maps.ranges, &index, sizeof index, &value, sizeof value, BPF_ANY);
     }
     skeleton_->bss->range_count = static_cast<uint32_t>(plan_.ranges.size());
+    if (plan_.stop_filter) {
+      const uint32_t zero = 0;
+      bpf_map__update_elem(skeleton_->maps.stop_filter, &zero, sizeof zero, &*plan_.stop_filter,
+                           sizeof(xref_filter_program), BPF_ANY);
+    }
     return {};
   }
 
@@ -214,6 +249,8 @@ class StoresWatchEngine : public WatchEngine {
   WatchRecordSink sink_;
   watch_stores_bpf* skeleton_ = nullptr;
   UprobeLink link_;
+  std::vector<UprobeSet> sets_;  // what link_ holds (session.release takes sites out)
+  bool multi_ = true;
   std::unique_ptr<RingDrain> ring_;
   std::string name_ = "stores";
   std::string attach_backend_;
