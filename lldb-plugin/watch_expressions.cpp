@@ -70,9 +70,9 @@ Evaluated lvalue(lldb::SBTarget target, lldb::SBFrame frame, const std::string& 
     lldb::SBValue path = frame.GetValueForVariablePath(expression.c_str(), lldb::eNoDynamicValues);
     if (path.IsValid() && path.GetError().Success()) {
       if (in_register(path)) {
+        // The helper's hint says what to give instead (an lvalue, or -l).
         result.error = std::string("it lives in register ") + path.GetLocation() +
-                       " here (optimized code), not in memory: there is no address to watch; watch what it points "
-                       "to with -l, or stop where it is in memory";
+                       " here (optimized code), not in memory: there is no address to watch";
         return result;
       }
       if (path.GetLoadAddress() != LLDB_INVALID_ADDRESS) {
