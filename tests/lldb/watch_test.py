@@ -134,7 +134,13 @@ def watch_to_exit(compiler, words, ranges_of):
         output = run.lldb(["xref watch " + words + " --duration-ms 0", "continue", "xref show --all --json"])
         check(run.status == 0, "lldb exited with %r" % run.status, output)
         check("exited with status = 0" in output, "the target did not exit normally", output)
+        # Ended by the exit, and said so once (when LLDB saw the exit, or at
+        # the next command if that came first).
+        check(len(re.findall(r"xref: session 1 ended \(target_exited\): \d+ writes", output)) == 1,
+              "the session's end at the target's exit was not printed once", output)
         document = run.document()
+        check(document["result"]["stop_reason"] == "target_exited", "stop_reason %r" %
+              document["result"]["stop_reason"], output)
         check(document["result"]["lost"] == 0, "writes lost", output)
         ranges = ranges_of(run.startup())
         check(len(document["result"]["ranges"]) == len(ranges), "ranges %r" % document["result"]["ranges"], output)
