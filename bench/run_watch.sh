@@ -27,6 +27,8 @@
 # Knobs: ROUNDS (5), CALLS (5000), GDB_CALLS (15), GDB_HW_CALLS (500),
 # ATTACH_ROUNDS (7), FOLLOW_ROUNDS (5), MOVES (100), PACE_US (25000), BUILD_DIR
 # (build), OUT (docs/performance.md), LOCK and KEEP_WORK (bench/lib.sh).
+# PARTS=follow runs part 5 alone and prints its figures (min, median, max
+# of the unwatched intervals) instead of writing the document.
 #
 # Not a test: the goals get a verdict in the document, not an exit status;
 # the script fails only when a run is not a valid measurement.
@@ -44,6 +46,8 @@ ATTACH_ROUNDS=${ATTACH_ROUNDS:-7}
 FOLLOW_ROUNDS=${FOLLOW_ROUNDS:-5}
 MOVES=${MOVES:-100}
 PACE_US=${PACE_US:-25000}
+PARTS=${PARTS:-all}
+[[ $PARTS == all || $PARTS == follow ]] || { echo "run_watch.sh: PARTS is all or follow, not $PARTS" >&2; exit 2; }
 
 # shellcheck source=bench/lib.sh
 source bench/lib.sh
@@ -245,6 +249,7 @@ run_variant() {
   esac
 }
 
+if [[ $PARTS == all ]]; then
 VARIANTS=(baseline bare_uprobe xref_stores gdb_sw xref_miss_pointer xref_miss_follow xref_pruned)
 ((HW_FIRES == 0)) || VARIANTS+=(gdb_hw perf_mem xref_hw)
 
@@ -266,6 +271,7 @@ for ((run = 1; run <= ATTACH_ROUNDS; run++)); do
     bench_unlock
   done
 done
+fi # PARTS == all
 
 # --- part 5: --follow re-arm latency ------------------------------------------
 
@@ -304,6 +310,12 @@ for ((run = 1; run <= FOLLOW_ROUNDS; run++)); do
 done
 
 # --- docs/performance.md -------------------------------------------------------
+
+if [[ $PARTS == follow ]]; then
+  cut -f3 "$WORK/follow.tsv" | sort -n | awk '{ v[NR] = $1 / 1000 } END {
+    printf "bench: follow: %d rearms, unwatched us: min %.1f, median %.1f, max %.1f\n", NR, v[1], v[int((NR + 1) / 2)], v[NR] }'
+  exit 0
+fi
 
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 {

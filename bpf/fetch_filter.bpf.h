@@ -1,7 +1,8 @@
 /* What every uprobe program of xref does with a hit's values: run the
  * compiled fetches (shared/bpf_abi.h, struct xref_fetch) and evaluate a
  * lowered filter over them (struct xref_filter_program). Included by
- * trace.bpf.c and probe.bpf.c; each passes its own scratch maps in. */
+ * trace.bpf.c, probe.bpf.c and the watch programs (watch_detail.bpf.h);
+ * each passes its own scratch maps in. */
 #ifndef XREF_FETCH_FILTER_BPF_H
 #define XREF_FETCH_FILTER_BPF_H
 
@@ -142,6 +143,18 @@ static long fetch_step(__u32 i, void *data) {
   return 0;
 }
 
+/* The same over registers a program already copied (a perf event's, whose
+ * ctx is not a struct pt_regs; a store probe's, copied once per hit). */
+static __always_inline void read_fetches_from(const struct saved_regs *regs, const struct xref_fetch *fetches,
+                                              __u8 count, struct fetched *out) {
+  out->count = count;
+  out->failed = 0;
+  out->string_count = 0;
+  if (count == 0) return;
+  struct fetch_walk walk = {.fetches = fetches, .regs = regs, .out = out};
+  bpf_loop(count, fetch_step, &walk, 0);
+}
+
 /* The fetches of one hit, under bpf_loop: the verifier checks one fetch,
  * not every path through all of them. */
 static __always_inline void read_fetches(struct pt_regs *ctx, const struct xref_fetch *fetches, __u8 count,
@@ -154,9 +167,18 @@ static __always_inline void read_fetches(struct pt_regs *ctx, const struct xref_
     out->count = 0;
     return;
   }
-  struct fetch_walk walk = {.fetches = fetches, .regs = regs, .out = out};
-  bpf_loop(count, fetch_step, &walk, 0);
+  read_fetches_from(regs, fetches, count, out);
 }
+
+/* A map holding one lowered filter (user space writes it; zero-filled:
+ * no filter). */
+#define FILTER_PROGRAM_MAP(name)                    \
+  struct {                                          \
+    __uint(type, BPF_MAP_TYPE_ARRAY);               \
+    __uint(max_entries, 1);                         \
+    __type(key, __u32);                             \
+    __type(value, struct xref_filter_program);      \
+  } name SEC(".maps")
 
 /* Filter results. */
 #define XREF_FILTER_REJECTS 0

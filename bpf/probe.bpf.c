@@ -100,20 +100,10 @@ struct {
 
 KEYED_COUNTS(stacks, XREF_PROBE_MAX_STACKS);
 
-struct {
-  __uint(type, BPF_MAP_TYPE_ARRAY);
-  __uint(max_entries, 1);
-  __type(key, __u32);
-  __type(value, struct xref_filter_program);
-} filter SEC(".maps");
+FILTER_PROGRAM_MAP(filter);
 
 /* --stop-when's filter, over the same fetched values. */
-struct {
-  __uint(type, BPF_MAP_TYPE_ARRAY);
-  __uint(max_entries, 1);
-  __type(key, __u32);
-  __type(value, struct xref_filter_program);
-} stop_filter SEC(".maps");
+FILTER_PROGRAM_MAP(stop_filter);
 
 struct {
   __uint(type, BPF_MAP_TYPE_RINGBUF);

@@ -49,12 +49,7 @@ struct {
   __type(value, struct xref_probe);
 } probes SEC(".maps");
 
-struct {
-  __uint(type, BPF_MAP_TYPE_ARRAY);
-  __uint(max_entries, 1);
-  __type(key, __u32);
-  __type(value, struct xref_filter_program);
-} start_filter SEC(".maps");
+FILTER_PROGRAM_MAP(start_filter);
 
 /* Preallocated: an entry allocated when a window opens can fail in a
  * probe's context (the allocator refills its caches later), which would

@@ -18,6 +18,8 @@
 
 #include "watch_abi.h"
 #include "watch_ranges.bpf.h"
+#include "watch_detail.bpf.h"
+#include "watch_stop.bpf.h"
 
 const volatile __u32 target_tgid = 0;
 const volatile __u64 every = 1;       /* per range: every Nth passing write is recorded */
@@ -47,10 +49,47 @@ struct {
   __type(value, __u64);
 } previous SEC(".maps");
 
+
+/* Per CPU: the record being built and what the trap fetched. */
 struct {
-  __uint(type, BPF_MAP_TYPE_RINGBUF);
-  __uint(max_entries, 1 << 20);
-} records SEC(".maps");
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct xref_watch_record);
+} scratch_record SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct hit_detail);
+} scratch_detail SEC(".maps");
+
+/* The trap's registers in struct pt_regs order: a perf event's ctx holds
+ * them behind a pointer the verifier only lets be read field by field. */
+static __always_inline void copy_trap_regs(struct bpf_perf_event_data *ctx, struct saved_regs *regs) {
+  regs->words[0] = ctx->regs.r15;
+  regs->words[1] = ctx->regs.r14;
+  regs->words[2] = ctx->regs.r13;
+  regs->words[3] = ctx->regs.r12;
+  regs->words[4] = ctx->regs.rbp;
+  regs->words[5] = ctx->regs.rbx;
+  regs->words[6] = ctx->regs.r11;
+  regs->words[7] = ctx->regs.r10;
+  regs->words[8] = ctx->regs.r9;
+  regs->words[9] = ctx->regs.r8;
+  regs->words[10] = ctx->regs.rax;
+  regs->words[11] = ctx->regs.rcx;
+  regs->words[12] = ctx->regs.rdx;
+  regs->words[13] = ctx->regs.rsi;
+  regs->words[14] = ctx->regs.rdi;
+  regs->words[15] = ctx->regs.orig_rax;
+  regs->words[16] = ctx->regs.rip;
+  regs->words[17] = ctx->regs.cs;
+  regs->words[18] = ctx->regs.eflags;
+  regs->words[19] = ctx->regs.rsp;
+  regs->words[20] = ctx->regs.ss;
+}
 
 /* The range whose breakpoint sits at `address` (an inherited event). */
 static __always_inline int range_at(__u64 address, __u32* found) {
@@ -126,23 +165,12 @@ int watch_hw_hit(struct bpf_perf_event_data* ctx) {
     count->unchanged++;
     if (range->changed_only) return 0;
   }
-  count->passed++;
-  const __u64 passed = __sync_fetch_and_add(&passed_total, 1) + 1;
-  if (until_hits != 0 && passed >= until_hits) stopped = 1;
-  const __u64 number = __sync_fetch_and_add(passed_slot, 1);
-  const __u64 stride = every == 0 ? 1 : every;
-  if (number % stride != 0) return 0;
-  if (first != 0 && number / stride >= first) return 0;
-  if (max_records != 0 && __sync_fetch_and_add(&records_total, 1) >= max_records) {
-    __sync_fetch_and_add(&over_max_records, 1);
-    return 0;
-  }
 
-  struct xref_watch_record* record = bpf_ringbuf_reserve(&records, sizeof(*record), 0);
-  if (!record) {
-    count->records_lost++;
-    return 0;
-  }
+  const __u32 zero = 0;
+  struct xref_watch_record* record = bpf_map_lookup_elem(&scratch_record, &zero);
+  struct hit_detail* detail = bpf_map_lookup_elem(&scratch_detail, &zero);
+  struct saved_regs* regs = bpf_map_lookup_elem(&scratch_regs, &zero);
+  if (!record || !detail || !regs) return 0;
   record->timestamp_ns = bpf_ktime_get_ns();
   record->sequence = seq;
   record->address = address;
@@ -158,8 +186,42 @@ int watch_hw_hit(struct bpf_perf_event_data* ctx) {
   __builtin_memset(record->new_bytes, 0, sizeof(record->new_bytes));
   __builtin_memcpy(record->old_bytes, &old_bytes, sizeof(old_bytes));
   __builtin_memcpy(record->new_bytes, &now_bytes, sizeof(now_bytes));
-  bpf_ringbuf_submit(record, 0);
+  if (with_detail) {
+    /* After the trap: the registers as the writing instruction left them. */
+    copy_trap_regs(ctx, regs);
+    read_detail(detail, regs);
+    if (want_callers) detail->stack_id = bpf_get_stackid(ctx, &stack_traces, BPF_F_USER_STACK);
+  }
+  const int verdict = filter_write(record, range, detail);
+  if (verdict == XREF_FILTER_UNREADABLE) {
+    __sync_fetch_and_add(&count->unfiltered, 1);
+    return 0;
+  }
+  if (verdict != XREF_FILTER_ACCEPTS) return 0;
+
+  const __u64 passed = __sync_fetch_and_add(&passed_total, 1) + 1;
+  if (until_hits != 0 && passed >= until_hits) stopped = 1;
+  if (until_hits != 0 && passed > until_hits) return 0;
+  count->passed++;
+  count_stack(XREF_WATCH_SITE_HW, detail, count);
+  const __u64 number = __sync_fetch_and_add(passed_slot, 1);
+  const __u64 stride = every == 0 ? 1 : every;
+  if (number % stride != 0) return 0;
+  if (first != 0 && number / stride >= first) return 0;
+  if (max_records != 0 && __sync_fetch_and_add(&records_total, 1) >= max_records) {
+    __sync_fetch_and_add(&over_max_records, 1);
+    return 0;
+  }
+  /* A --follow slot's write wakes the helper at once; others wait for its timer. */
+  if (emit_watch_record(record, detail, range->wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP) != 0) {
+    count->records_lost++;
+    return 0;
+  }
   count->records++;
+  if (stop_signal) {
+    const __u32 unread = (flags & XREF_WATCH_R_NEW_UNREAD ? 1 : 0) | (flags & XREF_WATCH_R_OLD_UNREAD ? 2 : 0);
+    watch_stop_when(seq, (__u64)index << 32 | (__u32)pid_tgid, now_bytes, old_bytes, unread);
+  }
   return 0;
 }
 

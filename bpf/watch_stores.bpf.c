@@ -16,6 +16,8 @@
 
 #include "watch_abi.h"
 #include "watch_ranges.bpf.h"
+#include "watch_detail.bpf.h"
+#include "watch_stop.bpf.h"
 
 const volatile __u32 target_tgid = 0;
 const volatile __u64 max_records = 0; /* --max-events; 0: unbounded */
@@ -49,11 +51,13 @@ struct {
 #define IN_FLIGHT_PARTS 4
 
 /* A write whose new bytes are read after it ran: the part of each range
- * it covers, with the old bytes read before. */
+ * it covers, with the old bytes read before, and what the hit fetched
+ * (--fetch, --regs, --callers: read at the store, before it ran). */
 struct in_flight {
   __u32 count;
   __u32 reserved;
   struct xref_watch_record parts[IN_FLIGHT_PARTS];
+  struct hit_detail detail;
 };
 
 struct {
@@ -72,45 +76,40 @@ struct {
   __type(value, struct in_flight);
 } scratch_flight SEC(".maps");
 
-struct regs_words {
-  __u64 words[32];
-};
-
+/* --callers: where each site's return address is (by its index). */
 struct {
-  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-  __uint(max_entries, 1);
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, XREF_WATCH_MAX_SITES); /* resized by user space */
   __type(key, __u32);
-  __type(value, struct regs_words);
-} scratch_regs SEC(".maps");
+  __type(value, struct xref_watch_site_caller);
+} site_callers SEC(".maps");
 
-struct {
-  __uint(type, BPF_MAP_TYPE_RINGBUF);
-  __uint(max_entries, 1 << 22); /* resized by user space before load */
-} records SEC(".maps");
 
-#define PT_REGS_WORDS (sizeof(struct pt_regs) / 8)
-
-static __always_inline __u64 reg_word(const struct regs_words *regs, __u16 offset) {
+static __always_inline __u64 reg_word(const struct saved_regs *regs, __u16 offset) {
   __u32 word = offset / 8;
   if (offset == XREF_WATCH_NO_REG || word >= PT_REGS_WORDS) return 0;
   return regs->words[word & 31];
 }
+
+#define PASS_NONE 0     /* past --until-hits: not counted as passing */
+#define PASS_COUNTED 1  /* passed, not sampled (--every, --first, --max-events) */
+#define PASS_RECORD 2   /* passed and recorded */
 
 /* Counts a passing write and says whether it is recorded (--every,
  * --first, --until-hits, --max-events). */
 static __always_inline int pass_write(__u32 range, struct xref_watch_counts *count) {
   __sync_fetch_and_add(&count->passed, 1);
   __u64 *passed = bpf_map_lookup_elem(&range_passed, &range);
-  if (!passed) return 0;
+  if (!passed) return PASS_NONE;
   const __u64 nth = __sync_fetch_and_add(passed, 1) + 1;
   const __u64 total = __sync_fetch_and_add(&passed_total, 1) + 1;
   if (until_hits && total >= until_hits) stopped = 1;
-  if (until_hits && total > until_hits) return 0;
+  if (until_hits && total > until_hits) return PASS_NONE;
   const __u64 step = every ? every : 1;
-  if (nth % step) return 0;
-  if (first && nth / step > first) return 0;
-  if (max_records && __sync_fetch_and_add(&records_total, 1) >= max_records) return 0;
-  return 1;
+  if (nth % step) return PASS_COUNTED;
+  if (first && nth / step > first) return PASS_COUNTED;
+  if (max_records && __sync_fetch_and_add(&records_total, 1) >= max_records) return PASS_COUNTED;
+  return PASS_RECORD;
 }
 
 /* The first n (<= 64) bytes of a and b are equal: eight words, the
@@ -143,27 +142,49 @@ static __always_inline void fill_repeated(__u8 *out, __u64 value, __u32 width, _
 }
 
 /* Hands a complete record (old and new bytes known) to the ring buffer
- * unless --changed drops it; counts either way. */
-static __always_inline void finish(struct xref_watch_record *record) {
+ * unless --changed or --filter drops it; counts either way. The filter
+ * runs here, where the new bytes are known: at the store for a value from
+ * its operand, at the later probe that read them for one read after. */
+__noinline int finish(struct xref_watch_record *record, struct hit_detail *detail) {
+  if (!record) return 0;
   __u32 range = record->range;
   struct xref_watch_counts *count = bpf_map_lookup_elem(&counts, &range);
-  if (!count) return;
+  if (!count) return 0;
   __u32 n = record->length > XREF_WATCH_VALUE_BYTES ? XREF_WATCH_VALUE_BYTES : record->length;
   int same = bytes_equal(record->old_bytes, record->new_bytes, n);
   if (record->length > XREF_WATCH_VALUE_BYTES) same = 0; /* not all compared */
   if (record->flags & (XREF_WATCH_R_NEW_UNREAD | XREF_WATCH_R_OLD_UNREAD)) same = 0;
   if (same) __sync_fetch_and_add(&count->unchanged, 1);
   const struct xref_watch_range *watched = bpf_map_lookup_elem(&ranges, &range);
-  if (same && watched && watched->changed_only) return;
-  if (!pass_write(range, count)) return;
+  if (same && watched && watched->changed_only) return 0;
+  const int verdict = filter_write(record, watched, detail);
+  if (verdict == XREF_FILTER_UNREADABLE) {
+    __sync_fetch_and_add(&count->unfiltered, 1);
+    return 0;
+  }
+  if (verdict != XREF_FILTER_ACCEPTS) return 0;
+  const int pass = pass_write(range, count);
+  if (pass == PASS_NONE) return 0;
+  count_stack(record->site, detail, count);
+  if (pass != PASS_RECORD) return 0;
   /* A write in flight took its number when its store was about to run:
    * the order of the stores, not of their completions. */
   if (record->sequence == 0) record->sequence = __sync_fetch_and_add(&sequence, 1) + 1;
-  if (bpf_ringbuf_output(&records, record, sizeof(*record), 0) == 0) {
+  /* A slot's write wakes the helper now (its --follow re-arm waits on
+   * it); any other write waits for the drain timer, so a busy target
+   * never turns the helper's loop into a spin. */
+  const __u64 wakeup = watched && watched->wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+  if (emit_watch_record(record, detail, wakeup) == 0) {
     __sync_fetch_and_add(&count->records, 1);
   } else {
     __sync_fetch_and_add(&count->records_lost, 1);
   }
+  if (stop_signal) {
+    const __u32 unread = (record->flags & XREF_WATCH_R_NEW_UNREAD ? 1 : 0) | (record->flags & XREF_WATCH_R_OLD_UNREAD ? 2 : 0);
+    watch_stop_when(record->sequence, (__u64)range << 32 | record->tid, watch_stop_word(record->new_bytes, n),
+                    watch_stop_word(record->old_bytes, n), unread);
+  }
+  return 0;
 }
 
 /* One part of a write in flight (bpf_loop callback): its new bytes now. */
@@ -185,7 +206,7 @@ static long finish_part(__u32 p, void *data) {
     struct xref_watch_counts *count = bpf_map_lookup_elem(&counts, &range);
     if (count) __sync_fetch_and_add(&count->unread, 1);
   }
-  finish(record);
+  finish(record, &flight->detail);
   return 0;
 }
 
@@ -212,7 +233,43 @@ struct write_walk {
   __u32 value_width;  /* 0: new bytes after the write (in flight) */
   __u32 after_only;   /* the store already ran: new bytes read now; `value` is the old one (value_width 0: unknown) */
   __u32 in_flight_full;
+  __u32 overlaps;     /* overlap_step: the write reaches some range */
 };
+
+/* Does the write reach range r? (bpf_loop callback; 1 ends the walk) */
+static long overlap_step(__u32 r, void *data) {
+  struct write_walk *walk = data;
+  if (r >= range_count || r >= XREF_WATCH_MAX_RANGES) return 1;
+  const struct xref_watch_range *range = bpf_map_lookup_elem(&ranges, &r);
+  if (!range || range->length == 0) return 0;
+  if (walk->start < range->address + range->length && range->address < walk->start + walk->length) {
+    walk->overlaps = 1;
+    return 1;
+  }
+  return 0;
+}
+
+/* --callers: the return address of the store's function, where the site's
+ * CFA rule says it is (as probe's --callers reads it); 0 when unread. */
+static __always_inline __u64 site_caller(struct pt_regs *ctx, __u32 index) {
+  const struct xref_watch_site_caller *rule = bpf_map_lookup_elem(&site_callers, &index);
+  if (!rule) return 0;
+  /* Both registers read as fixed fields: ctx may not be read at an offset
+   * chosen at run time. */
+  const __u64 sp = PT_REGS_SP(ctx);
+  const __u64 bp = PT_REGS_FP(ctx);
+  __u64 at = 0;
+  if (rule->caller == 1) {
+    at = sp;
+  } else if (rule->caller == 2) {
+    at = (rule->base == 1 ? bp : sp) + (__s64)rule->offset;
+  } else {
+    return 0;
+  }
+  __u64 address = 0;
+  if (bpf_probe_read_user(&address, sizeof address, (const void *)at) != 0) return 0;
+  return address;
+}
 
 /* One range against the hit's write (bpf_loop callback). */
 static long range_step(__u32 r, void *data) {
@@ -270,7 +327,7 @@ static long range_step(__u32 r, void *data) {
     } else {
       fill_repeated(record->old_bytes, walk->value, walk->value_width, lo - walk->start);
     }
-    finish(record);
+    finish(record, &flight->detail);
     return 0;
   }
   if (walk->value_width == 0) {
@@ -281,7 +338,7 @@ static long range_step(__u32 r, void *data) {
   /* The new bytes from the operand: byte k of the write is byte
    * k % value_width of the value (one element, or rep stos's repeated). */
   fill_repeated(record->new_bytes, walk->value, walk->value_width, lo - walk->start);
-  finish(record);
+  finish(record, &flight->detail);
   return 0;
 }
 
@@ -295,7 +352,7 @@ static __always_inline int on_store(struct pt_regs *ctx, __u32 index) {
   const struct xref_watch_site *site = bpf_map_lookup_elem(&sites, &index);
   if (!site) return 0;
   if (site->kind == XREF_STORE_AFTER || site->kind == XREF_STORE_CONTRACT_RETURN) return 0;
-  struct regs_words *regs = bpf_map_lookup_elem(&scratch_regs, &zero);
+  struct saved_regs *regs = bpf_map_lookup_elem(&scratch_regs, &zero);
   struct in_flight *flight = bpf_map_lookup_elem(&scratch_flight, &zero);
   if (!regs || !flight) return 0;
   if (bpf_probe_read_kernel(regs->words, sizeof(struct pt_regs), ctx) != 0) {
@@ -391,6 +448,15 @@ static __always_inline int on_store(struct pt_regs *ctx, __u32 index) {
   }
   if (walk.length == 0) return 0;
   if (walk.start + walk.length < walk.start) walk.length = ~0ull - walk.start; /* no wrap */
+  if (with_detail) {
+    /* Only a write that reaches a range pays for its fetches and stack. */
+    if (bpf_loop(XREF_WATCH_MAX_RANGES, overlap_step, &walk, 0) < 0 || !walk.overlaps) return 0;
+    read_detail(&flight->detail, regs);
+    if (want_callers) {
+      flight->detail.caller = site->kind == XREF_STORE_CONTRACT_ENTRY ? walk.return_address : site_caller(ctx, index);
+      flight->detail.stack_id = bpf_get_stackid(ctx, &stack_traces, BPF_F_USER_STACK);
+    }
+  }
   bpf_loop(XREF_WATCH_MAX_RANGES, range_step, &walk, 0);
   if (walk.value_width == 0 && !walk.after_only && flight->count > 0) {
     if (bpf_map_update_elem(&writes_in_flight, &tid, flight, BPF_ANY) != 0) {

@@ -67,7 +67,35 @@ nlohmann::json breakpoints_json(lldb::SBTarget target) {
   return list;
 }
 
+// x86 debug registers watch at most 8 aligned bytes each: LLDB splits a
+// longer or straddling watchpoint into one per aligned 8-byte block it
+// touches.
+uint64_t watchpoint_slots(uint64_t address, uint64_t size) {
+  if (size == 0) return 0;
+  return ((address + size - 1) / 8) - (address / 8) + 1;
+}
+
 }  // namespace
+
+uint64_t debug_registers_used(lldb::SBTarget target) {
+  uint64_t used = 0;
+  for (uint32_t index = 0; index < target.GetNumWatchpoints(); ++index) {
+    lldb::SBWatchpoint watchpoint = target.GetWatchpointAtIndex(index);
+    if (!watchpoint.IsValid() || !watchpoint.IsEnabled()) continue;
+    const lldb::addr_t address = watchpoint.GetWatchAddress();
+    if (address == LLDB_INVALID_ADDRESS) continue;
+    used += watchpoint_slots(address, watchpoint.GetWatchSize());
+  }
+  for (uint32_t index = 0; index < target.GetNumBreakpoints(); ++index) {
+    lldb::SBBreakpoint breakpoint = target.GetBreakpointAtIndex(index);
+    if (!breakpoint.IsValid() || !breakpoint.IsEnabled() || !breakpoint.IsHardware()) continue;
+    for (size_t at = 0; at < breakpoint.GetNumLocations(); ++at) {
+      lldb::SBBreakpointLocation location = breakpoint.GetLocationAtIndex(static_cast<uint32_t>(at));
+      if (location.IsEnabled() && location.GetLoadAddress() != LLDB_INVALID_ADDRESS) ++used;
+    }
+  }
+  return used;
+}
 
 nlohmann::json request_context(lldb::SBTarget target, const std::optional<HereFrame>& here) {
   nlohmann::json context = nlohmann::json::object();
@@ -82,6 +110,8 @@ nlohmann::json request_context(lldb::SBTarget target, const std::optional<HereFr
     if (here->bp != LLDB_INVALID_ADDRESS) context["here"]["bp"] = to_hex(here->bp);
   }
   context["breakpoints"] = breakpoints_json(target);
+  // What `xref watch` has left of the 4 debug registers (docs/protocol.md).
+  context["debug_registers_used"] = debug_registers_used(target);
   return context;
 }
 

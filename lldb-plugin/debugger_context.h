@@ -28,7 +28,12 @@ std::optional<uint64_t> process_id(lldb::SBTarget target);
 // there is none (sent whenever there is one: the helper uses it for --here).
 std::optional<HereFrame> here_frame(lldb::SBTarget target, std::string& error);
 
-// {pid, executable, here?, breakpoints}.
+// The debug registers LLDB itself holds in the process now: one per
+// aligned 8-byte block of each enabled watchpoint, one per enabled location
+// of an enabled hardware breakpoint.
+uint64_t debug_registers_used(lldb::SBTarget target);
+
+// {pid, executable, here?, breakpoints, debug_registers_used}.
 nlohmann::json request_context(lldb::SBTarget target, const std::optional<HereFrame>& here);
 
 }  // namespace xref::lldb_plugin

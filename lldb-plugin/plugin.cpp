@@ -44,6 +44,7 @@ constexpr const char* kHelp =
     "  xref trace --here            a window on this thread until the selected frame returns; prints at the next stop\n"
     "  xref trace --start bp:N      a window at each hit of breakpoint N's locations (N is off meanwhile)\n"
     "  xref probe ADDRESS...        exact hit counts, callers and values; what changed prints at each stop\n"
+    "  xref watch EXPR...           every write to a variable, struct or buffer: thread, old -> new, writer\n"
     "  xref show [--all] [--json]   what is new (every stop prints it by itself)\n"
     "  xref sessions                the sessions started from this debugger\n"
     "  xref stop [N | --all]        stop sessions; their breakpoints come back\n"
@@ -64,6 +65,8 @@ constexpr const char* kHelperHelp =
 constexpr std::pair<const char*, const char*> kCommands[] = {
     {"trace", "trace what happens next, in order, without stopping the process (--here, --start bp:N, ...)"},
     {"probe", "count what reaches addresses: exact hits, callers, values; --stop-when stops a thread"},
+    {"watch", "record every write to expressions' bytes without stopping: writer, thread, old -> new (-s, -l, "
+              "--follow, --stop-when)"},
     {"show", "print what is new: windows, probe changes, session ends (--all, --json, --session N)"},
     {"sessions", "list the sessions started from this debugger"},
     {"stop", "stop sessions (N or --all): their probes go, their breakpoints come back"},

@@ -4,6 +4,7 @@
 
 #include "hex.h"
 #include "stop_signal.h"
+#include "watch_expressions.h"
 
 namespace xref::lldb_plugin {
 namespace {
@@ -76,6 +77,11 @@ std::variant<lldb::SBBreakpoint, std::string> set_stop_at_end(lldb::SBTarget tar
 
 std::variant<nlohmann::json, std::string> Preparation::run(Lines& lines) {
   nlohmann::json prepared = nlohmann::json::object();
+  // `xref watch EXPR`: addresses and sizes first (nothing to undo); the
+  // helper words an expression LLDB could not evaluate.
+  if (const auto evaluate = prepare_.find("evaluate"); evaluate != prepare_.end()) {
+    prepared["evaluated"] = evaluate_watch_expressions(target_, *evaluate);
+  }
   const auto named = numbers(prepare_.value("disable_breakpoints", nlohmann::json()));
   // LLDB takes its int3 out of the process only while it is stopped.
   if (!named.empty() && target_.GetProcess().GetState() != lldb::eStateStopped) {

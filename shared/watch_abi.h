@@ -77,7 +77,9 @@ struct xref_watch_range {
   __u32 generation;    /* bumped by user space at every move (--follow re-arm) */
   __u8 changed_only;   /* --changed: writes that leave the bytes as they were are counted, not recorded */
   __u8 stop;           /* --stop-when applies to this range */
-  __u8 reserved[6];
+  __u8 wake;           /* a --follow slot: its records wake the helper at once (it re-arms the
+                        * dependents); other records wait for the helper's drain timer */
+  __u8 reserved[5];
 };
 
 /* Per range, per CPU (PERCPU_ARRAY indexed by range): summed in user space. */
@@ -89,6 +91,8 @@ struct xref_watch_counts {
   __u64 records_lost;    /* records the ring buffer could not take */
   __u64 unread;          /* writes whose old or new bytes could not be read (-EFAULT, ...) */
   __u64 in_flight_full;  /* writes whose new value could not be kept for the after-probe (map full) */
+  __u64 unfiltered;      /* --filter: writes whose filter could not be evaluated (a value it needs unread) */
+  __u64 stacks_unread;   /* --callers: passing writes whose stack could not be walked or kept */
 };
 
 /* Per CPU, once (index 0): what the engine saw that belongs to no range. */
@@ -125,11 +129,54 @@ struct xref_watch_record {
   __u8 new_bytes[XREF_WATCH_VALUE_BYTES];
 };
 
+/* --fetch, --filter, --regs, --callers: what a record carries besides its
+ * bytes, right after it in the ring buffer (a record of 192 + 1400 bytes;
+ * without those options records are 192). The values are read where the
+ * write is seen: stores, at the uprobe before the store runs; hw, after the
+ * trap. Fetched values by fetch slot, then (--filter) `value` and `old` at
+ * slots fetch_count and fetch_count + 1. */
+#define XREF_WATCH_REG_WORDS 21      /* struct pt_regs */
+#define XREF_WATCH_MAX_STACKS 4096   /* distinct user stacks (--callers), and (site, stack) pairs */
+#define XREF_WATCH_STACK_DEPTH 32    /* frames per stack */
+
+struct xref_watch_detail {
+  __u64 values[XREF_FETCH_MAX_ITEMS];
+  __u64 regs[XREF_WATCH_REG_WORDS];  /* has_regs: pt_regs order (r15 .. ss) */
+  __u64 caller;                      /* --callers: the return address by the site's CFA rule; 0: not read */
+  __s32 stack_id;                    /* --callers: the user stack's id in stack_traces; < 0: none */
+  __u16 failed;                      /* bit i: value i was not read; errors[i] holds -errno */
+  __u8 fetch_count;
+  __u8 has_regs;
+  __s16 errors[XREF_FETCH_MAX_ITEMS];
+  __u8 strings[XREF_FETCH_MAX_STRINGS][XREF_STRING_BUFFER_BYTES];
+};
+
+/* --callers: a passing write counted under (site, key): key = stack id |
+ * (the CFA-rule return address << XREF_WATCH_STACK_ID_BITS); hw: site
+ * XREF_WATCH_SITE_HW, told apart by the stack's frame 0 (the trap pc). */
+#define XREF_WATCH_STACK_ID_BITS 16
+struct xref_watch_stack_key {
+  __u32 site;
+  __u32 reserved;
+  __u64 key;
+};
+
+/* Per store site (--callers): where its return address is, as probe's
+ * (XREF_CALLER_* of probe_abi.h: 0 none, 1 [rsp], 2 base + offset). */
+struct xref_watch_site_caller {
+  __u8 caller;
+  __u8 base;          /* 0: rsp, 1: rbp */
+  __u16 reserved;
+  __s32 offset;
+};
+
 #ifdef __cplusplus
+static_assert(sizeof(struct xref_watch_detail) == 1400, "xref_watch_detail layout");
 static_assert(sizeof(struct xref_watch_site) == 32, "xref_watch_site layout");
 static_assert(sizeof(struct xref_watch_range) == 24, "xref_watch_range layout");
 static_assert(sizeof(struct xref_watch_record) == 192, "xref_watch_record layout");
 #else
+_Static_assert(sizeof(struct xref_watch_detail) == 1400, "xref_watch_detail layout");
 _Static_assert(sizeof(struct xref_watch_site) == 32, "xref_watch_site layout");
 _Static_assert(sizeof(struct xref_watch_range) == 24, "xref_watch_range layout");
 _Static_assert(sizeof(struct xref_watch_record) == 192, "xref_watch_record layout");

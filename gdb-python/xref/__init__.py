@@ -14,7 +14,7 @@ import json
 from .command import run, run_guarded
 from .frontend import XrefError
 
-__all__ = ["XrefError", "Window", "run", "trace", "probe", "probe_document", "windows", "drain", "install"]
+__all__ = ["XrefError", "Window", "run", "trace", "probe", "watch", "probe_document", "windows", "drain", "install"]
 
 
 class Window:
@@ -48,6 +48,11 @@ def trace(*words):
 def probe(*words):
     """Starts a session like `xref probe WORDS...`; returns its id (None for --help)."""
     return _start("probe", words)
+
+
+def watch(*words):
+    """Starts a session like `xref watch WORDS...` (gdb evaluates its expressions); returns its id."""
+    return _start("watch", words)
 
 
 def _kept(session, what):

@@ -72,6 +72,7 @@ class XrefCommand(gdb.Command):
 xref trace --here          a window on this thread, until this call returns; it prints at the next stop
 xref trace --start bp:N    a window at each hit of breakpoint N's locations
 xref probe ADDRESS...      exact hit counts, callers and values of addresses; what changed prints at each stop
+xref watch EXPR...         every write to a variable, field or buffer (-l, -s N, *buf@64); the writes print at each stop
 xref show | sessions | stop [N] | break W:SEQ | maps | resolve | doctor | helper
 `xref help` lists every command; `xref COMMAND --help` its options (docs/gdb.md)."""
 

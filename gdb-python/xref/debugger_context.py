@@ -1,6 +1,7 @@
 """What gdb knows and the helper needs (docs/protocol.md, session.start
-`context`): the process, the main executable, the selected frame (pc, CFA)
-and every breakpoint with its locations."""
+`context`): the process, the main executable, the selected frame (pc, CFA),
+every breakpoint with its locations and the debug registers gdb holds; and
+watch's expressions evaluated in the selected frame."""
 
 import re
 
@@ -98,6 +99,61 @@ def breakpoints_json():
     return listed
 
 
+HARDWARE_WATCHPOINTS = (gdb.BP_HARDWARE_WATCHPOINT, gdb.BP_READ_WATCHPOINT, gdb.BP_ACCESS_WATCHPOINT)
+
+
+def watch_slots(breakpoint):
+    """Debug registers a hardware watchpoint holds: one per aligned 8 bytes
+    it covers (gdb splits a longer or unaligned one the same way)."""
+    try:
+        value = gdb.parse_and_eval(breakpoint.expression)
+        start, length = int(value.address), value.type.sizeof
+    except (gdb.error, TypeError, ValueError):
+        return 1
+    if length <= 0:
+        return 1
+    return ((start + length - 1) // 8) - (start // 8) + 1
+
+
+def debug_registers_used():
+    """The debug registers gdb itself holds now (docs/protocol.md,
+    context.debug_registers_used): enabled hardware watchpoints, and each
+    enabled location of an enabled hardware breakpoint."""
+    used = 0
+    for breakpoint in gdb.breakpoints():
+        if not breakpoint.enabled:
+            continue
+        if breakpoint.type in HARDWARE_WATCHPOINTS:
+            used += watch_slots(breakpoint)
+        elif breakpoint.type == gdb.BP_HARDWARE_BREAKPOINT:
+            locations = getattr(breakpoint, "locations", None)
+            used += sum(1 for location in locations if location.enabled) if locations else 1
+    return used
+
+
+def evaluate(entry):
+    """One of watch's expressions in the selected frame (prepare.evaluate):
+    an lvalue's address and size, or with `location` its value as the
+    address and its pointee's size; a gdb error as one line."""
+    answer = {"index": entry.get("index", 0), "address": None, "size": 0, "type": None, "error": None}
+    try:
+        value = gdb.parse_and_eval(entry.get("expression", ""))
+        answer["type"] = str(value.type)
+        if entry.get("location"):
+            answer["address"] = hex(int(value) & 0xFFFFFFFFFFFFFFFF)
+            kind = value.type.strip_typedefs()
+            if kind.code == gdb.TYPE_CODE_PTR and kind.target().strip_typedefs().code != gdb.TYPE_CODE_VOID:
+                answer["size"] = kind.target().sizeof
+        elif value.address is None:
+            answer["error"] = "not an lvalue: use -l to watch the address it holds"
+        else:
+            answer["address"] = hex(int(value.address))
+            answer["size"] = value.type.sizeof
+    except (gdb.error, gdb.MemoryError, OverflowError, ValueError) as error:
+        answer["error"] = (str(error).splitlines() or ["gdb could not evaluate it"])[0]
+    return answer
+
+
 def stopped_here():
     """The selected thread's frame when the process is stopped (for --here), else None."""
     thread = gdb.selected_thread()
@@ -125,4 +181,5 @@ def request_context(here=None):
             if value is not None:
                 context["here"][key] = hex(value)
     context["breakpoints"] = breakpoints_json()
+    context["debug_registers_used"] = debug_registers_used()
     return context

@@ -321,8 +321,9 @@ class Frontend:
 
 class Preparation:
     """What gdb does before the probes go in, as the helper's `prepare` says
-    (docs/protocol.md): breakpoints off (a uprobe and an int3 at one address
-    do not mix), --stop-when's catchpoint, --stop-at-end's breakpoint."""
+    (docs/protocol.md): watch's expressions evaluated, breakpoints off (a
+    uprobe and an int3 at one address do not mix), --stop-when's catchpoint,
+    --stop-at-end's breakpoint."""
 
     def __init__(self, prepare):
         self.prepare = prepare
@@ -333,6 +334,9 @@ class Preparation:
 
     def run(self, lines):
         prepared = {}
+        if self.prepare.get("evaluate"):
+            # watch: gdb evaluates each expression in the selected frame.
+            prepared["evaluated"] = [debugger_context.evaluate(entry) for entry in self.prepare["evaluate"]]
         named = self.prepare.get("disable_breakpoints") or []
         if named and process_running():
             raise XrefError("xref: bp:%d: stop the process first: gdb turns a breakpoint off only while it is stopped"

@@ -33,12 +33,22 @@ class RingDrain {
   bool round();
   // Nothing new comes in (the probes are detached): later rounds take all.
   void unbound() { bounded_ = false; }
+  // A descriptor to poll that becomes readable when a record submitted with
+  // a wakeup came in (BPF_RB_FORCE_WAKEUP), and stays so until clear_wake().
+  // Records submitted with BPF_RB_NO_WAKEUP never make it readable: it is an
+  // epoll set edge-triggered on the kernel's wakeup, not on data waiting
+  // (libbpf's own epoll is level-triggered: a busy target would keep it
+  // readable). -1 when it cannot be made.
+  int wake_fd();
+  void clear_wake();
 
  private:
-  RingDrain(OnRecord on_record, uint64_t records_per_round)
-      : on_record_(std::move(on_record)), records_per_round_(records_per_round) {}
+  RingDrain(int ringbuf_fd, OnRecord on_record, uint64_t records_per_round)
+      : ringbuf_fd_(ringbuf_fd), on_record_(std::move(on_record)), records_per_round_(records_per_round) {}
   static int take(void* context, void* data, size_t size);
 
+  int ringbuf_fd_ = -1;
+  int wake_fd_ = -1;
   OnRecord on_record_;
   const uint64_t records_per_round_;
   uint64_t left_ = 0;

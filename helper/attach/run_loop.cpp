@@ -24,13 +24,17 @@ Result<RunLoopEnd> run_loop(const RunLoopStops& stops, const RunLoopHooks& hooks
   const auto started = std::chrono::steady_clock::now();
   auto identity_checked = started;
   // poll ignores a negative descriptor: no drain requests from the CLI.
-  pollfd watched[3] = {{stops.process->pidfd(), POLLIN, 0}, {stops.stop_fd, POLLIN, 0}, {stops.drain_fd, POLLIN, 0}};
+  pollfd watched[4] = {{stops.process->pidfd(), POLLIN, 0},
+                       {stops.stop_fd, POLLIN, 0},
+                       {stops.drain_fd, POLLIN, 0},
+                       {stops.wake_fd, POLLIN, 0}};
   bool more = false;
   for (;;) {
     // With records still waiting (the target outruns the drain), only a
     // look at the descriptors between rounds: the deadline and the signals
     // are checked as often when the ring buffer never empties.
-    const int ready = poll(watched, 3, more ? 0 : kDrainIntervalMs);
+    const int ready = poll(watched, 4, more ? 0 : kDrainIntervalMs);
+    if (ready > 0 && (watched[3].revents & POLLIN) && hooks.woken) hooks.woken();
     auto drained = hooks.drain();
     if (!drained) return drained.error();
     more = *drained;

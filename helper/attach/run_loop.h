@@ -21,6 +21,7 @@ struct RunLoopStops {
   int stop_fd = -1;                        // readable: stop; one pending stop is read from it
   std::string stop_name = "interrupted";
   int drain_fd = -1;                       // readable (an eventfd): a front end asks for a whole drain now
+  int wake_fd = -1;                        // readable: records wait that must be taken now, not at the timer
   uint64_t duration_ms = 0;                // 0: no deadline
   std::function<bool()> output_closed;     // true once the output's reader went away
 };
@@ -30,6 +31,7 @@ struct RunLoopHooks {
   std::function<Result<void>()> drain_requested;      // after drain_fd: the rest is drained, then this
   std::function<std::optional<std::string>()> bound;  // the engine's own bound, reached: its stop reason
   std::function<void()> tick;                         // after each round (heartbeats)
+  std::function<void()> woken;                        // wake_fd was readable: take its readiness out
 };
 
 struct RunLoopEnd {

@@ -10,6 +10,7 @@
 #include "output/json_envelope.h"
 #include "render/helper_names.h"
 #include "render/probe_text.h"
+#include "render/stack_frames.h"
 
 namespace xref {
 namespace {
@@ -81,39 +82,11 @@ nlohmann::json ProbeRenderer::record_json(const ProbeRecord& record) {
     if (site.call_site_live != 0) json["call_site_live"] = to_hex(site.call_site_live);
   }
   if (marks_ != nullptr) add_mark_json(json, marks_->stamp(record.timestamp_ns));
-  if (!record.regs.empty()) {
-    static const char* kNames[XREF_PROBE_REG_WORDS] = {"r15", "r14", "r13", "r12", "rbp", "rbx", "r11",
-                                                        "r10", "r9",  "r8",  "rax", "rcx", "rdx", "rsi",
-                                                        "rdi", "orig_rax", "rip", "cs", "eflags", "rsp", "ss"};
-    nlohmann::json regs = nlohmann::json::object();
-    for (size_t i = 0; i < record.regs.size() && i < XREF_PROBE_REG_WORDS; ++i) regs[kNames[i]] = to_hex(record.regs[i]);
-    json["regs"] = regs;
-  }
+  if (!record.regs.empty()) json["regs"] = registers_json(record.regs);
   return json;
 }
 
-nlohmann::json ProbeRenderer::frame_json(uint64_t live, bool pc) {
-  nlohmann::json frame = {{"live", to_hex(live)}, {"kind", pc ? "pc" : "return"}};
-  if (pc) {
-    if (auto place = symbolizer_.code_address(live)) {
-      frame["static_va"] = to_hex(place->static_va);
-      frame["function"] = place->name_with_offset();
-      if (!place->module.empty()) frame["module"] = place->module;
-    }
-    return frame;
-  }
-  // A return address: named by the call before it, as callers are.
-  const CallSiteInfo site = symbolizer_.call_site(live);
-  frame["call_site_va"] = site.known ? nlohmann::json(to_hex(site.call_site_va)) : nlohmann::json(nullptr);
-  frame["call_site_verified"] = site.verified;
-  if (site.call_site_live != 0) frame["call_site_live"] = to_hex(site.call_site_live);
-  if (!site.caller.empty()) {
-    frame["function"] = site.caller + (site.caller_va != 0 && site.known ? "+" + to_hex(site.call_site_va - site.caller_va)
-                                                                        : std::string());
-  }
-  if (!site.module.empty()) frame["module"] = site.module;
-  return frame;
-}
+nlohmann::json ProbeRenderer::frame_json(uint64_t live, bool pc) { return stack_frame_json(symbolizer_, live, pc); }
 
 // --stacks: the distinct user stacks of an address's passing hits, the
 // most frequent first. At a function's entry a frame-pointer walk misses

@@ -63,7 +63,12 @@ std::string session_end_line(uint64_t session, std::string_view command, std::st
                              const nlohmann::json& summary, const nlohmann::json& error) {
   std::string line = "xref: session " + std::to_string(session) + " ended (" + std::string(stop_reason) + ")";
   if (summary.is_object() && !summary.empty()) {
-    if (command == "probe") {
+    if (command == "watch") {
+      line += ": " + plural(count_or_zero(summary, "writes"), "write") + " (" +
+              std::to_string(count_or_zero(summary, "recorded")) + " recorded), " +
+              std::to_string(count_or_zero(summary, "unobserved_changes")) + " unobserved changes, lost " +
+              std::to_string(count_or_zero(summary, "lost"));
+    } else if (command == "probe") {
       line += ": " + plural(count_or_zero(summary, "hits"), "hit") + ", " +
               std::to_string(count_or_zero(summary, "passed")) + " passed, " +
               plural(count_or_zero(summary, "records_received"), "sample") + ", lost " +
@@ -94,6 +99,13 @@ std::vector<std::string> release_lines(uint64_t session, const nlohmann::json& r
     if (what.empty()) what = "?";
     if (site.value("ret_site", false)) what += "'s ret site";
     std::string live = text_at(site, "probe_live");
+    if (site.value("store", false)) {
+      // A watch's store site: what it writes from now on no record shows.
+      lines.push_back("xref: session " + id + " no longer probes the store at " + what + " (" + (live.empty() ? "?" : live) +
+                      ") since " + std::to_string(count_or_zero(site, "at_ms")) + " ms (" + reason +
+                      " there): its writes show from now on only as unobserved changes");
+      continue;
+    }
     lines.push_back("xref: session " + id + " no longer observes " + what + " at " + (live.empty() ? "?" : live) +
                     " since " + std::to_string(count_or_zero(site, "at_ms")) + " ms (" + reason +
                     " there): " + plural(count_or_zero(site, "hits"), "hit") + " counted up to then");
@@ -107,7 +119,7 @@ std::vector<std::string> release_lines(uint64_t session, const nlohmann::json& r
 }
 
 std::vector<std::string> sessions_table(const std::vector<SessionRow>& rows) {
-  if (rows.empty()) return {"xref: no sessions; start one with `xref trace` or `xref probe`"};
+  if (rows.empty()) return {"xref: no sessions; start one with `xref trace`, `xref probe` or `xref watch`"};
   auto row = [](const std::string& session, const std::string& state, const std::string& pid,
                 const std::string& backend, const std::string& windows, const std::string& events,
                 const std::string& command) {

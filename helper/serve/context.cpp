@@ -134,6 +134,14 @@ std::variant<RequestContext, ProtocolError> parse_context(const nlohmann::json& 
     if (!executable->is_string()) return invalid("context.executable must be a path string");
     context.executable = executable->get<std::string>();
   }
+  if (const auto used = object.find("debug_registers_used"); used != object.end() && !used->is_null()) {
+    // x86 has 4; a debugger may count more than it can hold.
+    const bool counted = used->is_number_unsigned() || (used->is_number_integer() && used->get<int64_t>() >= 0);
+    if (!counted || used->get<uint64_t>() > 64) {
+      return invalid("context.debug_registers_used must be an integer from 0 to 64");
+    }
+    context.debug_registers_used = used->get<uint32_t>();
+  }
   if (const auto here = object.find("here"); here != object.end() && !here->is_null()) {
     if (auto error = parse_here(*here, context.debugger)) return *error;
   }

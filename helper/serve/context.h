@@ -20,12 +20,16 @@ struct RequestContext {
   std::optional<pid_t> pid;
   std::string executable;     // the debugger's main executable, for --bin
   DebuggerContext debugger;   // present when params.context was given
+  // context.debug_registers_used: the debugger's own hardware watchpoints
+  // and breakpoints now (watch's hw engine leaves them their slots).
+  uint32_t debug_registers_used = 0;
 };
 
 // params.argv: a non-empty array of strings.
 std::variant<std::vector<std::string>, ProtocolError> parse_argv(const nlohmann::json& params);
 
-// params.context (optional): pid, executable, here {tid, pc, cfa}, breakpoints.
+// params.context (optional): pid, executable, here {tid, pc, cfa}, breakpoints,
+// debug_registers_used.
 std::variant<RequestContext, ProtocolError> parse_context(const nlohmann::json& params);
 
 // params.session: a session id.

@@ -50,6 +50,10 @@ bool Display::take_event(const nlohmann::json& event) {
     if (event.contains("window") && event["window"].is_object()) keep_window(into, event["window"]);
     return true;
   }
+  if (name == "watch_update") {
+    take_watch_update(into, event);
+    return true;
+  }
   if (name == "probe_update") {
     // A heartbeat has only counts: nothing to print at a stop.
     if (!event.contains("changes")) return true;
@@ -129,6 +133,13 @@ std::map<pid_t, std::vector<uint64_t>> Display::unnamed(const Selection& selecti
       if (!window.shown || selection.all) note(kept.pid, window_live_addresses(window.window));
     }
     for (const nlohmann::json& changes : kept.changes) note(kept.pid, probe_live_addresses(changes, kept.start));
+    if (kept.command == "watch") {
+      nlohmann::json records = nlohmann::json::array();
+      for (const auto& [record, was_shown] : kept.writes) {
+        if (!was_shown || selection.all) records.push_back(record);
+      }
+      note(kept.pid, watch_live_addresses(records));
+    }
     if (selection.all || !selection.at_stop) {
       if (kept.document.is_object()) note(kept.pid, probe_live_addresses(kept.document, kept.start));
     }
@@ -203,6 +214,7 @@ Display::Shown Display::show(const Selection& selection, NamesCache& names) {
       // The result as a whole is shown by `xref show` (once, for an ended probe), not by a stop.
       if (whole) kept.document_shown = true;
     }
+    if (kept.command == "watch") show_watch(kept, selection, names_of(kept.pid), shown);
     if (kept.ended && (!kept.end_shown || selection.all)) {
       auto lines = end_text(info, kept.end);
       shown.lines.insert(shown.lines.end(), lines.begin(), lines.end());
@@ -228,7 +240,16 @@ Display::Shown Display::show_json(const Selection& selection) {
       window.shown = window.shown || !selection.peek;
       ++shown.windows;
     }
-    if (kept.command == "probe" && kept.document.is_object() && (selection.all || !kept.document_shown)) {
+    if (kept.command == "watch") {
+      for (auto& [record, was_shown] : kept.writes) {
+        if (was_shown && !selection.all) continue;
+        shown.lines.push_back(nlohmann::json{{"session", kept.id}, {"write", record}}.dump(
+            -1, ' ', false, nlohmann::json::error_handler_t::replace));
+        was_shown = was_shown || !selection.peek;
+      }
+    }
+    if ((kept.command == "probe" || (kept.command == "watch" && kept.ended)) && kept.document.is_object() &&
+        (selection.all || !kept.document_shown)) {
       shown.lines.push_back(nlohmann::json{{"session", kept.id}, {"document", kept.document}}.dump(
           -1, ' ', false, nlohmann::json::error_handler_t::replace));
       if (!selection.peek) {
@@ -284,6 +305,7 @@ std::vector<std::string> Display::sessions_table(const nlohmann::json& live) {
       row.windows = number_or(now->second, "windows", row.windows);
       row.events = number_or(now->second, "events", row.events);
     }
+    if (kept.command == "watch" && !kept.ended) row.events = kept.writes_dropped + kept.writes.size();
     if (kept.command == "probe") {
       // A probe's events are its hits, from its latest document.
       const nlohmann::json document = kept.document.is_object() ? kept.document : nlohmann::json::object();

@@ -30,6 +30,10 @@ class Display {
   static constexpr size_t kKeptWindows = 1000;
   // A probe session's drains whose changes were not printed yet.
   static constexpr size_t kKeptChanges = 100;
+  // A watch session's writes kept, shown or not.
+  static constexpr size_t kKeptWrites = 10000;
+  // A watch's new writes printed at one stop; `xref show` prints the rest.
+  static constexpr size_t kWritesPerStop = 20;
   // Ended sessions kept for `show --all` and `sessions`, beyond running ones.
   static constexpr size_t kKeptEnded = 64;
 
@@ -97,6 +101,13 @@ class Display {
     std::deque<Window> windows;
     uint64_t windows_dropped = 0;
     std::deque<nlohmann::json> changes;
+    // watch: its writes (records of watch_update events), whether each was
+    // shown; --stop-when's stop, once.
+    std::deque<std::pair<nlohmann::json, bool>> writes;
+    uint64_t writes_dropped = 0;
+    uint64_t armed_ns = 0;
+    nlohmann::json watch_stop;
+    bool watch_stop_shown = true;
     nlohmann::json document;
     bool document_shown = true;
     std::vector<std::string> warnings;
@@ -108,6 +119,9 @@ class Display {
 
   Session& session(uint64_t id);
   void keep_window(Session& session, nlohmann::json window);
+  void take_watch_update(Session& session, const nlohmann::json& event);
+  // A watch's lines of a show (watch_display.cpp).
+  void show_watch(Session& session, const Selection& selection, render::Names& names, Shown& shown);
   void forget_old();
   template <typename Visit>
   void each_selected(const Selection& selection, Visit visit);

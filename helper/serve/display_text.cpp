@@ -3,6 +3,7 @@
 #include "render/json_fields.h"
 #include "render/probe_text.h"
 #include "render/session_text.h"
+#include "render/watch_text.h"
 #include "render/window_text.h"
 
 namespace xref::serve {
@@ -60,6 +61,12 @@ std::vector<uint64_t> probe_live_addresses(const nlohmann::json& data, const nlo
     if (auto live = render::address_at(address, "live")) out.push_back(*live);
   }
   add_live(render::probe_addresses(data), out);
+  return out;
+}
+
+std::vector<uint64_t> watch_live_addresses(const nlohmann::json& records) {
+  std::vector<uint64_t> out;
+  add_live(render::watch_addresses(records), out);
   return out;
 }
 

@@ -36,6 +36,8 @@ std::vector<std::string> end_text(const DisplayedSessionInfo& session, const nlo
 // Live code addresses the text of a window / of a probe's changes or document names.
 std::vector<uint64_t> window_live_addresses(const nlohmann::json& window);
 std::vector<uint64_t> probe_live_addresses(const nlohmann::json& changes_or_document, const nlohmann::json& start);
+// The writers' live pcs of a watch's records.
+std::vector<uint64_t> watch_live_addresses(const nlohmann::json& records);
 
 // session.release's answer as the lines that say which session stopped
 // observing which site, since when and why.

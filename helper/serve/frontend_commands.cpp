@@ -10,6 +10,7 @@
 #include "probe/commands.h"
 #include "serve/commands.h"
 #include "trace/commands.h"
+#include "watch/commands.h"
 
 namespace xref::serve {
 namespace {
@@ -54,6 +55,7 @@ struct AllCommands {
   AllCommands() {
     setup_trace(app, exit_status);
     setup_probe(app, exit_status);
+    setup_watch(app, exit_status);
     for (const std::string& name : frontend_names()) {
       add_frontend_command(*app.add_subcommand(name), name, frontend[name]);
     }

@@ -13,6 +13,7 @@
 #include "process/target.h"
 #include "serve/release.h"
 #include "serve/session.h"
+#include "serve/start_text.h"
 #include "serve/sessions.h"
 
 namespace xref::serve {
@@ -37,11 +38,7 @@ void SessionManager::run_probe_session(std::shared_ptr<Session> session, nlohman
     callbacks.cancel_fd = session->cancel_fd;
     callbacks.drain_fd = session->drain_fd;
     callbacks.attached = [&](const std::string& backend, size_t sites) {
-      {
-        std::lock_guard lock(session->mutex);
-        session->backend = backend;
-        if (session->state == "attaching") session->state = "running";
-      }
+      session->attached(backend);
       nlohmann::json addresses = nlohmann::json::array();
       auto live_json = [&](const Module* module, uint64_t static_va) {
         const auto live = target->space.live_from_static(*module, static_va);
@@ -71,9 +68,7 @@ void SessionManager::run_probe_session(std::shared_ptr<Session> session, nlohman
                                                  {"warnings", warnings},
                                                  {"breakpoints_to_disable", plan->breakpoints_to_disable},
                                                  // --stop-when: the signal the debugger must stop on, not pass
-                                                 {"stop_signal", request.stop_when.empty()
-                                                                     ? nlohmann::json(nullptr)
-                                                                     : nlohmann::json(XREF_PROBE_STOP_SIGNAL)},
+                                                 {"stop_signal", stop_signal_field(request.stop_when)},
                                                  {"process", process_json(target->process.identity(),
                                                                           target->binary_match)}}));
       attached = true;
@@ -121,27 +116,15 @@ void SessionManager::run_probe_session(std::shared_ptr<Session> session, nlohman
     };
     auto run = run_probe(*target, *plan, request, callbacks);
     if (!run) return fail(run.error());
-    {
-      std::lock_guard lock(session->mutex);
-      if (session->helper_exiting && run->stop_reason == "stopped") run->stop_reason = "helper_exiting";
-    }
+    run->stop_reason = end_reason(*session, run->stop_reason);
     nlohmann::json document = renderer.document(*run);
-    nlohmann::json error = nullptr;
+    std::optional<Error> error;
     if (run->target_exited) {
-      error = error_object(cli_error(make_error(
-          ErrorCode::process_exited, "process " + std::to_string(spec.probe.pid) + " exited during the probe")));
+      error = make_error(ErrorCode::process_exited, "process " + std::to_string(spec.probe.pid) + " exited during the probe");
     }
-    document["error"] = error;
     const nlohmann::json summary = document["summary"];
-    nlohmann::json ended = event_message(
-        "session_ended", session->id,
-        {{"stop_reason", run->stop_reason},
-         {"summary", summary},
-         {"document", document},
-         {"error", error},
-         {"updates_superseded", superseded}});
-    finish(*session, ended,
-           nlohmann::json{{"session", session->id}, {"stop_reason", run->stop_reason}, {"summary", summary}});
+    end_with_document(*session, run->stop_reason, error, std::move(document), summary,
+                      {{"updates_superseded", superseded}});
   } catch (const std::exception& failure) {
     fail(make_error(ErrorCode::internal, std::string("session failed: ") + failure.what()));
   }

@@ -72,7 +72,7 @@ std::optional<nlohmann::json> SessionManager::release(const ReleaseRequest& rele
     return result_response(request_id, {{"session", session->id}, {"released", nlohmann::json::array()},
                                         {"reason", release.reason}, {"ended", false}});
   }
-  if (session->command == "probe") {
+  if (session->command == "probe" || session->command == "watch") {
     session->releases.push_back(std::move(pending));
     session->request_drain();
     return std::nullopt;
@@ -85,76 +85,96 @@ std::optional<nlohmann::json> SessionManager::release(const ReleaseRequest& rele
   return std::nullopt;
 }
 
-void SessionManager::hook_probe_releases(Session& session, const ProbePlan& plan, std::vector<uint64_t> site_lives,
-                                         ProbeCallbacks& callbacks) {
+SiteReleases::SiteReleases(std::vector<uint64_t> site_lives) : site_lives_(std::move(site_lives)) {}
+SiteReleases::~SiteReleases() = default;
+
+std::vector<SiteReleases::Ask> SiteReleases::take(Session& session) {
+  std::vector<PendingRelease> taken;
+  {
+    std::lock_guard lock(session.mutex);
+    taken.swap(session.releases);
+  }
+  std::vector<Ask> asks;
+  for (PendingRelease& pending : taken) {
+    Ask ask;
+    ask.reason = pending.reason;
+    for (uint32_t site = 0; site < site_lives_.size(); ++site) {
+      const bool named = std::find(pending.addresses.begin(), pending.addresses.end(), site_lives_[site]) !=
+                         pending.addresses.end();
+      if (site_lives_[site] != 0 && named && out_.insert(site).second) ask.sites.push_back(site);
+    }
+    asked_.push_back(std::move(pending));
+    asks.push_back(std::move(ask));
+  }
+  return asks;
+}
+
+PendingRelease SiteReleases::next() {
+  PendingRelease pending = std::move(asked_.front());
+  asked_.erase(asked_.begin());
+  return pending;
+}
+
+nlohmann::json release_result(uint64_t session, nlohmann::json sites, const std::string& reason, uint64_t gap_us,
+                              bool process_stopped, bool hits_may_be_lost) {
+  return {{"session", session},
+          {"released", std::move(sites)},
+          {"reason", reason},
+          {"ended", false},
+          // The sites left were out meanwhile (a link is replaced whole): a
+          // hit then was missed only if the process ran.
+          {"gap_us", gap_us},
+          {"process_stopped", process_stopped},
+          {"hits_may_be_lost", hits_may_be_lost}};
+}
+
+std::shared_ptr<SiteReleases> SessionManager::start_releases(Session& session, std::vector<uint64_t> site_lives) {
   {
     std::lock_guard lock(session.mutex);
     session.probe_sites = site_lives;
   }
+  return std::make_shared<SiteReleases>(std::move(site_lives));
+}
+
+void SessionManager::answer_release(Session& session, SiteReleases& releasing, bool failed, const nlohmann::json& sites,
+                                    uint64_t gap_us, bool process_stopped) {
+  PendingRelease pending = releasing.next();
+  if (failed) {
+    // The backend cannot take one site out: the run ends, and this answers after it.
+    std::lock_guard lock(session.mutex);
+    session.releases_at_end.push_back(std::move(pending));
+    return;
+  }
+  const bool may_lose = !sites.empty() && releasing.others_left() && !process_stopped;
+  writer_.write(result_response(pending.request_id,
+                                release_result(session.id, sites, pending.reason, gap_us, process_stopped, may_lose)));
+}
+
+void SessionManager::hook_probe_releases(Session& session, const ProbePlan& plan, std::vector<uint64_t> site_lives,
+                                         ProbeCallbacks& callbacks) {
   // The releases handed to run_probe, answered in that order; the sites out.
-  struct Releasing {
-    std::deque<PendingRelease> asked;
-    std::set<uint32_t> out;
-  };
-  auto releasing = std::make_shared<Releasing>();
-  callbacks.take_releases = [&session, site_lives, releasing] {
-    std::vector<PendingRelease> taken;
-    {
-      std::lock_guard lock(session.mutex);
-      taken.swap(session.releases);
-    }
+  auto releasing = start_releases(session, std::move(site_lives));
+  callbacks.take_releases = [&session, releasing] {
     std::vector<ProbeReleaseAsk> asks;
-    for (PendingRelease& pending : taken) {
-      ProbeReleaseAsk ask;
-      ask.reason = pending.reason;
-      for (uint32_t site = 0; site < site_lives.size(); ++site) {
-        const bool named = std::find(pending.addresses.begin(), pending.addresses.end(), site_lives[site]) !=
-                           pending.addresses.end();
-        if (site_lives[site] != 0 && named && releasing->out.insert(site).second) ask.sites.push_back(site);
-      }
-      releasing->asked.push_back(std::move(pending));
-      asks.push_back(std::move(ask));
-    }
+    for (SiteReleases::Ask& ask : releasing->take(session)) asks.push_back({std::move(ask.sites), std::move(ask.reason)});
     return asks;
   };
-  callbacks.released = [this, &session, &plan, site_lives, releasing](const ProbeRun&, const ProbeReleaseDone& done) {
-    PendingRelease pending = std::move(releasing->asked.front());
-    releasing->asked.pop_front();
-    if (done.error) {
-      // The backend cannot take one site out: the run ends, and this answers after it.
-      std::lock_guard lock(session.mutex);
-      session.releases_at_end.push_back(std::move(pending));
-      return;
-    }
+  callbacks.released = [this, &session, &plan, releasing](const ProbeRun&, const ProbeReleaseDone& done) {
     nlohmann::json sites = nlohmann::json::array();
     for (const ReleasedSite& released : done.sites) {
       const ProbeSite& site = plan.sites[released.site];
       const ProbeAddress& address = plan.addresses[site.address];
       sites.push_back({{"address", address.given},
                        {"function", address.function.demangled},
-                       {"probe_live", hex_value(site_lives[released.site])},
+                       {"probe_live", hex_value(releasing->site_lives()[released.site])},
                        {"ret_site", site.ret},
                        {"at_ms", released.at_ms},
                        {"hits", released.counts.hits},
                        {"passed", released.counts.passed}});
     }
-    const bool others = releasing->out.size() < site_lives.size();
-    writer_.write(result_response(
-        pending.request_id,
-        {{"session", session.id},
-         {"released", sites},
-         {"reason", pending.reason},
-         {"ended", false},
-         // The sites left were out meanwhile (a link is replaced whole): a
-         // hit then was missed only if the process ran.
-         {"gap_us", done.gap_us},
-         {"process_stopped", done.process_stopped},
-         {"hits_may_be_lost", !done.sites.empty() && others && !done.process_stopped}}));
+    answer_release(session, *releasing, done.error.has_value(), sites, done.gap_us, done.process_stopped);
   };
-  callbacks.drain_waiting = [&session] {
-    std::lock_guard lock(session.mutex);
-    return !session.drains.empty();
-  };
+  callbacks.drain_waiting = [&session] { return session.drain_waiting(); };
 }
 
 void SessionManager::answer_releases_at_end(Session& session, const StopAnswer& answer) {

@@ -15,6 +15,7 @@
 #include "serve/server.h"
 #include "serve/session_request.h"
 #include "serve/start_text.h"
+#include "serve/watch_prepare.h"
 #include "sites/breakpoints.h"
 
 namespace xref::serve {
@@ -91,8 +92,8 @@ nlohmann::json Server::run(const Request& request) {
     return result_response(request.id, text_result(split_lines(overall_help())));
   }
   const std::string& command = words[0];
-  const bool needs_process = command == "trace" || command == "probe" || command == "maps" || command == "resolve" ||
-                             command == "memscan";
+  const bool needs_process = command == "trace" || command == "probe" || command == "watch" || command == "maps" ||
+                             command == "resolve" || command == "memscan";
   const bool asks_help = std::find_if(words.begin(), words.end(), [](const std::string& word) {
                            return word == "--help" || word == "-h";
                          }) != words.end();
@@ -139,6 +140,9 @@ nlohmann::json Server::run_session_start(const Request& request, const std::vect
     if (auto malformed = check_prepared(*prepared)) return with_text(error_response(request.id, *malformed));
   }
   if (!prepare.empty() && !is_prepared) return result_response(request.id, {{"prepare", prepare}});
+  if (is_prepared) {
+    if (auto refused = apply_watch_evaluations(spec, *prepared)) return with_text(error_response(request.id, *refused));
+  }
 
   const pid_t pid = spec.process().pid;
   const std::string command = spec.command;

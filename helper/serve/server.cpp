@@ -6,6 +6,8 @@
 #include "serve/session_request.h"
 #include "serve/display_text.h"
 #include "serve/start_text.h"
+#include "serve/watch_prepare.h"
+#include "probe_abi.h"
 #include "output/json_envelope.h"
 
 namespace xref::serve {
@@ -140,6 +142,18 @@ nlohmann::json Server::session_start(const Request& request) {
   auto spec = parse_session_start(std::get<std::vector<std::string>>(words), std::get<RequestContext>(context));
   if (auto* error = std::get_if<ProtocolError>(&spec)) return error_response(request.id, *error);
   if (auto* help = std::get_if<HelpText>(&spec)) return result_response(request.id, {{"help", help->text}});
+  // watch in a debugger: its expressions first (docs/protocol.md, "watch in a debugger").
+  SessionSpec& chosen = std::get<SessionSpec>(spec);
+  const nlohmann::json evaluate = watch_evaluate_list(chosen);
+  const auto prepared = request.params.find("prepared");
+  if (!evaluate.empty()) {
+    if (prepared == request.params.end() || !prepared->is_object()) {
+      nlohmann::json prepare = {{"evaluate", evaluate}};
+      if (!chosen.watch.request.stop_when.empty()) prepare["stop_signal"] = XREF_PROBE_STOP_SIGNAL;
+      return result_response(request.id, {{"prepare", prepare}});
+    }
+    if (auto refused = apply_watch_evaluations(chosen, *prepared)) return error_response(request.id, *refused);
+  }
   // The session answers once attached.
   if (auto refused = sessions_.start(request.id, std::move(std::get<SessionSpec>(spec)))) {
     return error_response(request.id, *refused);

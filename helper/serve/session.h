@@ -65,6 +65,19 @@ struct Session {
     (void)!write(drain_fd, &one, sizeof one);
   }
 
+  // Attached with `attached_backend`: running unless a stop came first.
+  void attached(const std::string& attached_backend) {
+    std::lock_guard lock(mutex);
+    backend = attached_backend;
+    if (state == "attaching") state = "running";
+  }
+
+  // A drain request waits for this session's thread.
+  bool drain_waiting() {
+    std::lock_guard lock(mutex);
+    return !drains.empty();
+  }
+
   void cancel() {
     const uint64_t one = 1;
     (void)!write(cancel_fd, &one, sizeof one);

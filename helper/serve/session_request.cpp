@@ -5,6 +5,7 @@
 
 #include "command/option_values.h"
 #include "command/usage_text.h"
+#include "watch/debugger_expressions.h"
 
 namespace xref::serve {
 namespace {
@@ -62,8 +63,18 @@ std::variant<SessionSpec, HelpText, ProtocolError> parse_command(const std::vect
 std::variant<SessionSpec, HelpText, ProtocolError> parse_session_start(const std::vector<std::string>& words,
                                                                        const RequestContext& context) {
   const std::string& command = words.front();
-  if (command == "watch" || command == "profile") {
-    return invalid_argument("'" + command + "' sessions are not available in this xref yet", "use trace or probe");
+  if (command == "profile") {
+    return invalid_argument("'" + command + "' sessions are not available in this xref yet", "use trace, probe or watch");
+  }
+  if (command == "watch") {
+    auto parsed = parse_command(words, context, &SessionSpec::watch, add_watch_options, validate_watch_request,
+                                "every write to a variable, struct or buffer, without stopping the process");
+    if (auto* spec = std::get_if<SessionSpec>(&parsed)) {
+      spec->watch.request.debugger_hw_slots = context.debug_registers_used;
+      // A malformed EXPR@N or --follow, before the debugger evaluates anything.
+      if (auto expressions = watch_expressions(spec->watch.request); !expressions) return cli_error(expressions.error());
+    }
+    return parsed;
   }
   if (command == "trace") {
     auto parsed = parse_command(words, context, &SessionSpec::options, add_trace_options, validate_trace_request,
@@ -84,7 +95,7 @@ std::variant<SessionSpec, HelpText, ProtocolError> parse_session_start(const std
                          "bounded hit counts, callers, groups and samples");
   }
   return invalid_argument("no session command named '" + command + "'",
-                          "session.start runs trace and probe; maps, resolve, memscan and doctor go through command");
+                          "session.start runs trace, probe and watch; maps, resolve, memscan and doctor go through command");
 }
 
 }  // namespace xref::serve

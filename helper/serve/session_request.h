@@ -1,4 +1,4 @@
-// session.start's words and context turned into a trace or probe request,
+// session.start's words and context turned into a trace, probe or watch request,
 // with the CLI's own definitions (add_trace_options, add_probe_options) and
 // checks: a front end's `trace ...` or `probe ...` means what it means in a
 // shell.
@@ -13,15 +13,18 @@
 #include "serve/protocol.h"
 #include "probe/options.h"
 #include "trace/options.h"
+#include "watch/options.h"
 
 namespace xref::serve {
 
 struct SessionSpec {
-  std::string command = "trace";  // trace or probe
+  std::string command = "trace";  // trace, probe or watch
   TraceCommandOptions options;    // command trace
   ProbeCommandOptions probe;      // command probe
+  WatchCommandOptions watch;      // command watch
 
   const ProcessCommandOptions& process() const {
+    if (command == "watch") return watch;
     return command == "probe" ? static_cast<const ProcessCommandOptions&>(probe) : options;
   }
 };

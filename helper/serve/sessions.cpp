@@ -103,7 +103,9 @@ std::optional<ProtocolError> SessionManager::start(const nlohmann::json& request
   }
   reap();
   std::lock_guard lock(mutex_);
-  const std::string& backend = spec.command == "probe" ? spec.probe.request.backend : spec.options.request.backend;
+  const std::string& backend = spec.command == "probe"   ? spec.probe.request.backend
+                               : spec.command == "watch" ? spec.watch.request.backend
+                                                         : spec.options.request.backend;
   if (backend == "tracefs") {
     if (auto id = tracefs_session(nullptr)) {
       return cli_error(make_error(ErrorCode::invalid_argument,
@@ -134,6 +136,7 @@ std::optional<ProtocolError> SessionManager::start(const nlohmann::json& request
 
 void SessionManager::run(std::shared_ptr<Session> session, nlohmann::json request_id, SessionSpec spec) {
   if (spec.command == "probe") return run_probe_session(std::move(session), std::move(request_id), std::move(spec));
+  if (spec.command == "watch") return run_watch_session(std::move(session), std::move(request_id), std::move(spec));
   const TraceRequest& request = spec.options.request;
   bool attached = false;
   auto fail = [&](const Error& error) {
@@ -154,11 +157,7 @@ void SessionManager::run(std::shared_ptr<Session> session, nlohmann::json reques
     callbacks.drain_fd = session->drain_fd;
     callbacks.drained = [&](bool ending) { answer_drains(*session, ending); };
     callbacks.attached = [&](const TraceAttachInfo& info) {
-      {
-        std::lock_guard lock(session->mutex);
-        session->backend = info.backend;
-        if (session->state == "attaching") session->state = "running";
-      }
+      session->attached(info.backend);
       const std::vector<uint64_t> lives = trace_probe_lives(*target, *plan);
       {
         std::lock_guard lock(session->mutex);
@@ -263,6 +262,23 @@ void SessionManager::fail(Session& session, const nlohmann::json& request_id, bo
   fields.update(empty);
   finish(session, event_message("session_ended", session.id, fields),
          nlohmann::json{{"session", session.id}, {"stop_reason", "error"}, {"summary", nullptr}});
+}
+
+std::string SessionManager::end_reason(Session& session, std::string reason) {
+  std::lock_guard lock(session.mutex);
+  if (session.helper_exiting && reason == "stopped") reason = "helper_exiting";
+  return reason;
+}
+
+void SessionManager::end_with_document(Session& session, const std::string& stop_reason, const std::optional<Error>& error,
+                                       nlohmann::json document, const nlohmann::json& summary,
+                                       const nlohmann::json& extra) {
+  const nlohmann::json error_json = error ? error_object(cli_error(*error)) : nlohmann::json(nullptr);
+  document["error"] = error_json;
+  nlohmann::json fields = {{"stop_reason", stop_reason}, {"summary", summary}, {"document", document}, {"error", error_json}};
+  fields.update(extra);
+  finish(session, event_message("session_ended", session.id, fields),
+         nlohmann::json{{"session", session.id}, {"stop_reason", stop_reason}, {"summary", summary}});
 }
 
 void SessionManager::finish(Session& session, const std::optional<nlohmann::json>& ended_event, StopAnswer answer) {

@@ -23,11 +23,14 @@
 namespace xref {
 struct ProbeCallbacks;
 struct ProbePlan;
+struct WatchCallbacks;
+struct WatchPlan;
 }  // namespace xref
 
 namespace xref::serve {
 
 struct Session;
+class SiteReleases;
 
 // One `drain` request: answered when the last of its sessions has drained
 // (or ended).
@@ -94,7 +97,18 @@ class SessionManager {
   // A probe session (probe_session.cpp): counts at each drain as
   // probe_update events, the live_probe document at its end.
   void run_probe_session(std::shared_ptr<Session> session, nlohmann::json request_id, SessionSpec spec);
+  // A watch session (watch_session.cpp): the new writes at each drain as
+  // watch_update events, the live_watch document at its end.
+  void run_watch_session(std::shared_ptr<Session> session, nlohmann::json request_id, SessionSpec spec);
   void finish(Session& session, const std::optional<nlohmann::json>& ended_event, StopAnswer answer);
+  // A probe or watch run's stop reason as the session reports it: a stop
+  // the helper's exit made is "helper_exiting".
+  std::string end_reason(Session& session, std::string reason);
+  // A probe or watch session's end: the session_ended event with its
+  // document (`error`, the process's exit, put in it) and `extra` fields.
+  void end_with_document(Session& session, const std::string& stop_reason, const std::optional<Error>& error,
+                         nlohmann::json document, const nlohmann::json& summary,
+                         const nlohmann::json& extra = nlohmann::json::object());
   // A session that failed: before its attach the failure answers
   // session.start; after it, its session_ended event carries the error,
   // with `empty` (what the command's event holds when there is no result).
@@ -109,6 +123,17 @@ class SessionManager {
   void hook_probe_releases(Session& session, const ProbePlan& plan, std::vector<uint64_t> site_lives,
                            ProbeCallbacks& callbacks);
   void answer_releases_at_end(Session& session, const StopAnswer& answer);
+  // release.cpp: a probe or watch session's releases from its attach on
+  // (`site_lives`: each plan site's live address).
+  std::shared_ptr<SiteReleases> start_releases(Session& session, std::vector<uint64_t> site_lives);
+  // The next release `releasing` took, answered with the `sites` it took
+  // out; one the engine could not do (`failed`) answers after the end.
+  void answer_release(Session& session, SiteReleases& releasing, bool failed, const nlohmann::json& sites,
+                      uint64_t gap_us, bool process_stopped);
+  // watch_session.cpp: a watch session's release hooks (`site_lives`: each
+  // plan site's live address).
+  void hook_watch_releases(Session& session, const WatchPlan& plan, std::vector<uint64_t> site_lives,
+                           WatchCallbacks& callbacks);
   // A running session other than `except` that uses tracefs (mutex_ held).
   std::optional<uint64_t> tracefs_session(const Session* except);
   // --backend auto falling back to tracefs: whether `session` may, which

@@ -6,6 +6,7 @@
 #include "probe_abi.h"
 #include "render/json_fields.h"
 #include "render/place_text.h"
+#include "serve/watch_prepare.h"
 #include "sites/breakpoints.h"
 
 namespace xref::serve {
@@ -57,6 +58,10 @@ nlohmann::json preparation(const SessionSpec& spec, const DebuggerContext& debug
       if (!at_pc.empty()) prepare["disable_quietly"] = at_pc;
     }
     if (spec.options.request.stop_at_end) prepare["stop_at_end"] = true;
+  } else if (spec.command == "watch") {
+    // The debugger evaluates the expressions; its answers are the ranges.
+    if (nlohmann::json evaluate = watch_evaluate_list(spec); !evaluate.empty()) prepare["evaluate"] = evaluate;
+    if (!spec.watch.request.stop_when.empty()) prepare["stop_signal"] = XREF_PROBE_STOP_SIGNAL;
   } else {
     for (const std::string& address : spec.probe.request.addresses) {
       if (auto id = breakpoint_reference(address)) disable.push_back(*id);
@@ -91,6 +96,10 @@ std::optional<ProtocolError> check_prepared(const nlohmann::json& prepared) {
   return std::nullopt;
 }
 
+nlohmann::json stop_signal_field(const std::string& stop_when) {
+  return stop_when.empty() ? nlohmann::json(nullptr) : nlohmann::json(XREF_PROBE_STOP_SIGNAL);
+}
+
 std::vector<std::string> start_text(const std::string& command, pid_t pid, const nlohmann::json& started,
                                     const nlohmann::json& prepared, render::Names& names) {
   std::vector<std::string> lines;
@@ -108,6 +117,21 @@ std::vector<std::string> start_text(const std::string& command, pid_t pid, const
       lines.push_back("xref: window " + std::to_string(started["here_window"].get<uint64_t>()) + " is open on thread " +
                       thread + " until the selected frame (CFA " +
                       started.value("here_cfa", std::string("?")) + ") returns");
+    }
+  } else if (command == "watch") {
+    const nlohmann::json ranges = started.value("ranges", nlohmann::json::array());
+    std::string how = backend;
+    if (backend == "stores") how += ", " + plural(started.value("sites", uint64_t{0}), "uprobe");
+    lines.push_back(session + " watching PID " + std::to_string(pid) + ": " + plural(ranges.size(), "range") + " (" +
+                    how + "); writes print at each stop (xref show)");
+    for (const nlohmann::json& range : ranges) {
+      const uint64_t length = range.value("length", uint64_t{0});
+      lines.push_back("  [" + std::to_string(range.value("index", uint64_t{0})) + "] " +
+                      range.value("spelled", std::string("?")) + "  " + range.value("address", std::string("?")) + "  " +
+                      plural(length, "byte"));
+    }
+    if (const std::string reason = started.value("backend_reason", std::string()); !reason.empty()) {
+      lines.push_back("xref: " + backend + ": " + reason);
     }
   } else {
     const size_t addresses = started.value("addresses", nlohmann::json::array()).size();
@@ -146,7 +170,7 @@ std::vector<std::string> start_text(const std::string& command, pid_t pid, const
       const std::string theirs = prepared["stop_signal"].value("own", std::string());
       if (!theirs.empty()) own = theirs;
     }
-    lines.push_back("xref: the first hit where --stop-when holds stops its thread with signal " + std::to_string(signal) +
+    lines.push_back("xref: the first " + std::string(command == "watch" ? "write" : "hit") + " where --stop-when holds stops its thread with signal " + std::to_string(signal) +
                     " (SIGRTMAX-1): " + how + " and keeps it from the process; " + own);
   }
   return lines;

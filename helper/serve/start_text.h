@@ -25,6 +25,10 @@ nlohmann::json preparation(const SessionSpec& spec, const DebuggerContext& debug
 // live address "0x..."); nullopt when it is well formed.
 std::optional<ProtocolError> check_prepared(const nlohmann::json& prepared);
 
+// A start answer's `stop_signal`: the signal --stop-when stops a thread
+// with (the debugger stops on it and keeps it from the process), else null.
+nlohmann::json stop_signal_field(const std::string& stop_when);
+
 // The lines a started session prints: what it observes, where, and what
 // the debugger did for it (`prepared`, the front end's report).
 std::vector<std::string> start_text(const std::string& command, pid_t pid, const nlohmann::json& started,

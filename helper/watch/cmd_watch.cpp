@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "attach/stop_signals.h"
+#include "mark/follower.h"
 #include "output/json_envelope.h"
 #include "output/output_queue.h"
 #include "output/report.h"
@@ -23,6 +24,8 @@ int run_watch_command(const WatchCommandOptions& options) {
   envelope.operation = "live_watch";
   if (auto valid = validate_watch_request(options.request); !valid) return report_early_error(options, envelope, valid.error());
   StopSignals signals;  // Ctrl-C from here on ends the watch, never the helper
+  auto marks = follow_marks(options.request.mark_file, options.request.mark_regex);
+  if (!marks) return report_early_error(options, envelope, marks.error());
   auto target = open_target({options.pid, options.bin});
   if (!target) return report_early_error(options, envelope, target.error());
   auto plan = plan_watch_ranges(*target, options.request);
@@ -30,6 +33,7 @@ int run_watch_command(const WatchCommandOptions& options) {
   auto choice = choose_watch_backend(*plan, options.request);
   if (!choice) return report_early_error(options, envelope, choice.error());
   WatchRenderer renderer(*target, *plan, options.request);
+  renderer.set_marks(marks->get());
   OutputQueue output(STDOUT_FILENO);
   WatchCallbacks callbacks;
   callbacks.cancel_fd = signals.fd();
@@ -66,7 +70,7 @@ int run_watch_command(const WatchCommandOptions& options) {
     output.push(text, false);
   }
   output.finish(signals.fd());
-  if (error && !options.json) std::cerr << "xref: error: " << error->message << std::endl;
+  if (error && !options.json) std::cerr << error_line(*error) << std::endl;  // with its hint
   return error ? error_exit_status(error->code) : 0;
 }
 

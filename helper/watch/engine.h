@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "attach/fetched_value.h"
 #include "process/target.h"
 #include "result.h"
 #include "watch/plan.h"
@@ -48,10 +49,39 @@ struct WatchRecord {
   uint64_t writer_pc = 0;         // the writing instruction's live address (hw: decoded back from pc)
   std::string writer_text;        // hw: the writer's Intel text (stores: the site's)
   uint64_t return_address = 0;    // a contract writer's caller
-  std::vector<uint64_t> stack;    // --callers
+  std::vector<uint64_t> stack;    // --callers: frame 0 the pc, then return addresses (watch_stack_frames)
+  // --fetch, --regs, --callers: read where the write was seen (stores: at
+  // the uprobe, before the store ran; hw: after the trap).
+  bool has_detail = false;
+  std::vector<FetchedValue> fetches;
+  std::vector<uint64_t> regs;     // --regs: pt_regs order (r15 .. ss)
+  uint64_t caller = 0;            // --callers: the return address by the site's CFA rule (0: none)
 };
 
+// --callers: passing writes counted by (writer site, stack) in BPF.
+struct WatchStackCount {
+  uint32_t site = XREF_WATCH_SITE_HW;  // the stores engine's site; hw: frame 0 is the trap pc
+  uint64_t writes = 0;
+  std::vector<uint64_t> frames;        // watch_stack_frames
+};
+
+// WatchRecord::flags set by the helper, above the XREF_WATCH_R_* of the BPF
+// programs: `old` is the bytes the records before it left (a lock or/and,
+// whose old value no register holds after it; run.cpp says when).
+constexpr uint32_t kWatchOldFromRecords = 1u << 16;
+
 using WatchRecordSink = std::function<void(WatchRecord&& record)>;
+
+// --stop-when: the write whose record made it hold (its sequence number)
+// and the signal sent to its thread.
+struct WatchStop {
+  uint64_t sequence = 0;
+  uint32_t tid = 0;
+  uint32_t range = 0;
+  uint64_t match = 0;          // the stop condition's passes up to it (--stop-skip + 1)
+  uint64_t timestamp_ns = 0;
+  int64_t signal_result = 0;   // bpf_send_signal_thread's answer: 0 sent
+};
 
 // Per range, summed over CPUs.
 struct WatchRangeCounts {
@@ -62,6 +92,8 @@ struct WatchRangeCounts {
   uint64_t records_lost = 0;
   uint64_t unread = 0;
   uint64_t in_flight_full = 0;
+  uint64_t unfiltered = 0;        // --filter: writes whose filter needed a value that was not read
+  uint64_t stacks_unread = 0;     // --callers: passing writes whose stack was not walked or kept
 };
 
 class WatchEngine {
@@ -83,9 +115,24 @@ class WatchEngine {
   // record is not out yet (stores: new bytes read at a later probe). The
   // unobserved-change check leaves them for the next drain. hw: none.
   virtual std::vector<uint32_t> ranges_in_flight() const { return {}; }
+  // --callers: the stacks counted per writer site (after detach()).
+  virtual std::vector<WatchStackCount> stack_counts() const { return {}; }
+  // Readable when a record must be taken at once (a --follow slot's write:
+  // the dependents re-arm on it), not at the drain timer; -1: none.
+  // woken() takes the readiness out.
+  virtual int wake_fd() { return -1; }
+  virtual void woken() {}
   // What the result must say about this engine's coverage ("thread 123 armed
   // 40 us after it started", "312 EVEX stores not probed").
   virtual std::vector<std::string> warnings() const { return {}; }
+  // session.release: these sites (WatchPlan::sites) take no probe from now
+  // on; writes there are seen only as unobserved changes.
+  virtual Result<void> release(const std::vector<uint32_t>& sites) {
+    (void)sites;
+    return make_error(ErrorCode::unsupported, "the " + backend() + " engine has no store sites to release");
+  }
+  // --stop-when: the write that stopped its thread, once.
+  virtual std::optional<WatchStop> stop() const { return std::nullopt; }
 };
 
 // Which engine runs the request, and why (printed and in the JSON):

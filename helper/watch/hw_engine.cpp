@@ -14,12 +14,15 @@
 #include "attach/libbpf_log.h"
 #include "attach/ring_drain.h"
 #include "monotonic_clock.h"
+#include "watch/detail.h"
 #include "watch/hw_breakpoints.h"
 #include "watch/hw_rules.h"
 #include "watch/hw_threads.h"
 #include "watch/process_memory.h"
 #include "watch/trap_writers.h"
 #include "watch/watch_records.h"
+#include "probe_abi.h"
+#include "watch/stop_when.h"
 #include "watch_hw.skel.h"
 
 namespace xref {
@@ -52,13 +55,24 @@ class HwWatchEngine final : public WatchEngine {
   const std::string& backend() const override { return backend_; }
   Result<void> arm() override;
   Result<bool> drain() override;
+  int wake_fd() override { return ring_ ? ring_->wake_fd() : -1; }
+  void woken() override {
+    if (ring_) ring_->clear_wake();
+  }
   Result<void> move_range(uint32_t range, uint64_t address) override;
   bool until_hits_reached() const override {
     return skeleton_ != nullptr && __atomic_load_n(&skeleton_->bss->stopped, __ATOMIC_RELAXED) != 0;
   }
   void detach() override;
+  std::optional<WatchStop> stop() const override {
+    return skeleton_ == nullptr ? std::nullopt : read_watch_stop(skeleton_->bss->stop_info);
+  }
   std::vector<WatchRangeCounts> range_counts() const override;
   std::vector<std::string> warnings() const override;
+  std::vector<WatchStackCount> stack_counts() const override {
+    if (skeleton_ == nullptr || !callers_) return {};
+    return read_watch_stacks(skeleton_->maps.stacks, skeleton_->maps.stack_traces);
+  }
 
  private:
   Result<void> arm_threads();
@@ -86,6 +100,7 @@ class HwWatchEngine final : public WatchEngine {
   uint64_t resyncs_ = 0;               // previous bytes brought back in line with the range
   std::unique_ptr<TrapWriters> writers_;
   bool detached_ = false;
+  bool callers_ = false;
 };
 
 Result<void> HwWatchEngine::start(const WatchRequest& request) {
@@ -101,8 +116,18 @@ Result<void> HwWatchEngine::start(const WatchRequest& request) {
   skeleton_->rodata->first = request.first;
   skeleton_->rodata->until_hits = request.until_hits;
   skeleton_->rodata->max_records = request.max_events;
+  skeleton_->rodata->stop_signal = plan_.stop_filter ? XREF_PROBE_STOP_SIGNAL : 0;
+  skeleton_->rodata->stop_skip = request.stop_skip;
+  bpf_map__set_max_entries(skeleton_->maps.records, 1u << 20);
+  set_watch_detail_switches(*skeleton_->rodata, plan_, request);
+  size_watch_stack_map(skeleton_->maps.stack_traces, request.callers);
+  callers_ = request.callers;
   if (const int loaded = watch_hw_bpf__load(skeleton_); loaded != 0) {
     return bpf_load_error(loaded, "the watch_hw program");
+  }
+  if (auto stop = fill_watch_stop_map(plan_, skeleton_->maps.stop_filter); !stop) return stop.error();
+  if (auto filled = fill_watch_detail_maps(plan_, skeleton_->maps.fetches, skeleton_->maps.filter); !filled) {
+    return filled.error();
   }
   ranges_.resize(plan_.ranges.size());
   for (uint32_t index = 0; index < plan_.ranges.size(); ++index) {
@@ -115,6 +140,7 @@ Result<void> HwWatchEngine::start(const WatchRequest& request) {
     slot.address = range.parked ? 0 : range.address;
     slot.length = range.length;
     slot.changed_only = request.changed ? 1 : 0;
+    slot.wake = range.is_slot ? 1 : 0;  // a --follow slot's write wakes the helper (watch_abi.h)
     set_range(index, slot);
     uint64_t bytes = 0;
     read_target(plan_.pid, range.address, range.length, bytes);
@@ -198,6 +224,7 @@ void HwWatchEngine::on_record(const void* data, size_t size) {
   WatchRecord record = decode_watch_record(raw);
   record.site = XREF_WATCH_SITE_HW;
   record.writer_pc = writers_->writer_of(raw.pc, &record.writer_text);
+  decode_watch_detail(data, size, plan_, skeleton_->maps.stack_traces, record);
   sink_(std::move(record));
 }
 

@@ -2,8 +2,11 @@
 
 #include <map>
 
+#include "attach/fetched_value.h"
 #include "hex.h"
 #include "output/json_envelope.h"
+#include "render/stack_frames.h"
+#include "probe_abi.h"
 
 namespace xref {
 namespace {
@@ -41,6 +44,19 @@ std::string module_name(const std::string& path) {
 }
 
 }  // namespace
+
+nlohmann::json stop_when_json(const WatchRequest& request, const std::optional<WatchStop>& stop) {
+  nlohmann::json fired = nullptr;
+  if (stop) {
+    fired = {{"seq", stop->sequence},
+             {"tid", stop->tid},
+             {"range", stop->range},
+             {"match", stop->match},
+             {"signal", XREF_PROBE_STOP_SIGNAL},
+             {"signal_result", stop->signal_result}};
+  }
+  return {{"filter", request.stop_when}, {"skip", request.stop_skip}, {"stop", fired}};
+}
 
 WatchRenderer::WatchRenderer(const Target& target, const WatchPlan& plan, const WatchRequest& request)
     : target_(target), plan_(plan), request_(request), symbolizer_(target.space, target.space.main_module()) {}
@@ -136,8 +152,76 @@ nlohmann::json WatchRenderer::record_json(const WatchRecord& record, const Watch
     return json;
   }
   json["new_read_after"] = (record.flags & XREF_WATCH_R_NEW_AFTER) != 0;
+  json["old_from_records"] = (record.flags & kWatchOldFromRecords) != 0;
   json["writer"] = writer_json(record);
+  add_detail_json(record, json);
+  if (marks_ != nullptr) add_mark_json(json, marks_->stamp(record.timestamp_ns));
   return json;
+}
+
+// --fetch, --regs, --callers: what the write's hit read (stores: at the
+// uprobe, before the store ran; hw: after the trap).
+void WatchRenderer::add_detail_json(const WatchRecord& record, nlohmann::json& json) {
+  if (!plan_.fetches.empty()) {
+    nlohmann::json fetches = nlohmann::json::array();
+    for (const FetchedValue& value : record.fetches) fetches.push_back(fetched_json(value));
+    json["fetches"] = fetches;
+  }
+  if (request_.regs) {
+    json["regs"] = record.regs.empty() ? nlohmann::json(nullptr) : registers_json(record.regs);
+    json["regs_at"] = record.site == XREF_WATCH_SITE_HW ? "after_trap" : "before_store";
+  }
+  if (request_.callers) {
+    nlohmann::json frames = nlohmann::json::array();
+    for (size_t at = 0; at < record.stack.size(); ++at) {
+      frames.push_back(stack_frame_json(symbolizer_, record.stack[at], at == 0));
+    }
+    json["stack"] = frames;
+  }
+}
+
+// --callers: the passing writes' stacks, counted in BPF per writer site,
+// the most frequent first.
+nlohmann::json WatchRenderer::callers_json(const WatchRun& run) {
+  constexpr size_t kShown = 64;
+  nlohmann::json stacks = nlohmann::json::array();
+  uint64_t unread = 0;
+  for (const WatchRangeCounts& counts : run.counts) unread += counts.stacks_unread;
+  for (size_t index = 0; index < run.stacks.size() && index < kShown; ++index) {
+    const WatchStackCount& counted = run.stacks[index];
+    nlohmann::json frames = nlohmann::json::array();
+    for (size_t at = 0; at < counted.frames.size(); ++at) {
+      frames.push_back(stack_frame_json(symbolizer_, counted.frames[at], at == 0));
+    }
+    nlohmann::json writer = nullptr;
+    if (counted.site < plan_.sites.size()) {
+      const WatchSite& site = plan_.sites[counted.site];
+      writer = {{"static_va", hex_value(site.static_va)},
+                {"module", module_name(plan_.modules[site.module].path)},
+                {"function", site.function},
+                {"offset", site.function_offset},
+                {"text", site.text},
+                {"by_contract", site.by_contract}};
+    }
+    const nlohmann::json site = counted.site == XREF_WATCH_SITE_HW ? nlohmann::json(nullptr) : nlohmann::json(counted.site);
+    stacks.push_back({{"site", site},
+                      {"writer", writer},
+                      {"writes", counted.writes},
+                      {"frames", frames}});
+  }
+  return {{"method", "frame_pointers"},
+          {"note", run.backend == "hw"
+                       ? "walked by the kernel through frame pointers at the trap (frame 0: the trap pc, the "
+                         "instruction after the writer); code built without frame pointers ends the walk early or "
+                         "yields a wrong frame"
+                       : "frame 1 is the store's return address by its .eh_frame CFA rule (a libc writer's: [rsp] at "
+                         "its entry); the frames after it are the kernel's frame-pointer walk, kept only where that "
+                         "walk agrees at frame 1 (code built with frame pointers)"},
+          {"distinct", run.stacks.size()},
+          {"shown", stacks.size()},
+          {"unread", unread},
+          {"complete", unread == 0},
+          {"stacks", stacks}};
 }
 
 nlohmann::json WatchRenderer::ranges_json(const WatchRun& run) const {
@@ -237,6 +321,7 @@ nlohmann::json WatchRenderer::summary_json(const WatchRun& run, const nlohmann::
         {"records_lost", counts.records_lost},
         {"unread", counts.unread},
         {"in_flight_full", counts.in_flight_full},
+        {"unfiltered", counts.unfiltered},
         {"writers", writers},
         {"unobserved_changes", state.unobserved},
         {"rearms", state.rearms},
@@ -285,7 +370,22 @@ nlohmann::json WatchRenderer::document(const WatchRun& run) {
       {"duration_ms", run.elapsed_ms},
       {"armed_ns", run.armed_ns},
       {"stop_reason", run.stop_reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(run.stop_reason)},
+      {"fetch", plan_.fetches.empty() ? nlohmann::json(nullptr) : nlohmann::json(to_string(plan_.fetches))},
+      {"filter", request_.filter.empty() ? nlohmann::json(nullptr) : nlohmann::json(request_.filter)},
   };
+  if (request_.callers) result["callers"] = callers_json(run);
+  uint64_t unfiltered = 0;
+  for (const WatchRangeCounts& counts : run.counts) unfiltered += counts.unfiltered;
+  if (unfiltered > 0) {
+    warnings.push_back("unfiltered: " + std::to_string(unfiltered) +
+                       " writes were not recorded because a value --filter needs could not be read (counted in "
+                       "summary[].unfiltered)");
+  }
+  if (marks_ != nullptr) {
+    result["marks"] = {{"file", marks_->path()}, {"clock", marks_->clock_name()}};
+    if (!marks_->untimed_reason().empty()) result["marks"]["untimed_reason"] = marks_->untimed_reason();
+  }
+  if (!request_.stop_when.empty()) result["stop_when"] = stop_when_json(request_, run.stop);
   return {
       {"schema_version", kSchemaVersion},
       {"tool", "xref"},
@@ -297,8 +397,9 @@ nlohmann::json WatchRenderer::document(const WatchRun& run) {
        {{"scope", plan_.scope},
         {"contracts", plan_.contracts},
         {"unobserved_check", run.unobserved_exact ? "exact: every write recorded, ranges re-read at each drain"
-                                                  : "resynced: writes were sampled (--every/--first), so a change "
-                                                    "no record explains is taken as it is, not reported"},
+                                                  : "resynced: writes were sampled or filtered (--every/--first/"
+                                                    "--filter), so a change no record explains is taken as it is, "
+                                                    "not reported"},
         {"refused_stores", plan_.refused}}},
       {"error", nullptr},
       {"warnings", warnings},

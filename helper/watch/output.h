@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "mark/follower.h"
 #include "process/symbolizer.h"
 #include "process/target.h"
 #include "watch/plan.h"
@@ -15,6 +16,10 @@
 
 namespace xref {
 
+// --stop-when in a result: the condition, --stop-skip and the write that
+// stopped its thread (null until it fired).
+nlohmann::json stop_when_json(const WatchRequest& request, const std::optional<WatchStop>& stop);
+
 class WatchRenderer {
  public:
   WatchRenderer(const Target& target, const WatchPlan& plan, const WatchRequest& request);
@@ -22,6 +27,8 @@ class WatchRenderer {
   // One record as a JSON line of --jsonl ({"type": "write", ...}); `run`
   // (at the end) says where a moved range was at the record's generation.
   nlohmann::json record_json(const WatchRecord& record, const WatchRun* run = nullptr);
+  // --mark-file: writes are stamped from this follower.
+  void set_marks(MarkFollower* marks) { marks_ = marks; }
 
  private:
   nlohmann::json writer_json(const WatchRecord& record);
@@ -29,11 +36,14 @@ class WatchRenderer {
   nlohmann::json ranges_json(const WatchRun& run) const;
   nlohmann::json sites_json() const;
   nlohmann::json summary_json(const WatchRun& run, const nlohmann::json& writes) const;
+  nlohmann::json callers_json(const WatchRun& run);
+  void add_detail_json(const WatchRecord& record, nlohmann::json& json);
 
   const Target& target_;
   const WatchPlan& plan_;
   const WatchRequest& request_;
   Symbolizer symbolizer_;
+  MarkFollower* marks_ = nullptr;
 };
 
 }  // namespace xref

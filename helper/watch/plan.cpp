@@ -7,6 +7,7 @@
 #include "hex.h"
 #include "parse_error_render.h"
 #include "watch/address_spec.h"
+#include "watch/detail.h"
 #include "watch/process_memory.h"
 #include "watch_abi.h"
 
@@ -184,21 +185,29 @@ Result<WatchPlan> plan_watch_ranges(const Target& target, const WatchRequest& re
                       "name an ADDR (g_total, 0x7f..:64) or a --follow 'SLOT->+OFF:LEN'");
   }
   const std::vector<uint64_t> stack_pointers = thread_stack_pointers(plan.pid);
-  for (const std::string& text : request.addresses) {
+  // A debugger's expression names its range (watch/debugger_expressions.h).
+  auto label = [](const std::vector<std::string>& labels, size_t index, const std::string& text) {
+    return index < labels.size() && !labels[index].empty() ? labels[index] : text;
+  };
+  for (size_t index = 0; index < request.addresses.size(); ++index) {
+    const std::string& text = request.addresses[index];
     auto spec = parse_address_spec(text);
     if (!spec) return spec.error();
     auto placed = place(target, *spec, request.length);
     if (!placed) return placed.error();
-    auto range = checked_range(target, text, placed->address, placed->length, stack_pointers);
+    auto range = checked_range(target, label(request.address_labels, index, text), placed->address, placed->length,
+                               stack_pointers);
     if (!range) return range.error();
     plan.ranges.push_back(std::move(*range));
   }
-  for (const std::string& text : request.follows) {
-    auto spec = parse_follow_spec(text);
+  for (size_t follow = 0; follow < request.follows.size(); ++follow) {
+    const std::string text = label(request.follow_labels, follow, request.follows[follow]);
+    auto spec = parse_follow_spec(request.follows[follow]);
     if (!spec) return spec.error();
     auto slot_place = place(target, spec->slot, 8);
     if (!slot_place) return slot_place.error();
-    auto slot = checked_range(target, spec->slot.spelled, slot_place->address, 8, stack_pointers);
+    const std::string slot_text = text == request.follows[follow] ? spec->slot.spelled : text.substr(0, text.rfind("->"));
+    auto slot = checked_range(target, slot_text, slot_place->address, 8, stack_pointers);
     if (!slot) return slot.error();
     slot->is_slot = true;
     slot->follow_spelled = text;
@@ -244,6 +253,7 @@ Result<WatchPlan> plan_watch_ranges(const Target& target, const WatchRequest& re
                           std::to_string(XREF_WATCH_MAX_RANGES) + " at once",
                       "watch fewer addresses, or one range over neighbours (ADDR:LEN)");
   }
+  if (auto detail = plan_watch_detail(request, plan); !detail) return detail.error();
   return plan;
 }
 

@@ -10,8 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "fetch_spec.h"
+#include "filter_program.h"
 #include "process/target.h"
 #include "result.h"
+#include "bpf_abi.h"
 #include "sites/store_sites.h"
 #include "watch/request.h"
 
@@ -64,7 +67,14 @@ struct WatchPlan {
   uint64_t after_missing = 0;        // stores whose next instruction takes no probe (EVEX): read at a later hit
   uint64_t refused = 0;              // stores the kernel takes no uprobe on (lock prefix, segment override), not seen
   uint64_t after_only = 0;           // of those, seen at their next instruction (lock xadd, cmpxchg, lock add ...)
+  std::optional<xref_filter_program> stop_filter;  // --stop-when, lowered (watch/stop_when.h)
   std::vector<std::string> warnings;
+  // --fetch, --filter, --regs, --callers (watch/detail.h): what each write
+  // carries besides its bytes.
+  std::vector<FetchItem> fetches;
+  std::optional<FilterProgram> filter;  // slots: the fetches, then `value`, then `old`
+  std::vector<xref_watch_site_caller> site_callers;  // --callers, stores: by site index
+  uint64_t callers_unknown = 0;         // --callers: store sites whose return address has no rule
 };
 
 // The ranges of the request (ADDRs, --follow slots and targets), resolved

@@ -13,6 +13,13 @@ namespace xref {
 struct WatchRequest {
   std::vector<std::string> addresses;  // 0xVA, sym, module:sym, sym+0x10, each with an optional :LEN
   std::vector<std::string> follows;    // --follow 'SLOT->+OFF:LEN' (docs/watch.md)
+  // In a debugger, what each range is called: the expression it was
+  // evaluated from (watch/debugger_expressions.h rewrote addresses[i] /
+  // follows[i] to the live address); "" or missing: as typed.
+  std::vector<std::string> address_labels;
+  std::vector<std::string> follow_labels;
+  uint64_t size = 0;                   // -s/--size: in a debugger, the length of each expression's range (0: its type's)
+  bool location = false;               // -l/--location: in a debugger, an expression's value is the address to watch
   uint64_t length = 0;                 // --len: the default length of an ADDR without :LEN (0: the symbol's size, else 8)
   std::string access = "write";        // write, rw (hw only)
   std::string backend = "auto";        // auto, hw, stores

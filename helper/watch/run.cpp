@@ -7,7 +7,9 @@
 #include "attach/run_loop.h"
 #include "attach/stop_signals.h"
 #include "monotonic_clock.h"
+#include "process/thread_states.h"
 #include "watch/process_memory.h"
+#include "watch/stop_when.h"
 
 namespace xref {
 namespace {
@@ -32,7 +34,8 @@ class Watcher {
     for (size_t index = 0; index < plan.ranges.size(); ++index) {
       run_.ranges[index].addresses.push_back(plan.ranges[index].parked ? 0 : plan.ranges[index].address);
     }
-    exact_ = request.every <= 1 && request.first == 0;
+    // --filter keeps writes out of the records: a change then may be one of them.
+    exact_ = request.every <= 1 && request.first == 0 && request.filter.empty();
     run_.unobserved_exact = exact_;
   }
 
@@ -180,6 +183,7 @@ class Watcher {
     const size_t offset = record.address - range.address;
     const size_t kept = std::min(record.old_bytes.size(), known.bytes.size() - offset);
     const bool lossy = !exact_;
+    if (!lossy) old_from_records(record, known.bytes, offset, kept);
     if (!lossy && !(record.flags & XREF_WATCH_R_OLD_UNREAD) &&
         !std::equal(record.old_bytes.begin(), record.old_bytes.begin() + static_cast<long>(kept),
                     known.bytes.begin() + static_cast<long>(offset))) {
@@ -200,6 +204,35 @@ class Watcher {
     const uint64_t write_ns = record.timestamp_ns;
     keep(std::move(record));
     follow_slot(index, write_ns);
+  }
+
+  // A lock or/and is seen at its next instruction (the kernel takes no
+  // uprobe on a lock prefix), and neither leaves its old value anywhere:
+  // or sets, and sets nothing back, the bits its source has; and clears
+  // the bits its source lacks. When every write is recorded, the bytes the
+  // records before it left are its old value, if they agree with what the
+  // instruction does: every bit or/and kept equal in old and new, no bit
+  // set by or cleared, none cleared by and set. A write between the store
+  // and its record, or one no probe saw, can make them disagree: the old
+  // value then stays unknown.
+  void old_from_records(WatchRecord& record, const std::vector<uint8_t>& known, size_t offset, size_t kept) {
+    if (!(record.flags & XREF_WATCH_R_OLD_UNREAD) || (record.flags & XREF_WATCH_R_NEW_UNREAD)) return;
+    if (record.site >= plan_.sites.size()) return;
+    const WatchSite& site = plan_.sites[record.site];
+    if (site.operand.kind != XREF_STORE_AFTER_ONLY || site.operand.contract != XREF_AFTER_ONLY_OLD_UNKNOWN) return;
+    const bool is_or = site.text.rfind("lock or ", 0) == 0;
+    const bool is_and = site.text.rfind("lock and ", 0) == 0;
+    if ((!is_or && !is_and) || kept == 0 || record.new_bytes.size() < kept) return;
+    // A lost record leaves the known bytes behind (counted per range in BPF).
+    const std::vector<WatchRangeCounts> counts = engine_->range_counts();
+    if (record.range < counts.size() && counts[record.range].records_lost + counts[record.range].in_flight_full > 0) return;
+    for (size_t at = 0; at < kept; ++at) {
+      const uint8_t old_byte = known[offset + at], new_byte = record.new_bytes[at];
+      if (is_or ? (old_byte & ~new_byte) != 0 : (new_byte & ~old_byte) != 0) return;
+    }
+    record.old_bytes.assign(known.begin() + static_cast<long>(offset), known.begin() + static_cast<long>(offset + kept));
+    record.flags &= ~XREF_WATCH_R_OLD_UNREAD;
+    record.flags |= kWatchOldFromRecords;
   }
 
   // Range `slot` is a --follow slot whose bytes may now point elsewhere.
@@ -255,6 +288,9 @@ Result<WatchRun> run_watch(const Target& target, WatchPlan& plan, const WatchReq
   std::optional<StopSignals> signals;
   if (callbacks.cancel_fd < 0) signals.emplace();
   if (auto alive = target.process.recheck(); !alive) return alive.error();
+  auto stop_filter = compile_watch_stop(request);
+  if (!stop_filter) return stop_filter.error();
+  plan.stop_filter = *stop_filter;
   WatchRun run;
   run.backend = choice.backend;
   run.backend_reason = choice.reason;
@@ -276,9 +312,59 @@ Result<WatchRun> run_watch(const Target& target, WatchPlan& plan, const WatchReq
   RunLoopStops stops;
   stops.process = &target.process;
   stops.stop_fd = callbacks.cancel_fd >= 0 ? callbacks.cancel_fd : signals->fd();
+  stops.stop_name = callbacks.cancel_fd >= 0 ? callbacks.cancel_reason : "interrupted";
   stops.duration_ms = request.duration_ms;
   stops.output_closed = callbacks.output_closed;
+  stops.wake_fd = (*engine)->wake_fd();  // a --follow slot's write: re-arm now, not at the drain timer
+  stops.drain_fd = callbacks.drain_fd;
+  auto elapsed_ms = [&] {
+    return static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count());
+  };
   RunLoopHooks hooks;
+  // A release the engine cannot do ends the run.
+  bool release_ends = false;
+  auto release = [&](const WatchReleaseAsk& ask) {
+    WatchReleaseDone done;
+    done.sites = ask.sites;
+    done.at_ms = elapsed_ms();
+    const bool stopped_before = every_thread_stopped(target.process.pid());
+    const uint64_t out_ns = monotonic_ns();
+    if (!ask.sites.empty()) {
+      if (auto out = (*engine)->release(ask.sites); !out) {
+        done.error = out.error();
+        release_ends = true;
+      }
+    }
+    done.gap_us = (monotonic_ns() - out_ns) / 1000;
+    done.process_stopped = stopped_before && every_thread_stopped(target.process.pid());
+    if (!done.error) {
+      run.released.push_back(done);
+      run.released_reasons.push_back(ask.reason);
+    }
+    if (callbacks.released) callbacks.released(run, done);
+  };
+  hooks.drain_requested = [&]() -> Result<void> {
+    if (callbacks.take_releases) {
+      for (const WatchReleaseAsk& ask : callbacks.take_releases()) release(ask);
+    }
+    if (!callbacks.drained || (callbacks.drain_waiting && !callbacks.drain_waiting())) return {};
+    // Everything the ring buffer holds, then the ranges re-read: the
+    // process is stopped, so what it shows is all there is.
+    while (true) {
+      auto more = (*engine)->drain();
+      if (!more) return more.error();
+      watcher.settle();
+      if (!*more) break;
+    }
+    watcher.check();
+    run.elapsed_ms = elapsed_ms();
+    run.counts = (*engine)->range_counts();
+    run.stop = (*engine)->stop();
+    callbacks.drained(run, (*engine)->until_hits_reached());
+    return {};
+  };
+  hooks.woken = [&] { (*engine)->woken(); };
   hooks.drain = [&]() -> Result<bool> {
     auto more = (*engine)->drain();
     if (!more) return more;
@@ -289,6 +375,7 @@ Result<WatchRun> run_watch(const Target& target, WatchPlan& plan, const WatchReq
   };
   hooks.bound = [&]() -> std::optional<std::string> {
     if ((*engine)->until_hits_reached()) return std::string("until_hits");
+    if (release_ends) return std::string("released");
     return std::nullopt;
   };
   auto ended = run_loop(stops, hooks);
@@ -299,7 +386,8 @@ Result<WatchRun> run_watch(const Target& target, WatchPlan& plan, const WatchReq
       watcher.settle();
       if (!more || !*more) break;
     }
-    watcher.check();
+    // After an exec the addresses are another program's: nothing to compare.
+    if (!ended->target_changed) watcher.check();
   }
   (*engine)->detach();
   run.elapsed_ms = static_cast<uint64_t>(
@@ -311,6 +399,8 @@ Result<WatchRun> run_watch(const Target& target, WatchPlan& plan, const WatchReq
   if (auto drained = (*engine)->drain(); !drained) return drained.error();
   watcher.settle();
   run.counts = (*engine)->range_counts();
+  run.stacks = (*engine)->stack_counts();
+  run.stop = (*engine)->stop();
   const std::vector<std::string> engine_warnings = (*engine)->warnings();
   run.warnings.insert(run.warnings.end(), engine_warnings.begin(), engine_warnings.end());
   for (uint32_t index = 0; index < plan.ranges.size(); ++index) {

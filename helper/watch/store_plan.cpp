@@ -10,6 +10,7 @@
 #include "number_parse.h"
 #include "x86_registers.h"
 #include "watch/contracts.h"
+#include "watch/detail.h"
 #include "watch/plan.h"
 #include "watch/site_place.h"
 
@@ -261,6 +262,11 @@ Result<void> plan_store_sites(const Target& target, const WatchRequest& request,
     plan.refused += table->counts.refused >= table->after_only.size() ? table->counts.refused - table->after_only.size() : 0;
   }
   if (!libc_in_scope) add_contract_sites(target, plan, scoped);
+  if (request.callers) {
+    std::vector<std::shared_ptr<const ElfImage>> images(plan.modules.size());
+    for (const ScopedImage& entry : scoped) images[entry.module] = entry.image;
+    plan_site_callers(images, plan);
+  }
   plan.scope.clear();
   for (const std::string& words : scope_words) plan.scope += (plan.scope.empty() ? "" : "; ") + words;
   if (plan.after_missing > 0) {

@@ -45,6 +45,8 @@ std::vector<WatchRangeCounts> sum_range_counts(const bpf_map* counts, size_t ran
       total.records_lost += cpu.records_lost;
       total.unread += cpu.unread;
       total.in_flight_full += cpu.in_flight_full;
+      total.unfiltered += cpu.unfiltered;
+      total.stacks_unread += cpu.stacks_unread;
     }
   }
   return totals;

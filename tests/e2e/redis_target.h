@@ -71,6 +71,14 @@ class RedisTarget {
     command_output("redis-cli -s " + socket_ + " < " + file + " > /dev/null");
   }
 
+  // A field of INFO stats (total_commands_processed, ...): redis's own count.
+  uint64_t info_stat(const std::string& field) const {
+    for (const std::string& line : command_lines("redis-cli -s " + socket_ + " info stats")) {
+      if (line.rfind(field + ":", 0) == 0) return std::stoull(line.substr(field.size() + 1));
+    }
+    throw std::runtime_error("INFO stats has no " + field);
+  }
+
   // The static VA of an exported function, as nm -D prints it.
   static uint64_t nm_dynamic(const std::string& name) {
     for (const std::string& line : command_lines("nm -D --defined-only " + executable())) {

@@ -5,6 +5,7 @@ the calls trace_target recorded itself when the worker sat between requests.
 `python3 interactive_test.py tab|interrupt`."""
 
 import os
+import re
 import shlex
 import sys
 
@@ -25,17 +26,22 @@ def check(condition, message, output=None):
         raise AssertionError(message + ("\n--- what gdb printed ---\n" + output if output is not None else ""))
 
 
-def start_gdb(record):
+def gdb_terminal(target):
+    """gdb under a pseudo-terminal with xref loaded, on `target` (program and arguments)."""
     require(bool(GDB) and os.access(GDB, os.X_OK), "gdb")
     require(os.geteuid() == 0, "BPF (run as root)")
     env = dict(os.environ)
     env["XREF_HELPER"] = shlex.quote(HELPER) + " serve"
     env["TERM"] = "xterm"
+    return Terminal([GDB, "-nx", "-q", "-iex", "set pagination off", "-iex", "set confirm off",
+                     "-ex", "source " + LOADER, "--args"] + target, env)
+
+
+def start_gdb(record):
     # Requests 20 ms apart: the worker sits in its sleep between requests
     # (where the record is complete) nearly all the time.
-    terminal = Terminal([GDB, "-nx", "-q", "-iex", "set pagination off", "-iex", "set confirm off",
-                         "-ex", "source " + LOADER, "--args", TARGET, "--threads", "1", "--requests", "1000000",
-                         "--interval-us", "20000", "--record", record], env)
+    terminal = gdb_terminal([TARGET, "--threads", "1", "--requests", "1000000", "--interval-us", "20000",
+                             "--record", record])
     try:
         type_command(terminal, "break svc::handle_request", r"Breakpoint 1 at ")
         type_command(terminal, "run", r"Breakpoint 1, ")
@@ -135,5 +141,52 @@ def interrupt_case():
         end(terminal, record)
 
 
+WATCH_TARGET = os.environ.get("XREF_WATCH_TARGET", "")
+
+
+def watch_interrupt_case():
+    """`xref watch` completes, and Ctrl-C at the running process prints the
+    writes since the last stop: the last one leaves g_total at what gdb
+    reads there (every write recorded, none after the stop)."""
+    record = "/tmp/xref-gdb-watch-interrupt-%d" % os.getpid()
+    go = record + ".go"
+    for path in (record, go):
+        if os.path.exists(path):
+            os.unlink(path)
+    open(go, "w").write("go\n")
+    terminal = gdb_terminal([WATCH_TARGET, "--threads", "2", "--rounds", "0", "--interval-us", "20000",
+                             "--go", go, "--record", record])
+    try:
+        type_command(terminal, "break configure", r"Breakpoint 1 at ")
+        type_command(terminal, "run", r"Breakpoint 1, ")
+        terminal.target = int(type_command(terminal, "info inferiors", r"\n\*? +1 +process (\d+) ").group(1))
+        type_command(terminal, "delete 1", r"")
+        complete(terminal, "xref wat", r"xref watch ")
+        complete(terminal, "xref watch --stop-w", r"xref watch --stop-when ")
+        type_command(terminal, "xref watch g_total", r"xref: session 1 watching PID \d+: 1 range")
+        for _ in range(2):
+            type_command(terminal, "continue", r"Continuing\.")
+            terminal.read(0.5)
+            terminal.send("\x03")
+            terminal.expect(r"received signal SIGINT")
+            start = terminal.expect(r"xref: watch session 1: \d+ new writes?").start()
+            # At most 20 print at the stop; `xref show` prints the rest.
+            type_command(terminal, "xref show", r"\(gdb\) xref show\r?\n")
+            terminal.wait_for(lambda: re.search(PROMPT, terminal.pending()) is not None, "the prompt after xref show")
+            shown = terminal.text()[start:]
+            last = [line for line in shown.split("\n") if "  [0]  " in line][-1]
+            new = int(last.split("→")[1].split()[0], 16)
+            value = int(type_command(terminal, "print g_total", r"\$\d+ = (\d+)").group(1))
+            check(new == value, "the last write shown leaves g_total at %#x, gdb reads %#x" % (new, value),
+                  terminal.text())
+        type_command(terminal, "xref stop", r"xref: session 1 ended \(stopped\)")
+        quit_gdb(terminal)
+    finally:
+        end(terminal, record)
+        if os.path.exists(go):
+            os.unlink(go)
+
+
 if __name__ == "__main__":
-    sys.exit(run_named({"tab": tab_case, "interrupt": interrupt_case}, sys.argv))
+    sys.exit(run_named({"tab": tab_case, "interrupt": interrupt_case, "watch_interrupt": watch_interrupt_case},
+                       sys.argv))

@@ -3,7 +3,7 @@ pseudo-terminal: option names of the helper's commands (the helper's own
 definitions, compared with `xref COMMAND --help`) and function names of the
 running target (compared with nm's), through the plugin's completion shim
 (lldb-plugin/xref_complete.py); then the completed commands run.
-`python3 completion_test.py probe|trace`."""
+`python3 completion_test.py probe|trace|watch`."""
 
 import os
 import re
@@ -155,5 +155,32 @@ def trace_case():
         end(terminal)
 
 
+def watch_case():
+    """watch's options complete from the helper's definitions (-s, -l and
+    --stop-when included: LLDB 19 parses what the shim declares), and the
+    completed command runs with the expression LLDB evaluates."""
+    terminal = start_lldb()
+    try:
+        for typed in ("--fol", "--stop-w", "--chan"):
+            option = unique(options_of("watch", typed), "watch " + typed)
+            tab(terminal, "xref watch " + typed, "xref watch %s " % option)
+            clear_line(terminal)
+        type_command(terminal, "help xref watch", r"Command Options Usage:")
+        terminal.expect_pending(PROMPT)
+        help_text = terminal.text()[terminal.text().rfind("help xref watch"):]
+        for short, long in (("-s", "--size"), ("-l", "--location")):
+            check(re.search(r"%s <[^>]+> \( %s <[^>]+> \)|%s \( %s \)" % (short, long, short, long), help_text)
+                  is not None, "help xref watch does not declare %s (%s)" % (short, long), terminal.text())
+        changed = unique(options_of("watch", "--chan"), "watch --chan")
+        terminal.send("xref watch -l routes -s 8 --chan\t")
+        terminal.expect_line("^" + PROMPT + re.escape("xref watch -l routes -s 8 %s " % changed) + "$")
+        terminal.send("--duration-ms 0\r")
+        terminal.expect(r"xref: session 1 ")
+        type_command(terminal, "xref stop --all", r"session 1 ended")
+        quit_lldb(terminal)
+    finally:
+        end(terminal)
+
+
 if __name__ == "__main__":
-    sys.exit(run_named({"probe": probe_case, "trace": trace_case}, sys.argv))
+    sys.exit(run_named({"probe": probe_case, "trace": trace_case, "watch": watch_case}, sys.argv))

@@ -143,9 +143,30 @@ def start(params, argv):
                                        "probe_sites": [], "breakpoints_to_disable": kept}}
 
 
+def watch(params, argv):
+    """Only the front end's part of `watch`: the expressions it evaluated
+    (`prepare.evaluate`, `prepared.evaluated`), printed back as received."""
+    location = "-l" in argv
+    expressions = [word for word in argv[1:] if not word.startswith("-")]
+    if "prepared" not in params:
+        return {"prepare": {"evaluate": [{"index": i, "expression": e, "location": location, "count": 1,
+                                          "for": "address"} for i, e in enumerate(expressions)]}}
+    lines = ["fake watch: debug_registers_used %s" % params.get("context", {}).get("debug_registers_used")]
+    for item in params["prepared"].get("evaluated", []):
+        expression = expressions[item["index"]]
+        if item.get("error") is None:
+            lines.append("fake watch: [%d] %s = %s %d %s" % (item["index"], expression, item["address"], item["size"],
+                                                             item.get("type")))
+        else:
+            lines.append("fake watch: [%d] %s: error: %s" % (item["index"], expression, item["error"]))
+    return {"text": lines}
+
+
 def run(params):
     argv = params.get("argv") or ["help"]
     command = argv[0]
+    if command == "watch":
+        return watch(params, argv)
     if command in ("trace", "probe"):
         return start(params, argv)
     if command in ("maps", "doctor", "resolve"):

@@ -4,17 +4,20 @@ stopped with Ctrl-C (an interrupt: LLDB runs no stop hook for it), at a
 breakpoint and by a step (the stop hook prints those). The counts are
 compared with the calls trace_target recorded itself, the windows with its
 recorded requests; --heartbeat-ms lines print while the process runs.
-`python3 interrupt_test.py probe|trace|stop_when|heartbeat`."""
+`python3 interrupt_test.py probe|trace|stop_when|heartbeat|watch`."""
 
+import json
 import os
 import re
 import shlex
+import signal
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "support"))
 from facility import require, run_named  # noqa: E402
 from terminal import Terminal  # noqa: E402
 from trace_target_record import probe_block, recorded  # noqa: E402
+import watch_target_record as wt  # noqa: E402
 
 LLDB = os.environ.get("XREF_LLDB_PROGRAM", "")
 PLUGIN = os.environ.get("XREF_LLDB_PLUGIN", "")
@@ -265,7 +268,63 @@ def heartbeat_case():
         end(terminal, record)
 
 
-TESTS = {"probe": probe_case, "trace": trace_case, "stop_when": stop_when_case, "heartbeat": heartbeat_case}
+WATCH_TARGET = os.environ.get("XREF_WATCH_TARGET_GCC", "")
+
+
+def watch_case():
+    """xref watch g_total, then Ctrl-C twice while watch_target writes it:
+    each interrupt prints the new writes once (after LLDB's stop report);
+    after `xref stop` the watch's writes are the first of the record,
+    exactly, and every round recorded before the last interrupt is there."""
+    record = fresh_record("watch")
+    go = record + "-go"
+    terminal = lldb_at_main([WATCH_TARGET, "--threads", "1", "--rounds", "0", "--interval-us", "20000",
+                             "--go", go, "--record", record])
+    try:
+        type_command(terminal, "breakpoint delete 1", r"1 breakpoints deleted")  # main has two locations
+        type_command(terminal, "script open(%r, 'w').close()" % go, r"script open\(")
+        type_command(terminal, "xref watch g_total --duration-ms 0", r"xref: session 1 ")
+        stops = 0
+        for _ in range(2):
+            before = len(wt.read_record(record))
+            type_command(terminal, "continue", r"Process \d+ resuming")
+            terminal.wait_for(lambda: len(wt.read_record(record)) >= before + 30, "watch_target recorded 30 writes")
+            terminal.send("\x03")
+            terminal.expect(r"stop reason = signal SIGSTOP")
+            terminal.expect(r"xref: watch session 1: \d+ new writes?")
+            stops += 1
+        at_last_stop = len(wt.read_record(record))
+        type_command(terminal, "xref stop 1", r"xref: session 1 ended \(stopped\)")
+        type_command(terminal, "xref show --all --json", r"\n(\{[^\n]*\"live_watch\"[^\n]*)\n")
+        document = json.loads(re.findall(r"\n(\{[^\n]*\"live_watch\"[^\n]*)\n", terminal.text())[-1])
+        document = document.get("document", document)  # {"session", "document"}: one session's
+        type_command(terminal, "process handle SIGTERM -s false -n false -p true", r"SIGTERM +true +false +false")
+        # The round it is in ends, recorded, and it exits (LLDB's `process
+        # signal` cannot send while the process is stopped).
+        os.kill(terminal.target, signal.SIGTERM)
+        type_command(terminal, "continue", r"Process \d+ exited with status = 0")
+        terminal.expect_pending(PROMPT)
+        terminal.send("quit\r")
+        terminal.finish()
+        output = terminal.text()
+        interrupts = output[:output.rfind("xref stop 1")]  # `xref stop` prints the rest
+        check(len(re.findall(r"xref: watch session 1: \d+ new writes?", interrupts)) == stops,
+              "%d interrupts did not print the new writes once each" % stops, output)
+        recorded_writes = [(w.tid, w.old.hex(), w.new.hex(), w.function) for w in wt.read_record(record)
+                           if w.object == "g_total"]
+        watched = [(w["tid"], w["old_bytes"], w["new_bytes"], w["writer"]["function"])
+                   for w in sorted(document["result"]["writes"], key=lambda w: w["seq"])]
+        recorded_before = sum(1 for w in wt.read_record(record)[:at_last_stop] if w.object == "g_total")
+        check(len(watched) >= recorded_before and watched == recorded_writes[:len(watched)],
+              "the watch's %d writes are not the record's first (%d g_total writes recorded before the stop)" %
+              (len(watched), recorded_before), output)
+    finally:
+        end(terminal, record)
+        if os.path.exists(go):
+            os.unlink(go)
+
+
+TESTS = {"watch": watch_case, "probe": probe_case, "trace": trace_case, "stop_when": stop_when_case, "heartbeat": heartbeat_case}
 
 
 if __name__ == "__main__":

@@ -184,7 +184,7 @@ TEST_F(LldbFakeHelper, WindowsOfASessionEndedByTheProcessExitArePrinted) {
 TEST_F(LldbFakeHelper, HelpComesFromTheHelper) {
   const LldbRun run = run_lldb({"help xref", "xref trace --help", "xref maps --help"}, {}, fake_environment());
   EXPECT_EQ(run.exit_status, 0) << run.output;
-  for (const char* name : {"trace", "probe", "sessions", "show", "stop", "doctor", "maps", "resolve", "break", "helper"}) {
+  for (const char* name : {"trace", "probe", "watch", "sessions", "show", "stop", "doctor", "maps", "resolve", "break", "helper"}) {
     EXPECT_TRUE(std::regex_search(run.output, std::regex(std::string("\n +") + name + " +-- "))) << name << "\n" << run.output;
   }
   EXPECT_TRUE(run.has("fake trace help")) << run.output;

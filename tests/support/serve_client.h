@@ -216,4 +216,14 @@ class ServeClient {
   std::deque<nlohmann::json> pending_;
 };
 
+// Protocol 2's `run` with the user's `words` at process `pid`, plus `extra` params.
+inline nlohmann::json run_words(ServeClient& helper, const std::vector<std::string>& words, pid_t pid,
+                                nlohmann::json extra = nlohmann::json::object(),
+                                nlohmann::json context = nlohmann::json::object()) {
+  context["pid"] = pid;
+  nlohmann::json params = {{"argv", words}, {"context", context}};
+  params.update(extra);
+  return helper.request("run", params);
+}
+
 }  // namespace xref::test

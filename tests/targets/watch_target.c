@@ -12,7 +12,8 @@
 //   g_counts     int32_t[4]  g_counts[slot]++ (count_slot) and += through a pointer
 //                            (count_add): one slot per thread, written without the lock
 //                            while no other thread shares the slot
-//   g_flag       uint8_t     a plain 1-byte mov (set_flag), a 1-byte xchg (flag_exchange)
+//   g_flag       uint8_t     a plain 1-byte mov (set_flag), a 1-byte xchg (flag_exchange);
+//                            with --lock-bits also a 1-byte lock or and lock and (flag_bits)
 //   g_config     struct config (144 bytes), always through a pointer argument: fields
 //                            of 1/2/4/8 bytes and an |= (configure), a 16-byte struct copy
 //                            (set_window: movups), an array element by index (set_weight),
@@ -50,7 +51,8 @@
 // Usage:
 //   watch_target [--threads N] [--rounds N] [--interval-us N] [--go FILE]
 //                [--record FILE] [--late-thread] [--realloc] [--realloc-every K]
-//                [--read-fd] [--cas-miss] [--follow-delay-us N]
+//                [--read-fd] [--cas-miss] [--follow-delay-us N] [--exec-at-end FILE]
+//                [--lock-bits]
 //
 //   --threads N         worker threads (1..16, default 2), created before ready
 //   --rounds N          rounds per writer thread (default 20; 0: until SIGTERM/SIGINT)
@@ -64,6 +66,11 @@
 //   --cas-miss          each round also runs a lock cmpxchg that fails (old == new)
 //   --follow-delay-us N after moving `moving`, wait N us (lock held) before writing
 //                       the new block's length: time for a --follow watch to re-arm
+//   --lock-bits         each round also sets and clears bits of g_flag with lock or
+//                       and lock and (their old value is not in any register after)
+//   --exec-at-end FILE  after the exit lines, exec /bin/sh, which waits until FILE
+//                       exists, then exits 0: the same PID, another program (a
+//                       watch must see the exec, not an exit)
 // Writer threads wait for each other after their last round (an exiting
 // thread's malloc cache would give realloc room to grow in place).
 // Bad arguments: a usage line on stderr, exit status 2.
@@ -171,6 +178,8 @@ struct options {
   bool read_fd;
   bool cas_miss;
   uint64_t follow_delay_us;
+  const char* exec_end_file;
+  bool lock_bits;
 };
 
 static struct options options = {.threads = 2, .rounds = 20, .interval_us = 1000};
@@ -331,6 +340,17 @@ WRITER uint8_t flag_exchange(uint8_t value) {
   return old;
 }
 
+// __atomic_fetch_or/and with the result unused: the compilers emit `lock
+// or`/`lock and` on memory, which leave no copy of the old value.
+WRITER void flag_bits(uint8_t set, uint8_t clear) {
+  uint8_t old = g_flag;
+  __atomic_fetch_or(&g_flag, set, __ATOMIC_SEQ_CST);
+  note_write("g_flag", 0, 1, &old, &g_flag, __func__, NULL);
+  old = g_flag;
+  __atomic_fetch_and(&g_flag, (uint8_t)~clear, __ATOMIC_SEQ_CST);
+  note_write("g_flag", 0, 1, &old, &g_flag, __func__, NULL);
+}
+
 // --- writers: g_config, always through a pointer ------------------------------------
 
 #define NOTE_FIELD(config, field, old)                                                                   \
@@ -486,6 +506,7 @@ static void run_round(unsigned index, unsigned round) {
 
   set_flag((uint8_t)(round * 3 + index));
   flag_exchange((uint8_t)(0x80 | round));
+  if (options.lock_bits) flag_bits((uint8_t)(1u << (round % 7)), (uint8_t)(round % 2 ? 0x80 : 0x03));
 
   configure(&g_config, round);
   set_window(&g_config, &kWindows[round % 2]);
@@ -572,7 +593,7 @@ static void usage(const char* problem) {
   fprintf(stderr,
           "watch_target: %s\nusage: watch_target [--threads N] [--rounds N] [--interval-us N] [--go FILE] "
           "[--record FILE] [--late-thread] [--realloc] [--realloc-every K] [--read-fd] [--cas-miss] "
-          "[--follow-delay-us N]\n",
+          "[--follow-delay-us N] [--exec-at-end FILE] [--lock-bits]\n",
           problem);
   exit(2);
 }
@@ -607,6 +628,11 @@ static void parse_options(int argc, char** argv) {
     } else if (strcmp(option, "--go") == 0 || strcmp(option, "--record") == 0) {
       if (value == NULL || value[0] == '\0') usage("missing file name");
       *(option[2] == 'g' ? &options.go_file : &options.record_path) = value, ++i;
+    } else if (strcmp(option, "--exec-at-end") == 0) {
+      if (value == NULL || value[0] == '\0') usage("missing file name");
+      options.exec_end_file = value, ++i;
+    } else if (strcmp(option, "--lock-bits") == 0) {
+      options.lock_bits = true;
     } else if (strcmp(option, "--late-thread") == 0) {
       options.late_thread = true;
     } else if (strcmp(option, "--realloc") == 0) {
@@ -701,5 +727,9 @@ int main(int argc, char** argv) {
   print_hex_line("moving_slot", &moving_slot, sizeof moving_slot);
   fflush(stdout);
   for (size_t i = 0; i < blocker_count; ++i) free(blockers[i]);  // read: the compiler must keep the mallocs
+  if (options.exec_end_file != NULL) {
+    execl("/bin/sh", "sh", "-c", "while [ ! -e \"$0\" ]; do sleep 0.01; done", options.exec_end_file, (char*)NULL);
+    return 1;
+  }
   return 0;
 }

@@ -62,9 +62,7 @@ void hello(ServeClient& helper) {
 
 nlohmann::json run(ServeClient& helper, const std::vector<std::string>& words, pid_t pid,
                    nlohmann::json extra = nlohmann::json::object()) {
-  nlohmann::json params = {{"argv", words}, {"context", {{"pid", pid}}}};
-  params.update(extra);
-  return helper.request("run", params);
+  return run_words(helper, words, pid, std::move(extra));
 }
 
 std::string text_of(const nlohmann::json& answer) {

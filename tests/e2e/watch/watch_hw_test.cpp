@@ -108,6 +108,38 @@ TEST_P(WatchHwRecords, GlobalsEqualTheRecord) {
   EXPECT_EQ(watched, recorded);
 }
 
+// --filter, --fetch, --regs and --callers with debug registers: the
+// filter keeps exactly the record's writes where the byte grows, and each
+// write's registers and fetches are taken after the trap (rip: the trap pc,
+// the instruction after the writer; the fetched sp: rsp).
+TEST_P(WatchHwRecords, FilteredWritesWithTheirRegistersEqualTheRecord) {
+  XREF_REQUIRE(bpf_usable(), "root for perf breakpoints");
+  WatchTarget target(GetParam(), {"--threads", "2", "--rounds", "15"});
+  const WatchedRun run =
+      watch_until_exit(target, {"--backend", "hw", "--filter", "value > old", "--fetch", "sp=%sp:u64", "--regs",
+                                "--callers", target.address("g_flag") + ":1"});
+  if (run.xref.exit_status == kDoNotFire) {
+    ASSERT_FALSE(breakpoints_fire_here()) << "xref says the registers do not fire, this test's breakpoint says they do: "
+                                        << run.xref.err;
+    GTEST_SKIP() << "the live self-test says debug registers do not fire here: " << run.xref.err;
+  }
+  ASSERT_EQ(run.xref.exit_status, 0) << run.xref.err << run.xref.out;
+  ThreadWrites kept;
+  for (const wt::Write& write : run.record) {
+    if (write.object != "g_flag" || write.new_value() <= write.old_value()) continue;
+    kept[write.tid].push_back({write.object, write.offset, wt::hex_of(write.old_bytes), wt::hex_of(write.new_bytes),
+                               write.function});
+  }
+  ASSERT_FALSE(kept.empty());
+  EXPECT_EQ(watched_writes(run.document, {"g_flag"}), kept);
+  for (const nlohmann::json& write : run.document["result"]["writes"]) {
+    EXPECT_EQ(write["regs_at"], "after_trap");
+    EXPECT_EQ(hex_field(write["regs"]["rip"]), hex_field(write["writer"]["trap_pc"])) << write.dump();
+    EXPECT_EQ(hex_field(write["fetches"][0]["value"]), hex_field(write["regs"]["rsp"])) << write.dump();
+    EXPECT_FALSE(write["stack"].empty()) << write.dump();
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Builds, WatchHwRecords,
                          ::testing::Values("watch_target", "watch_target_clang", "watch_target_nopie"));
 

@@ -59,7 +59,7 @@ TEST(SessionText, ReleaseLines) {
 
 TEST(SessionText, SessionsTableShowsAProbesHits) {
   EXPECT_EQ(sessions_table({}),
-            (std::vector<std::string>{"xref: no sessions; start one with `xref trace` or `xref probe`"}));
+            (std::vector<std::string>{"xref: no sessions; start one with `xref trace`, `xref probe` or `xref watch`"}));
   const std::vector<std::string> table = sessions_table({
       {1, "ended (max_windows)", 4242, "uprobe_multi", "trace", 2, 36, "trace --start handle_request"},
       {2, "running", 4242, "uprobe_multi", "probe", 0, 1820, "probe validate"},

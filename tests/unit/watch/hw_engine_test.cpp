@@ -26,8 +26,10 @@
 
 #include "require.h"
 #include "target_process.h"
+#include "watch/detail.h"
 #include "watch/hw_engine.h"
 #include "watch/hw_threads.h"
+#include "watch/stop_when.h"
 
 namespace xref {
 namespace {
@@ -143,6 +145,74 @@ TEST(HwEngine, OneBreakpointPerRangePerThreadAndNoneAfterDetach) {
   EXPECT_EQ(perf_descriptors().size(), perf_before);
   EXPECT_EQ(link_descriptors().size(), links_before);
   for (const uint32_t tid : tids) EXPECT_EQ(free_debug_registers(tid, words), 4) << "thread " << tid;
+}
+
+// --fetch, --filter, --regs and --callers make the program carry a detail
+// after each record and run probe's fetch and filter code at each trap: it
+// must still load, pass the verifier and attach to every thread's event
+// (whether the registers fire here or not), with the filter's names
+// resolved, and leave nothing behind.
+TEST(HwEngine, TheProgramWithFetchFilterRegsAndCallersLoadsAndAttaches) {
+  XREF_REQUIRE(geteuid() == 0, "root (perf breakpoints on another process, BPF)");
+  test::TargetProcess target({kTarget, "--threads", "1"});
+  const std::vector<uint32_t> tids = thread_ids(target.pid());
+  const size_t perf_before = perf_descriptors().size();
+  WatchRequest request;
+  request.fetch = "sp=%sp:u64,word=+0(%sp):u64,name=+0(%sp):string[16]";
+  request.filter = "value > old && word != 0 || name == \"x*\"";
+  request.regs = true;
+  request.callers = true;
+  WatchPlan plan = words_plan(target, {1});
+  ASSERT_TRUE(plan_watch_detail(request, plan));
+  ASSERT_TRUE(plan.filter);
+  EXPECT_EQ(plan.fetches.size(), 3u);
+  auto engine = start_hw_watch_engine_untested(plan, request, [](WatchRecord&&) {});
+  ASSERT_TRUE(engine) << engine.error().message;
+  EXPECT_EQ(perf_descriptors().size(), perf_before + tids.size());
+  ASSERT_TRUE((*engine)->arm());
+  ASSERT_TRUE((*engine)->drain());
+  (*engine)->detach();
+  EXPECT_EQ(perf_descriptors().size(), perf_before);
+}
+
+// `value` and `old` are integers of the range's 1, 2, 4 or 8 bytes: a filter
+// that names them over a range of another length is refused, naming it.
+TEST(HwEngine, AFilterOnValueOverARangeOfNoIntegerLengthIsRefused) {
+  WatchPlan plan;
+  WatchRange range;
+  range.address = 0x1000;
+  range.length = 12;
+  range.spelled = "buf:12";
+  plan.ranges.push_back(range);
+  WatchRequest request;
+  request.filter = "value == 3";
+  auto refused = plan_watch_detail(request, plan);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("buf:12 is 12 bytes"), std::string::npos) << refused.error().message;
+  request.fetch = "n=%di:u64";
+  request.filter = "n == 3";  // no `value`: any range will do
+  EXPECT_TRUE(plan_watch_detail(request, plan));
+  request.fetch = "value=%di:u64";
+  EXPECT_FALSE(plan_watch_detail(request, plan));  // the watch's own name
+}
+
+// --stop-when's check is in the program (bpf/watch_stop.bpf.h): with a
+// condition the kernel's verifier accepts it, and nothing has stopped yet.
+TEST(HwEngine, TheProgramLoadsWithAStopCondition) {
+  XREF_REQUIRE(geteuid() == 0, "root (perf breakpoints on another process, BPF)");
+  test::TargetProcess target({kTarget, "--threads", "1"});
+  WatchRequest request;
+  request.stop_when = "value == 7 || old > 9";
+  request.stop_skip = 1;
+  auto condition = compile_watch_stop(request);
+  ASSERT_TRUE(condition) << condition.error().message;
+  WatchPlan plan = words_plan(target, {0});
+  plan.stop_filter = *condition;
+  auto engine = start_hw_watch_engine_untested(plan, request, [](WatchRecord&&) {});
+  ASSERT_TRUE(engine) << engine.error().message;
+  ASSERT_TRUE((*engine)->arm());
+  EXPECT_FALSE((*engine)->stop().has_value());
+  (*engine)->detach();
 }
 
 TEST(HwEngine, ThreadsCreatedAfterArmingInheritTheBreakpoints) {
