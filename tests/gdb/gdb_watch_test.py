@@ -5,8 +5,10 @@ expressions (a field through a pointer in the selected frame, a global,
 `*buf@64`, `-l`), --stop-when stops gdb at the write that makes it true
 (the record says which thread wrote it; the stopped thread's pc is just
 past the store and the value is the new one), `xref stop`, a breakpoint on
-a probed store (the session releases it), and the target's exit. One test
-per run: `python3 gdb_watch_test.py NAME` (tests/gdb/CMakeLists.txt)."""
+a probed store (the session releases it), the target's exit, the writes to
+`*buf@64` and `-l buf -s 64` equal to the record's, and an expression gdb
+cannot evaluate (one line, nothing attached). One test per run:
+`python3 gdb_watch_test.py NAME` (tests/gdb/CMakeLists.txt)."""
 
 import os
 import re
@@ -18,6 +20,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from gdb_batch import main, require_bpf, run_gdb  # noqa: E402
 import watch_target_record  # noqa: E402
+from watch_writes import expect_equal, expected_writes, last_document, watched_writes  # noqa: E402
 
 TARGETS = os.environ.get("XREF_WATCH_TARGET_DIR", "")
 BUILDS = {"gcc": "watch_target", "clang": "watch_target_clang"}
@@ -192,9 +195,90 @@ def debug_registers(compiler):
         check(counts == [0, 1, 5, 6, 2], "gdb's debug registers counted %s, not [0, 1, 5, 6, 2]" % counts, run)
 
 
+def startup_of(output):
+    """The target's startup lines (it writes to gdb's stdout), parsed."""
+    lines = []
+    for line in output.split("\n"):
+        if line == "ready":
+            break
+        if re.match(r"^(obj|thread|pid) ", line):
+            lines.append(line)
+    return watch_target_record.parse_startup(lines)
+
+
+# `xref watch WORDS` stopped at the first write of the first round
+# (total_fetch_add: nothing written yet), the target run to its exit: the
+# first 64 bytes of the heap buffer (a byte loop, memcpy and memset write
+# there); the watch's writes (its JSON) are exactly the record's writes of
+# those bytes, per thread, old -> new, writer; the printed summary counts
+# them all.
+def buffer_to_exit(compiler, words, spelled):
+    require_bpf()
+    with Target(compiler) as target:
+        run = run_gdb(["break total_fetch_add", "run", "delete 1", "xref watch %s --duration-ms 0" % words,
+                       "continue", "xref show --all --json"], target.argv)
+        check(run.exit_status == 0, "gdb failed", run)
+        check(re.search(r"\[Inferior 1 \(process \d+\) exited normally\]", run.output) is not None,
+              "the process did not exit normally", run)
+        buf = startup_of(run.output).objects["buf"].address
+        start = run.between("(gdb) xref watch", "(gdb) continue")
+        check(re.search(r"\n  \[0\] %s  %#x  64 bytes\n" % (re.escape(spelled), buf), start) is not None,
+              "no range line [0] %s at buf's %#x, 64 bytes" % (spelled, buf), run)
+        check(run.count("xref: session 1 ended (target_exited)") == 1, "the end at the exit was not printed once", run)
+        document = last_document(run.output)
+        check(document is not None, "no live_watch document printed", run)
+        result = document["result"]
+        check(result["stop_reason"] == "target_exited", "stop_reason %r" % result["stop_reason"], run)
+        check(result["lost"] == 0, "writes lost", run)
+        check([(int(r["address"], 16), r["length"]) for r in result["ranges"]] == [(buf, 64)],
+              "ranges %r, not buf's %#x, 64 bytes" % (result["ranges"], buf), run)
+        expected = expected_writes(target.writes(), [("buf", 0, 64)])
+        expect_equal(expected, watched_writes(document), run.output)
+        count = sum(len(writes) for writes in expected.values())
+        summary = re.search(r"\n +\[0\] %s: (\d+) writes \((\d+) recorded" % re.escape(spelled), run.output)
+        check(summary is not None, "no summary of %s" % spelled, run)
+        check(int(summary.group(1)) == count and int(summary.group(2)) == count,
+              "the summary counts %s writes, %s recorded; the record has %d" % (summary.group(1), summary.group(2),
+                                                                               count), run)
+
+
+# gdb's artificial array: the helper splits @64, gdb evaluates *buf.
+def buffer_array(compiler):
+    buffer_to_exit(compiler, "'*buf@64'", "*buf@64")
+
+
+# -l: buf's value is the address, -s 64 its length.
+def buffer_location(compiler):
+    buffer_to_exit(compiler, "-l buf -s 64", "buf")
+
+
+# An expression gdb cannot evaluate: one line naming it with gdb's own
+# message (the same `print` gives) and a hint, and nothing attached: no
+# session, the target runs to its exit untouched.
+def evaluation_error(compiler):
+    require_bpf()
+    with Target(compiler) as target:
+        run = run_gdb(["break configure", "run", "delete 1", "print nosuchvar", "xref watch nosuchvar",
+                       "xref sessions", "continue"], target.argv)
+        check(run.exit_status == 0, "gdb failed", run)
+        message = run.between("(gdb) print nosuchvar", "(gdb) xref watch").split("\n")[1]
+        check(message.startswith("No symbol"), "gdb's own message is not %r" % message, run)
+        error = run.between("(gdb) xref watch nosuchvar", "(gdb) xref sessions").split("\n")[1:]
+        check(len(error) == 2 and error[1] == "" and error[0].startswith('xref: watch "nosuchvar": %s; ' % message)
+              and "-l EXPR" in error[0], "not one line naming the expression with gdb's message and a hint: %r"
+              % error, run)
+        sessions = run.between("(gdb) xref sessions", "(gdb) continue").split("\n")[1:]
+        check(sessions[0].startswith("xref: no sessions"), "a session is listed: %r" % sessions, run)
+        check(re.search(r"\[Inferior 1 \(process \d+\) exited normally\]", run.output) is not None,
+              "the process did not exit normally", run)
+        check(len(target.writes()) > 0, "the target recorded no write", run)
+        check(" ended (" not in run.output, "a session ended", run)
+
+
 TESTS = {"debug_registers": lambda: debug_registers("gcc")}
 for _compiler in BUILDS:
-    for _case in (stop_when, stop_skip, globals_to_exit, stop_and_release):
+    for _case in (stop_when, stop_skip, globals_to_exit, stop_and_release, buffer_array, buffer_location,
+                  evaluation_error):
         TESTS["%s_%s" % (_case.__name__, _compiler)] = (lambda case, compiler: lambda: case(compiler))(_case, _compiler)
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ there with an LLDB expression; lets the target run to its exit.
     python3 watch_test.py CASE-COMPILER    (CASE: global struct array location stop_when stop release parity)
 """
 
-import json
 import os
 import re
 import subprocess
@@ -23,6 +22,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from facility import require, run_named  # noqa: E402
 from lldb_batch import between, lldb_available, run_lldb  # noqa: E402
 import watch_target_record as wt  # noqa: E402
+from watch_writes import expect_equal, expected_writes, last_document, watched_writes  # noqa: E402
 
 TARGETS = {"gcc": os.environ.get("XREF_WATCH_TARGET_GCC", ""), "clang": os.environ.get("XREF_WATCH_TARGET_CLANG", "")}
 FIRST_WRITER = "total_fetch_add"
@@ -73,57 +73,9 @@ class Run:
 
     def document(self):
         """The live_watch document `xref show --all --json` printed last."""
-        found = None
-        for line in self.output.split("\n"):
-            if line.startswith("{") and '"live_watch"' in line:
-                found = json.loads(line)
+        found = last_document(self.output)
         check(found is not None, "no live_watch document printed", self.output)
-        return found.get("document", found)  # {"session", "document"}: one session's
-
-
-def expected_writes(record, ranges):
-    """The record's writes of `ranges` ([(object, offset, length)], in the
-    watch's range order), per thread in order: (range, offset in the range,
-    old hex, new hex, function). Kernel writes are the watch's unobserved
-    changes, not writes."""
-    threads = {}
-    for write in record:
-        if write.by_kernel:
-            continue
-        for index, (obj, offset, length) in enumerate(ranges):
-            part = wt.clip(write, obj, offset, length)
-            if part is not None:
-                threads.setdefault(write.tid, []).append(
-                    (index, part.offset - offset, part.old.hex(), part.new.hex(), part.function))
-    return threads
-
-
-def watched_writes(document):
-    """The document's writes in the same shape; a libc writer by contract is
-    named by its caller, as the record names it."""
-    threads = {}
-    for write in sorted(document["result"]["writes"], key=lambda w: w["seq"]):
-        writer = write["writer"] or {}
-        function = writer.get("function", "?")
-        if writer.get("by_contract") and writer.get("caller"):
-            function = writer["caller"]["function"]
-        threads.setdefault(write["tid"], []).append(
-            (write["range"], write["offset"], write["old_bytes"], write["new_bytes"], function))
-    return threads
-
-
-def expect_equal(expected, watched, output):
-    check(sum(len(writes) for writes in expected.values()) > 0, "the target recorded no write of the ranges", output)
-    for tid, writes in expected.items():
-        seen = watched.get(tid, [])
-        for i in range(max(len(writes), len(seen))):
-            check(i < len(seen), "thread %d: the watch missed write %d: %r" % (tid, i + 1, writes[i]), output)
-            check(i < len(writes), "thread %d: the watch saw a write the target did not record: %r" % (tid, seen[i]),
-                  output)
-            check(writes[i] == seen[i], "thread %d write %d: recorded %r, watched %r" % (tid, i + 1, writes[i], seen[i]),
-                  output)
-    for tid in watched:
-        check(tid in expected, "the watch saw writes of thread %d, which recorded none" % tid, output)
+        return found
 
 
 def watch_to_exit(compiler, words, ranges_of):
