@@ -95,7 +95,10 @@ Result<void> apply_evaluations(WatchRequest& request, const std::vector<WatchExp
                         "the front end must answer every prepare.evaluate entry (docs/protocol.md)");
     }
     if (answer->error) {
-      return make_error(ErrorCode::invalid_argument, what + ": " + *answer->error,
+      // The debugger's sentence ends where the hint begins ("...context; give ..."), not in ".;".
+      std::string said = *answer->error;
+      if (!said.empty() && said.back() == '.') said.pop_back();
+      return make_error(ErrorCode::invalid_argument, what + ": " + said,
                         expression.location ? "with -l the expression's value is the address: give a pointer or an "
                                               "integer (`print EXPR` shows what the debugger makes of it)"
                                             : "give an lvalue (a variable, a field, *pointer) the selected frame "

@@ -264,7 +264,7 @@ def evaluation_error(compiler):
         message = run.between("(gdb) print nosuchvar", "(gdb) xref watch").split("\n")[1]
         check(message.startswith("No symbol"), "gdb's own message is not %r" % message, run)
         error = run.between("(gdb) xref watch nosuchvar", "(gdb) xref sessions").split("\n")[1:]
-        check(len(error) == 2 and error[1] == "" and error[0].startswith('xref: watch "nosuchvar": %s; ' % message)
+        check(len(error) == 2 and error[1] == "" and error[0].startswith('xref: watch "nosuchvar": %s; ' % message.rstrip('.'))
               and "-l EXPR" in error[0], "not one line naming the expression with gdb's message and a hint: %r"
               % error, run)
         sessions = run.between("(gdb) xref sessions", "(gdb) continue").split("\n")[1:]
