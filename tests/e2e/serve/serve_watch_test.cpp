@@ -143,7 +143,7 @@ TEST(ServeWatch, AnExpressionTheDebuggerCannotEvaluateIsRefusedNamingIt) {
   ASSERT_TRUE(answer.contains("error")) << answer.dump();
   EXPECT_EQ(answer["error"]["code"], "invalid_argument");
   EXPECT_EQ(answer["error"]["exit_status"], 2);
-  EXPECT_EQ(answer["error"]["message"], "watch \"nosuch->field\": No symbol \"nosuch\" in current context.");
+  EXPECT_EQ(answer["error"]["message"], "watch \"nosuch->field\": No symbol \"nosuch\" in current context");
   EXPECT_EQ(text_of(run(helper, {"sessions"}, target.pid())),
             "xref: no sessions; start one with `xref trace`, `xref probe` or `xref watch`\n");
   // EXPR@N needs a count.
