@@ -169,7 +169,8 @@ run_xref_miss() { # pointer|follow|pruned
 }
 
 # gdb -batch on the target, with a watchpoint on g_watched whose commands
-# count each stop ("hit") and continue; armed once its `shell touch` ran.
+# count each stop ("hit") and continue, and delete it at the CALLS-th;
+# armed once its `shell touch` ran.
 # The target is killed after the loop (single-stepping its exit takes long).
 run_gdb_watch() { # sw|hw CALLS
   CALLS_RUN=$2
@@ -181,7 +182,10 @@ run_gdb_watch() { # sw|hw CALLS
     echo "set confirm off"
     [[ $1 == sw ]] && echo "set can-use-hw-watchpoints 0"
     echo "watch g_watched"
-    printf 'commands\nsilent\nprintf "hit\\n"\ncontinue\nend\n'
+    # After the last write the watchpoint goes: single-stepping the
+    # workload's printf of its figures took minutes of wall time here.
+    echo 'set $hits = 0'
+    printf 'commands\nsilent\nprintf "hit\\n"\nset $hits = $hits + 1\nif $hits >= %d\ndelete\nend\ncontinue\nend\n' "$CALLS_RUN"
     echo "shell touch $armed"
     echo "continue"
   } >"$script"

@@ -83,7 +83,7 @@ TEST(WatchDebuggerExpressions, SizeLocationAndErrors) {
   auto failing_expressions = watch_expressions(failing);
   auto failed = apply_evaluations(failing, *failing_expressions, {{0, 0, 0, "", std::string("No symbol \"nosuch\".")}});
   ASSERT_FALSE(failed);
-  EXPECT_EQ(failed.error().message, "watch \"nosuch\": No symbol \"nosuch\".");
+  EXPECT_EQ(failed.error().message, "watch \"nosuch\": No symbol \"nosuch\"");
   EXPECT_FALSE(watch_expressions(in_debugger({"buf@0"})));
   WatchRequest plain;
   plain.addresses = {"g_total"};
