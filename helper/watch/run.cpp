@@ -390,8 +390,7 @@ Result<WatchRun> run_watch(const Target& target, WatchPlan& plan, const WatchReq
     if (!ended->target_changed) watcher.check();
   }
   (*engine)->detach();
-  run.elapsed_ms = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count());
+  run.elapsed_ms = elapsed_ms();
   if (!ended) return ended.error();
   run.stop_reason = ended->stop_reason;
   run.target_exited = ended->target_exited;
