@@ -142,13 +142,13 @@ stores** is gdb's figure over xref's, same round. Medians over the rounds, a
 ratio as the median of the per-round ratios with its interquartile range.
 The baseline is the \`write_watched\` loop; the other two loops differ from it
 by nothing but the store's address (each runs about 1–3 ns per store
-unwatched). gdb's per-write time includes the few dozen single-stepped
-instructions of the timer call before its loop (about one write's worth, so
-up to 1/$GDB_CALLS of its figure); its watchpoint is deleted at the last
-write, so the workload's exit path runs free. gdb runs only $GDB_CALLS writes because one of its
-single steps takes from under a millisecond to seconds here (the same
-workload measured 1 ms, 59 ms and 4 s per write in three runs of the same
-hour): its rows spread far wider than any other.
+unwatched). gdb's per-write time includes the few single-stepped
+instructions around the workload's clock reads (system calls, not the vDSO:
+under single-stepping the vDSO's seqlock retried at every timer tick and gdb
+never reached the loop), about one write's worth, so up to 1/$GDB_CALLS of its
+figure; its watchpoint is deleted at the last write, so the workload's exit
+path runs free. gdb runs only $GDB_CALLS writes because a single step's cost varies
+widely on this kind of VM: its rows spread far wider than any other.
 
 A run counts only when checked: the bare uprobe's hits in \`uprobe_profile\` and
 gdb's printed \`hit\` lines equal the writes; xref stopped as \`interrupted\`, its
