@@ -29,6 +29,11 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::not_data: return "not_data";
     case ErrorCode::read_only_address: return "read_only_address";
     case ErrorCode::bad_length: return "bad_length";
+    case ErrorCode::event_unavailable: return "event_unavailable";
+    case ErrorCode::frequency_too_high: return "frequency_too_high";
+    case ErrorCode::capture_format: return "capture_format";
+    case ErrorCode::capture_mismatch: return "capture_mismatch";
+    case ErrorCode::empty_capture: return "empty_capture";
   }
   return "internal";
 }
@@ -61,6 +66,11 @@ int error_exit_status(ErrorCode code) {
     case ErrorCode::not_data: return 23;
     case ErrorCode::read_only_address: return 24;
     case ErrorCode::bad_length: return 25;
+    case ErrorCode::event_unavailable: return 26;
+    case ErrorCode::frequency_too_high: return 27;
+    case ErrorCode::capture_format: return 28;
+    case ErrorCode::capture_mismatch: return 29;
+    case ErrorCode::empty_capture: return 30;
   }
   return 1;
 }

@@ -37,6 +37,11 @@ enum class ErrorCode {
   not_data,              // watch: the address is code (an executable mapping), not data
   read_only_address,     // watch: the address lies in a mapping no one can write
   bad_length,            // watch: a length of 0, over the bound, or past the end of its mapping
+  event_unavailable,     // profile: the host has no such sampling event (cycles without a hardware PMU, lbr)
+  frequency_too_high,    // profile: --freq above the kernel's perf_event_max_sample_rate
+  capture_format,        // profile: a .xprof of an unknown schema_version, truncated or malformed
+  capture_mismatch,      // profile: a capture of another build than the binary given (--other needed)
+  empty_capture,         // profile: a capture (or a selection of it) without one sample
 };
 
 struct Error {

@@ -37,6 +37,11 @@ const char* meaning(ErrorCode code) {
     case ErrorCode::not_data: return "watch: the address is code, not data";
     case ErrorCode::read_only_address: return "watch: the address lies in a read-only mapping";
     case ErrorCode::bad_length: return "watch: a length of 0, over the bound, or past the end of its mapping";
+    case ErrorCode::event_unavailable: return "profile: the host has no such sampling event";
+    case ErrorCode::frequency_too_high: return "profile: --freq above the kernel's perf_event_max_sample_rate";
+    case ErrorCode::capture_format: return "profile: a capture file of an unknown version, truncated or malformed";
+    case ErrorCode::capture_mismatch: return "profile: a capture of another build than the binary given";
+    case ErrorCode::empty_capture: return "profile: a capture without a sample";
   }
   return "";
 }

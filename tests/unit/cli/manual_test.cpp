@@ -139,7 +139,7 @@ TEST_F(ManualTest, ValuesTheCheckedOptionsTake) {
 
 TEST_F(ManualTest, EveryExitStatusIsInTheOverview) {
   const std::string& overview = pages["xref.1"];
-  for (int value = 0; value <= static_cast<int>(ErrorCode::bad_length); ++value) {
+  for (int value = 0; value <= static_cast<int>(ErrorCode::empty_capture); ++value) {
     const auto code = static_cast<ErrorCode>(value);
     EXPECT_NE(overview.find(".TP\n\\fB" + std::to_string(error_exit_status(code)) + "\\fR\n"), std::string::npos)
         << error_code_name(code);
