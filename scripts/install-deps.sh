@@ -21,11 +21,11 @@ set -euo pipefail
 build=(build-essential cmake pkg-config git
        libbpf-dev bpftool clang-19 llvm-19 libelf-dev libdw-dev elfutils zlib1g-dev
        libcapstone-dev libzydis-dev libcli11-dev nlohmann-json3-dev libssl-dev libre2-dev
-       binutils libiberty-dev)
+       binutils libiberty-dev libprotobuf-dev protobuf-compiler)
 plugin=(liblldb-19-dev)
 package=(dpkg-dev file)
 test=(libgtest-dev lldb-19 python3-lldb-19 gdb bpftrace rustc redis-server redis-tools libc6-dbg sqlite3 nginx-light
-      bash-completion man-db groff-base python3 clang)
+      bash-completion man-db groff-base python3 clang linux-perf chromium golang-go)
 bench=(bpftrace gdb redis-server redis-tools)
 fuzz=(libfuzzer-19-dev libclang-rt-19-dev)
 

@@ -55,8 +55,12 @@ std::string operation_for(const std::vector<std::string>& args) {
   for (size_t i = 1; i < args.size(); ++i) {
     if (args[i] == "trace" && i + 1 < args.size() && args[i + 1] == "diff") return "trace_diff";
     if (args[i] == "trace" && i + 1 < args.size() && args[i + 1] == "show") return "trace_show";
+    if (args[i] == "profile" && i + 1 < args.size() &&
+        (args[i + 1] == "report" || args[i + 1] == "annotate" || args[i + 1] == "diff")) {
+      return "profile_" + args[i + 1];
+    }
     if (args[i] == "maps" || args[i] == "resolve" || args[i] == "memscan" || args[i] == "trace" ||
-        args[i] == "probe" || args[i] == "watch") {
+        args[i] == "probe" || args[i] == "watch" || args[i] == "profile") {
       return "live_" + args[i];
     }
     if (args[i] == "doctor") return args[i];

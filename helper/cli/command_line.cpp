@@ -1,6 +1,7 @@
 #include "cli/command_line.h"
 
 #include "probe/commands.h"
+#include "profile/commands.h"
 #include "serve/commands.h"
 #include "trace/commands.h"
 #include "watch/commands.h"
@@ -16,6 +17,7 @@ std::unique_ptr<CLI::App> make_command_line(int& exit_status) {
   setup_trace(*app, exit_status);
   setup_probe(*app, exit_status);
   setup_watch(*app, exit_status);
+  setup_profile(*app, exit_status);
   setup_serve(*app, exit_status);
   setup_manual_commands(*app, exit_status);
   add_command_notes(*app);
