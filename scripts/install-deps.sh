@@ -26,7 +26,7 @@ plugin=(liblldb-19-dev)
 package=(dpkg-dev file)
 test=(libgtest-dev lldb-19 python3-lldb-19 gdb bpftrace rustc redis-server redis-tools libc6-dbg sqlite3 nginx-light
       bash-completion man-db groff-base python3 clang linux-perf chromium golang-go)
-bench=(bpftrace gdb redis-server redis-tools)
+bench=(bpftrace gdb redis-server redis-tools linux-perf)
 fuzz=(libfuzzer-19-dev libclang-rt-19-dev)
 
 purposes=("$@")
