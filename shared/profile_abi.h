@@ -26,7 +26,8 @@
  * before the call that entered the function) is. */
 #define XREF_CFA_RSP 1         /* cfa = rsp + cfa_offset */
 #define XREF_CFA_RBP 2         /* cfa = rbp + cfa_offset */
-#define XREF_CFA_PLT 3         /* PLT stubs' expression: cfa = rsp + cfa_offset + ((pc & 15) >= 11 ? 8 : 0) */
+#define XREF_CFA_PLT 3         /* PLT stubs' expression: cfa = rsp + cfa_offset + ((pc & 15) >= rbp_offset ? 8 : 0)
+                                * (rbp_offset holds the threshold, 11 in .plt; rbp is unchanged there) */
 #define XREF_CFA_SIGNAL 4      /* a signal frame (__restore_rt, the 'S' augmentation): the caller's rsp, rbp
                                 * and pc are read from the ucontext at rsp: cfa = *(rsp + cfa_offset),
                                 * rbp = *(rsp + rbp_offset), pc = *(rsp + ra_offset) */
