@@ -1,7 +1,7 @@
 // binutils' readelf as the peer for call-frame information: the rows of
 // --debug-dump=frames-interp (a rule per register column at each location)
 // and, for the rules it prints only as "exp", the DWARF expressions of
-// --debug-dump=frames. Only the .eh_frame section is read.
+// --debug-dump=frames. One section is read: .eh_frame or .debug_frame.
 #pragma once
 
 #include <cstdint>
@@ -62,10 +62,12 @@ inline bool readelf_fde_header(const std::vector<std::string>& fields, uint64_t&
   return true;
 }
 
-// Every FDE of .eh_frame, in section order. -wN: do not follow
+// Every FDE of `section` (".eh_frame", ".debug_frame"), in section order. -wN: do not follow
 // .gnu_debuglink (a separate debug file's NOBITS .eh_frame makes readelf
 // exit 1). Empty when readelf fails.
-inline std::vector<ReadelfFrameFde> readelf_frame_fdes(const std::string& path) {
+inline std::vector<ReadelfFrameFde> readelf_frame_fdes(const std::string& path,
+                                                       const std::string& section = ".eh_frame") {
+  const std::string contents = "Contents of the " + section + " section";
   const auto interp = try_command_lines("readelf -wN --debug-dump=frames-interp '" + path + "' 2>/dev/null");
   const auto raw = try_command_lines("readelf -wN --debug-dump=frames '" + path + "' 2>/dev/null");
   if (!interp || !raw) return {};
@@ -74,16 +76,16 @@ inline std::vector<ReadelfFrameFde> readelf_frame_fdes(const std::string& path) 
   std::map<uint64_t, ReadelfFrameRow> cie_rows;       // by CIE offset: its last row
   std::map<uint64_t, std::string> cie_augmentations;  // by CIE offset
   {
-    bool in_eh_frame = false, in_cie = false, in_fde = false;
+    bool in_section = false, in_cie = false, in_fde = false;
     uint64_t cie_offset = 0;
     std::vector<std::string> columns;
     for (const std::string& line : *interp) {
       if (line.starts_with("Contents of the ")) {
-        in_eh_frame = line.starts_with("Contents of the .eh_frame section");
+        in_section = line.starts_with(contents);
         in_cie = in_fde = false;
         continue;
       }
-      if (!in_eh_frame) continue;
+      if (!in_section) continue;
       const auto fields = readelf_words(line);
       uint64_t cie = 0, start = 0, end = 0;
       if (fields.size() >= 5 && fields[3] == "CIE") {
@@ -123,15 +125,15 @@ inline std::vector<ReadelfFrameFde> readelf_frame_fdes(const std::string& path) 
   }
   // The raw dump lists the same FDEs in the same order.
   size_t index = 0;
-  bool in_eh_frame = false;
+  bool in_section = false;
   ReadelfFrameFde* fde = nullptr;
   for (const std::string& line : *raw) {
     if (line.starts_with("Contents of the ")) {
-      in_eh_frame = line.starts_with("Contents of the .eh_frame section");
+      in_section = line.starts_with(contents);
       fde = nullptr;
       continue;
     }
-    if (!in_eh_frame) continue;
+    if (!in_section) continue;
     const auto fields = readelf_words(line);
     uint64_t cie = 0, start = 0, end = 0;
     if (fields.size() >= 4 && fields[3] == "CIE") {

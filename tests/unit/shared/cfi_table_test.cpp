@@ -204,43 +204,45 @@ Result<CfiTable> compiled(const std::string& path) {
 
 class CfiTableReadelf : public ::testing::TestWithParam<const char*> {};
 
-TEST_P(CfiTableReadelf, EveryRowMatchesReadelf) {
+// The table, row for row, against readelf's rows of `section`.
+void expect_readelf_rows(const std::string& path, const CfiTable& table, const std::string& section) {
   ASSERT_TRUE(try_command_lines("command -v readelf")) << "readelf not found in PATH: install binutils";
+  EXPECT_EQ(table.source, section);
+  EXPECT_EQ(table.skipped_fdes, 0u);
+  const auto fdes = test::readelf_frame_fdes(path, section);
+  ASSERT_FALSE(fdes.empty()) << "readelf found no FDEs in " << section << " of " << path;
+  const ExpectedTable expected = expected_table(fdes, table.origin);
+  EXPECT_EQ(table.fdes, expected.fdes);
+  ASSERT_FALSE(expected.rows.empty());
+  size_t failures = 0;
+  for (size_t i = 0; i < std::max(expected.rows.size(), table.rows.size()); ++i) {
+    const bool have_ours = i < table.rows.size();
+    const bool have_theirs = i < expected.rows.size();
+    if (have_ours && have_theirs && same_row(table.rows[i], expected.rows[i])) continue;
+    if (++failures > 20) break;
+    ADD_FAILURE() << path << " row " << i << ": readelf " << (have_theirs ? describe(expected.rows[i]) : "(none)")
+                  << ", compile_cfi_table " << (have_ours ? describe(table.rows[i]) : "(none)") << " (origin "
+                  << hex(table.origin) << ")";
+  }
+  EXPECT_EQ(table.rows.size(), expected.rows.size());
+  EXPECT_EQ(failures, 0u);
+  // Before merging: one libdw row per readelf row, and a NONE row per gap.
+  const size_t none_rows = std::count_if(table.rows.begin(), table.rows.end(),
+                                         [](const xref_unwind_row& row) { return row.cfa_kind == XREF_CFA_NONE; });
+  EXPECT_EQ(table.merged_rows + table.rows.size(), expected.readelf_rows + none_rows) << "rows libdw gave";
+  std::cout << "[ readelf  ] " << path << ": " << expected.fdes << " FDEs, " << expected.readelf_rows
+            << " readelf rows, " << table.rows.size() << " table rows (" << table.merged_rows << " merged; "
+            << table.plt_rows << " plt, " << table.signal_rows << " signal, " << table.end_rows << " end, "
+            << none_rows << " none, " << table.unsupported_rows << " unsupported)\n";
+}
+
+TEST_P(CfiTableReadelf, EveryRowMatchesReadelf) {
   const std::string path = module_path(GetParam());
   ASSERT_TRUE(std::ifstream(path).good())
       << path << " does not exist: build everything first (cmake --build build), xref and the targets included";
   const auto table = compiled(path);
   ASSERT_TRUE(table) << table.error().message;
-  EXPECT_EQ(table->source, ".eh_frame");
-  EXPECT_EQ(table->skipped_fdes, 0u);
-
-  const auto fdes = test::readelf_frame_fdes(path);
-  ASSERT_FALSE(fdes.empty()) << "readelf found no FDEs in " << path;
-  const ExpectedTable expected = expected_table(fdes, table->origin);
-  EXPECT_EQ(table->fdes, expected.fdes);
-  ASSERT_FALSE(expected.rows.empty());
-  size_t failures = 0;
-  for (size_t i = 0; i < std::max(expected.rows.size(), table->rows.size()); ++i) {
-    const bool have_ours = i < table->rows.size();
-    const bool have_theirs = i < expected.rows.size();
-    if (have_ours && have_theirs && same_row(table->rows[i], expected.rows[i])) continue;
-    if (++failures > 20) break;
-    ADD_FAILURE() << path << " row " << i << ": readelf "
-                  << (have_theirs ? describe(expected.rows[i]) : "(none)") << ", compile_cfi_table "
-                  << (have_ours ? describe(table->rows[i]) : "(none)") << " (origin " << hex(table->origin) << ")";
-  }
-  EXPECT_EQ(table->rows.size(), expected.rows.size());
-  EXPECT_EQ(failures, 0u);
-  EXPECT_EQ(table->merged_rows + table->rows.size(), expected.readelf_rows + [&] {
-    // NONE rows readelf has no line for.
-    size_t none = 0;
-    for (const auto& row : table->rows) none += row.cfa_kind == XREF_CFA_NONE;
-    return none;
-  }()) << "rows libdw gave, against readelf's";
-  std::cout << "[ readelf  ] " << GetParam() << ": " << expected.fdes << " FDEs, " << expected.readelf_rows
-            << " readelf rows, " << table->rows.size() << " table rows (" << table->merged_rows << " merged; "
-            << table->plt_rows << " plt, " << table->signal_rows << " signal, " << table->end_rows << " end, "
-            << table->unsupported_rows << " unsupported)\n";
+  expect_readelf_rows(path, *table, ".eh_frame");
 }
 
 // Every row's CFA against cfa_rule_at (the project's own .eh_frame reader),
@@ -420,30 +422,122 @@ TEST(CfiTable, LibcThreadStartsAreTheEnd) {
   EXPECT_EQ(table->end_rows, 2u);
 }
 
-// A module without CFI: no rows, no error; a file that is not ELF: an error.
+// A scratch directory for programs built by a test, removed at the end.
+struct ScratchDir {
+  std::string path = ::testing::TempDir() + "xref_cfi_table_XXXXXX";
+  bool made = mkdtemp(path.data()) != nullptr;
+  ~ScratchDir() {
+    if (made) std::filesystem::remove_all(path);
+  }
+};
+
+// Compiles `source` with `command` (a compiler and its flags) into
+// dir/name; returns the path, empty on failure.
+std::string build_program(const ScratchDir& dir, const std::string& name, const std::string& source,
+                          const std::string& command) {
+  std::ofstream(dir.path + "/" + name + ".c") << source;
+  const std::string output = dir.path + "/" + name;
+  if (!try_command_lines(command + " -o '" + output + "' '" + output + ".c' 2>&1")) return {};
+  return output;
+}
+
+constexpr const char* kCallsLibc =
+    "#include <stdio.h>\n#include <stdlib.h>\n"
+    "int main(int argc, char** argv) { printf(\"%d\\n\", atoi(argv[argc - 1])); puts(argv[0]); return 0; }\n";
+
+// ld's other PLT layouts: -z now keeps the lazy .plt's rule (threshold
+// 11); with IBT (-fcf-protection -z ibtplt) each .plt entry starts with
+// endbr64, so the push ends at byte 9, and the calls go through .plt.sec.
+TEST(CfiTable, PltThresholdOfEachLinkerLayout) {
+  ASSERT_TRUE(try_command_lines("command -v gcc")) << "no gcc in PATH";
+  ScratchDir dir;
+  ASSERT_TRUE(dir.made) << dir.path;
+  struct Layout {
+    const char* name;
+    const char* flags;
+    int16_t threshold;
+  };
+  for (const Layout& layout : {Layout{"bind_now", "-Wl,-z,now", 11}, Layout{"ibt", "-fcf-protection -Wl,-z,ibtplt", 9}}) {
+    const std::string path = build_program(dir, layout.name, kCallsLibc, std::string("gcc -O2 ") + layout.flags);
+    ASSERT_FALSE(path.empty()) << "gcc " << layout.flags << " failed";
+    const auto table = compile_cfi_table(path);
+    ASSERT_TRUE(table) << table.error().message;
+    expect_readelf_rows(path, *table, ".eh_frame");
+    auto image = ElfImage::open(path);
+    ASSERT_TRUE(image) << image.error().message;
+    const SectionInfo* plt = image->section(".plt");
+    ASSERT_NE(plt, nullptr) << layout.name;
+    const xref_unwind_row& entry = row_at(*table, plt->addr + 16);
+    EXPECT_EQ(entry.cfa_kind, XREF_CFA_PLT) << layout.name << ": " << describe(entry);
+    EXPECT_EQ(entry.cfa_offset, 8) << layout.name;
+    EXPECT_EQ(entry.rbp_offset, layout.threshold) << layout.name;
+  }
+}
+
+// Built with -fno-asynchronous-unwind-tables -g, a module's only CFI is
+// .debug_frame (its .eh_frame is empty): the table comes from there.
+TEST(CfiTable, DebugFrameWhenNoEhFrame) {
+  ASSERT_TRUE(try_command_lines("command -v gcc")) << "no gcc in PATH";
+  ScratchDir dir;
+  ASSERT_TRUE(dir.made) << dir.path;
+  const std::string path =
+      build_program(dir, "debug_frame.so",
+                    "volatile long sink;\n"
+                    "long g(long x) { sink = x; return x * 3; }\n"
+                    "long f(long x) { long a[8]; for (int i = 0; i < 8; i++) a[i] = g(x + i); return a[3] + g(a[5]); }\n",
+                    "gcc -O2 -g -fPIC -fno-asynchronous-unwind-tables -shared -nostdlib");
+  ASSERT_FALSE(path.empty()) << "gcc -fno-asynchronous-unwind-tables failed";
+  const auto table = compile_cfi_table(path);
+  ASSERT_TRUE(table) << table.error().message;
+  EXPECT_EQ(table->fdes, 2u);
+  expect_readelf_rows(path, *table, ".debug_frame");
+}
+
+// A module without CFI: no rows, no error; a file that is not ELF, one
+// that does not exist, and damaged call-frame instructions: errors.
 TEST(CfiTable, NoCfiAndBadFiles) {
-  ASSERT_TRUE(try_command_lines("command -v cc")) << "no C compiler (cc) in PATH";
-  std::string dir = ::testing::TempDir() + "xref_cfi_table_XXXXXX";
-  ASSERT_NE(mkdtemp(dir.data()), nullptr) << dir;
-  struct RemoveDir {
-    std::string dir;
-    ~RemoveDir() { std::filesystem::remove_all(dir); }
-  } remove_dir{dir};
-  std::ofstream(dir + "/plain.c") << "int f(int x) { return x + 1; }\n";
-  ASSERT_TRUE(try_command_lines("cc -O2 -shared -nostdlib -fno-asynchronous-unwind-tables -o '" + dir +
-                                "/nocfi.so' '" + dir + "/plain.c' 2>&1"));
-  const auto none = compile_cfi_table(dir + "/nocfi.so");
+  ASSERT_TRUE(try_command_lines("command -v gcc")) << "no gcc in PATH";
+  ScratchDir dir;
+  ASSERT_TRUE(dir.made) << dir.path;
+  const std::string nocfi = build_program(dir, "nocfi.so", "int f(int x) { return x + 1; }\n",
+                                          "gcc -O2 -shared -nostdlib -fno-asynchronous-unwind-tables");
+  ASSERT_FALSE(nocfi.empty());
+  const auto none = compile_cfi_table(nocfi);
   ASSERT_TRUE(none) << none.error().message;
   EXPECT_TRUE(none->rows.empty());
   EXPECT_EQ(none->source, "");
 
-  std::ofstream(dir + "/text") << "not an ELF file, but long enough to hold an ELF header's sixty-four bytes.\n";
-  const auto text = compile_cfi_table(dir + "/text");
+  std::ofstream(dir.path + "/text") << "not an ELF file, but long enough to hold an ELF header's sixty-four bytes.\n";
+  const auto text = compile_cfi_table(dir.path + "/text");
   ASSERT_FALSE(text);
   EXPECT_EQ(text.error().code, ErrorCode::elf_error) << text.error().message;
-  const auto missing = compile_cfi_table(dir + "/missing");
+  const auto missing = compile_cfi_table(dir.path + "/missing");
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().code, ErrorCode::file_error) << missing.error().message;
+
+  // The first instruction of an FDE replaced by 0x17, no DW_CFA opcode.
+  const std::string original = module_path("watch_target");
+  const std::string damaged = dir.path + "/damaged";
+  std::filesystem::copy_file(original, damaged);
+  auto image = ElfImage::open(original);
+  ASSERT_TRUE(image) << image.error().message;
+  const SectionInfo* eh_frame = image->section(".eh_frame");
+  ASSERT_TRUE(eh_frame != nullptr && image->eh_frame() != nullptr);
+  const auto fde = std::find_if(image->eh_frame()->fdes.begin(), image->eh_frame()->fdes.end(),
+                                [](const EhFrameFde& candidate) {
+                                  return candidate.range.size > 0 && candidate.instructions_end > candidate.instructions_begin;
+                                });
+  ASSERT_NE(fde, image->eh_frame()->fdes.end());
+  {
+    std::fstream file(damaged, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(static_cast<std::streamoff>(eh_frame->offset + fde->instructions_begin));
+    file.put(0x17);
+  }
+  const auto bad = compile_cfi_table(damaged);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, ErrorCode::elf_error) << bad.error().message;
+  EXPECT_NE(bad.error().message.find(damaged), std::string::npos) << bad.error().message;
+  EXPECT_NE(bad.error().message.find(hex(fde->range.start)), std::string::npos) << bad.error().message;
 }
 
 }  // namespace
