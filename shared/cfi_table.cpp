@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <memory>
 #include <optional>
 #include <span>
 
@@ -23,22 +25,28 @@ constexpr int kRegisterRbp = 6;
 constexpr int kRegisterRsp = 7;
 constexpr int kRegisterRa = 16;  // the return-address column of every x86-64 CIE (rip)
 constexpr uint64_t kMostPcOffset = std::numeric_limits<uint32_t>::max();
+// libdw runs an FDE's instructions from its start for every row, so a
+// module costs about the sum over FDEs of rows x instruction bytes: 2e7 for
+// the xref binary (1.5 KB the longest FDE). A hostile FDE of a million
+// one-byte rows would cost 1e12; past this bound the module is refused.
+constexpr uint64_t kMostInstructionWork = uint64_t{1} << 30;
 
-// libelf and libdw handles over the image's open file, released together.
-struct ElfHandles {
-  Elf* elf = nullptr;
-  Dwarf* dwarf = nullptr;
-  Dwarf_CFI* eh_frame = nullptr;  // dwarf_getcfi_elf's: ours to end
-
-  ElfHandles() = default;
-  ElfHandles(const ElfHandles&) = delete;
-  ElfHandles& operator=(const ElfHandles&) = delete;
-  ~ElfHandles() {
-    if (eh_frame != nullptr) dwarf_cfi_end(eh_frame);
-    if (dwarf != nullptr) dwarf_end(dwarf);
-    if (elf != nullptr) elf_end(elf);
-  }
+// libelf and libdw handles, each released by its own call; declared in
+// this order (elf, dwarf, cfi), they are released in the reverse.
+struct ElfEnd {
+  void operator()(Elf* elf) const { elf_end(elf); }
 };
+struct DwarfEnd {
+  void operator()(Dwarf* dwarf) const { dwarf_end(dwarf); }
+};
+struct CfiEnd {  // dwarf_getcfi_elf's only: dwarf_getcfi's belongs to its Dwarf
+  void operator()(Dwarf_CFI* cfi) const { dwarf_cfi_end(cfi); }
+};
+
+Error damaged_cfi(std::string message) {
+  return make_error(ErrorCode::elf_error, std::move(message),
+                    "the file's unwind tables are damaged; profile it with --callers fp");
+}
 
 std::string libdw_error() {
   const char* message = dwarf_errmsg(-1);
@@ -199,7 +207,14 @@ class TableBuilder {
  public:
   TableBuilder(CfiTable& table, const std::string& path) : table_(table), path_(path) {}
 
-  Result<void> add(uint64_t va, const xref_unwind_row& rule) {
+  // A row found by running `instruction_bytes` of call-frame instructions.
+  Result<void> add(uint64_t va, const xref_unwind_row& rule, uint64_t instruction_bytes = 0) {
+    work_ += instruction_bytes + 1;
+    if (work_ > kMostInstructionWork) {
+      return make_error(ErrorCode::limit_exceeded,
+                        path_ + ": call-frame instructions too long to interpret (FDE rows at " + to_hex(va) + ")",
+                        "profile this module with --callers fp");
+    }
     xref_unwind_row row = rule;
     row.pc = static_cast<uint32_t>(va - table_.origin);
     if (!table_.rows.empty() && same_rule(table_.rows.back(), row)) {
@@ -218,12 +233,15 @@ class TableBuilder {
  private:
   CfiTable& table_;
   const std::string& path_;
+  uint64_t work_ = 0;  // instruction bytes libdw ran so far
 };
 
-// [start, end) of one FDE, static VAs.
+// [start, end) of one FDE, static VAs, and the length of the instructions
+// libdw runs for each of its rows (the CIE's and its own).
 struct FdeSpan {
   uint64_t start = 0;
   uint64_t end = 0;
+  uint64_t instruction_bytes = 0;
 };
 
 // Every row libdw gives for the addresses [start, end) of one FDE.
@@ -232,9 +250,7 @@ Result<void> add_fde_rows(Dwarf_CFI* cfi, const FdeSpan& fde, TableBuilder& buil
   while (address < fde.end) {
     Dwarf_Frame* frame = nullptr;
     if (dwarf_cfi_addrframe(cfi, address, &frame) != 0) {
-      return make_error(ErrorCode::elf_error, path + ": bad call-frame information at " + to_hex(address) + ": " +
-                                                  libdw_error(),
-                        "the file's unwind tables are damaged; profile it with --callers fp");
+      return damaged_cfi(path + ": bad call-frame information at " + to_hex(address) + ": " + libdw_error());
     }
     Dwarf_Addr row_start = 0, row_end = 0;
     bool signal_frame = false;
@@ -242,14 +258,12 @@ Result<void> add_fde_rows(Dwarf_CFI* cfi, const FdeSpan& fde, TableBuilder& buil
     const xref_unwind_row row = translate(frame, signal_frame);
     std::free(frame);
     if (info < 0) {
-      return make_error(ErrorCode::elf_error, path + ": bad call-frame row at " + to_hex(address) + ": " + libdw_error(),
-                        "the file's unwind tables are damaged; profile it with --callers fp");
+      return damaged_cfi(path + ": bad call-frame row at " + to_hex(address) + ": " + libdw_error());
     }
     if (row_end <= address) {
-      return make_error(ErrorCode::elf_error, path + ": call-frame row at " + to_hex(address) + " ends before it starts",
-                        "the file's unwind tables are damaged; profile it with --callers fp");
+      return damaged_cfi(path + ": call-frame row at " + to_hex(address) + " ends before it starts");
     }
-    auto added = builder.add(address, row);
+    auto added = builder.add(address, row, fde.instruction_bytes);
     if (!added) return added.error();
     address = std::min<uint64_t>(row_end, fde.end);
   }
@@ -306,14 +320,14 @@ ExecutableSpan executable_span(const ElfImage& image) {
 
 // Keeps an FDE that lies inside the executable span; counts the others (a
 // .debug_frame keeps FDEs of functions the linker discarded, at 0).
-void keep_fde(uint64_t start, uint64_t size, const ExecutableSpan& span, std::vector<FdeSpan>& fdes,
-              CfiTable& table) {
+void keep_fde(uint64_t start, uint64_t size, uint64_t instruction_bytes, const ExecutableSpan& span,
+              std::vector<FdeSpan>& fdes, CfiTable& table) {
   if (size == 0) return;
   if (start < span.origin || start >= span.end || size > span.end - start) {
     ++table.skipped_fdes;
     return;
   }
-  fdes.push_back({start, start + size});
+  fdes.push_back({start, start + size, instruction_bytes});
   ++table.fdes;
 }
 
@@ -330,10 +344,7 @@ Result<std::vector<FdeSpan>> debug_frame_fdes(Elf* elf, const ExecutableSpan& sp
     const char* name = elf_strptr(elf, names, header.sh_name);
     if (name != nullptr && std::strcmp(name, ".debug_frame") == 0) break;
   }
-  const auto damaged = [&](const std::string& why) {
-    return make_error(ErrorCode::elf_error, path + ": .debug_frame " + why,
-                      "the file's unwind tables are damaged; profile it with --callers fp");
-  };
+  const auto damaged = [&](const std::string& why) { return damaged_cfi(path + ": .debug_frame " + why); };
   if (section == nullptr || header.sh_type == SHT_NOBITS) return std::vector<FdeSpan>{};
   if ((header.sh_flags & SHF_COMPRESSED) != 0 && elf_compress(section, 0, 0) < 0) {
     return damaged("cannot be decompressed: " + std::string(elf_errmsg(-1)));
@@ -341,7 +352,12 @@ Result<std::vector<FdeSpan>> debug_frame_fdes(Elf* elf, const ExecutableSpan& sp
   Elf_Data* data = elf_getdata(section, nullptr);
   const unsigned char* ident = reinterpret_cast<const unsigned char*>(elf_getident(elf, nullptr));
   if (data == nullptr || ident == nullptr) return damaged("cannot be read");
-  std::vector<FdeSpan> fdes;
+  struct Fde {
+    uint64_t start, size, instruction_bytes;
+    Dwarf_Off cie;
+  };
+  std::vector<Fde> records;
+  std::map<Dwarf_Off, uint64_t> cie_instruction_bytes;  // by the CIE's offset
   Dwarf_Off offset = 0;
   for (;;) {
     Dwarf_Off next = 0;
@@ -350,15 +366,24 @@ Result<std::vector<FdeSpan>> debug_frame_fdes(Elf* elf, const ExecutableSpan& sp
     if (read > 0) break;
     if (read < 0) return damaged("record at offset " + to_hex(offset) + ": " + libdw_error());
     if (next <= offset) return damaged("record at offset " + to_hex(offset) + " does not advance");
-    offset = next;
-    if (dwarf_cfi_cie_p(&entry)) continue;
-    if (entry.fde.end < entry.fde.start || entry.fde.end - entry.fde.start < 16) {
-      return damaged("FDE before offset " + to_hex(next) + " is truncated");
+    if (dwarf_cfi_cie_p(&entry)) {
+      cie_instruction_bytes[offset] =
+          static_cast<uint64_t>(entry.cie.initial_instructions_end - entry.cie.initial_instructions);
+    } else if (entry.fde.end < entry.fde.start || entry.fde.end - entry.fde.start < 16) {
+      return damaged("FDE at offset " + to_hex(offset) + " is truncated");
+    } else {
+      Fde fde{0, 0, static_cast<uint64_t>(entry.fde.end - entry.fde.start), entry.fde.CIE_pointer};
+      std::memcpy(&fde.start, entry.fde.start, 8);
+      std::memcpy(&fde.size, entry.fde.start + 8, 8);
+      records.push_back(fde);
     }
-    uint64_t start = 0, size = 0;
-    std::memcpy(&start, entry.fde.start, 8);
-    std::memcpy(&size, entry.fde.start + 8, 8);
-    keep_fde(start, size, span, fdes, table);
+    offset = next;
+  }
+  std::vector<FdeSpan> fdes;
+  for (const Fde& fde : records) {
+    const auto cie = cie_instruction_bytes.find(fde.cie);
+    if (cie == cie_instruction_bytes.end()) return damaged("FDE points to no CIE (" + to_hex(fde.cie) + ")");
+    keep_fde(fde.start, fde.size, fde.instruction_bytes + cie->second, span, fdes, table);
   }
   return fdes;
 }
@@ -383,40 +408,39 @@ Result<CfiTable> compile_cfi_table(const std::string& elf_path) {
   if (eh_frame != nullptr && !image->section_bytes(*eh_frame).empty()) {
     const EhFrame* frame = image->eh_frame();
     if (frame == nullptr) {
-      return make_error(ErrorCode::elf_error, elf_path + ": .eh_frame cannot be read: " + image->fde_error(),
-                        "the file's unwind tables are damaged; profile it with --callers fp");
+      return damaged_cfi(elf_path + ": .eh_frame cannot be read: " + image->fde_error());
     }
-    for (const EhFrameFde& fde : frame->fdes) keep_fde(fde.range.start, fde.range.size, span, fdes, table);
+    for (const EhFrameFde& fde : frame->fdes) {
+      const EhFrameCie& cie = frame->cies[fde.cie_index];
+      const uint64_t instruction_bytes = (fde.instructions_end - fde.instructions_begin) +
+                                         (cie.instructions_end - cie.instructions_begin);
+      keep_fde(fde.range.start, fde.range.size, instruction_bytes, span, fdes, table);
+    }
   }
 
-  ElfHandles handles;
   elf_version(EV_CURRENT);
-  handles.elf = elf_begin(image->file().descriptor(), ELF_C_READ_MMAP, nullptr);
-  if (handles.elf == nullptr || elf_kind(handles.elf) != ELF_K_ELF) {
+  const std::unique_ptr<Elf, ElfEnd> elf(elf_begin(image->file().descriptor(), ELF_C_READ_MMAP, nullptr));
+  if (elf == nullptr || elf_kind(elf.get()) != ELF_K_ELF) {
     return make_error(ErrorCode::elf_error, elf_path + ": libelf cannot read it: " + std::string(elf_errmsg(-1)),
                       "name an ELF executable or library");
   }
+  std::unique_ptr<Dwarf, DwarfEnd> dwarf;
+  std::unique_ptr<Dwarf_CFI, CfiEnd> eh_frame_cfi;
   Dwarf_CFI* cfi = nullptr;
   if (!fdes.empty()) {
-    handles.eh_frame = dwarf_getcfi_elf(handles.elf);
-    if (handles.eh_frame == nullptr) {
-      return make_error(ErrorCode::elf_error, elf_path + ": libdw cannot read .eh_frame: " + libdw_error(),
-                        "the file's unwind tables are damaged; profile it with --callers fp");
-    }
-    cfi = handles.eh_frame;
+    eh_frame_cfi.reset(dwarf_getcfi_elf(elf.get()));
+    if (eh_frame_cfi == nullptr) return damaged_cfi(elf_path + ": libdw cannot read .eh_frame: " + libdw_error());
+    cfi = eh_frame_cfi.get();
     table.source = ".eh_frame";
   } else {
     // No .eh_frame FDE: a module built with -fno-asynchronous-unwind-tables -g.
     table.fdes = table.skipped_fdes = 0;
-    auto debug_fdes = debug_frame_fdes(handles.elf, span, table, elf_path);
+    auto debug_fdes = debug_frame_fdes(elf.get(), span, table, elf_path);
     if (!debug_fdes) return debug_fdes.error();
     if (debug_fdes->empty()) return table;
-    handles.dwarf = dwarf_begin_elf(handles.elf, DWARF_C_READ, nullptr);
-    cfi = handles.dwarf != nullptr ? dwarf_getcfi(handles.dwarf) : nullptr;
-    if (cfi == nullptr) {
-      return make_error(ErrorCode::elf_error, elf_path + ": libdw cannot read .debug_frame: " + libdw_error(),
-                        "the file's unwind tables are damaged; profile it with --callers fp");
-    }
+    dwarf.reset(dwarf_begin_elf(elf.get(), DWARF_C_READ, nullptr));
+    cfi = dwarf != nullptr ? dwarf_getcfi(dwarf.get()) : nullptr;
+    if (cfi == nullptr) return damaged_cfi(elf_path + ": libdw cannot read .debug_frame: " + libdw_error());
     fdes = std::move(*debug_fdes);
     table.source = ".debug_frame";
   }

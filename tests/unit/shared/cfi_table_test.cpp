@@ -22,6 +22,7 @@
 #include "cfa_rule.h"
 #include "command_output.h"
 #include "elf_image.h"
+#include "hex.h"
 #include "readelf_frames.h"
 
 namespace xref {
@@ -31,15 +32,9 @@ using test::ReadelfFrameFde;
 using test::ReadelfFrameRow;
 using test::try_command_lines;
 
-std::string hex(uint64_t value) {
-  char buffer[24];
-  std::snprintf(buffer, sizeof buffer, "%#llx", static_cast<unsigned long long>(value));
-  return buffer;
-}
-
 std::string describe(const xref_unwind_row& row) {
   static const char* const kKinds[] = {"?", "rsp", "rbp", "plt", "signal", "end", "none", "unsupported"};
-  std::string text = "pc " + hex(row.pc) + " " + (row.cfa_kind < std::size(kKinds) ? kKinds[row.cfa_kind] : "?") +
+  std::string text = "pc " + to_hex(row.pc) + " " + (row.cfa_kind < std::size(kKinds) ? kKinds[row.cfa_kind] : "?") +
                      " cfa " + std::to_string(row.cfa_offset) + " ra " + std::to_string(row.ra_offset);
   text += row.rbp_kind == XREF_RBP_SAME ? " rbp same" : row.rbp_kind == XREF_RBP_AT_CFA ? " rbp at " : " rbp unsupported";
   if (row.rbp_kind != XREF_RBP_UNSUPPORTED) text += " " + std::to_string(row.rbp_offset);
@@ -87,7 +82,7 @@ xref_unwind_row expected_rule(const ReadelfFrameFde& fde, const ReadelfFrameRow&
   if (ra == "u") return kind_row(XREF_CFA_END);
   const bool signal_frame = fde.augmentation.find('S') != std::string::npos;
   if (row.cfa == "exp") {
-    EXPECT_EQ(fde.cfa_expressions, 1u) << "FDE " << hex(fde.start) << ": the test reads one CFA expression per FDE";
+    EXPECT_EQ(fde.cfa_expressions, 1u) << "FDE " << to_hex(fde.start) << ": the test reads one CFA expression per FDE";
     if (signal_frame) {
       static const std::regex kDeref(R"(DW_OP_breg7 \(rsp\): (-?\d+); DW_OP_deref)");
       std::smatch match;
@@ -222,7 +217,7 @@ void expect_readelf_rows(const std::string& path, const CfiTable& table, const s
     if (++failures > 20) break;
     ADD_FAILURE() << path << " row " << i << ": readelf " << (have_theirs ? describe(expected.rows[i]) : "(none)")
                   << ", compile_cfi_table " << (have_ours ? describe(table.rows[i]) : "(none)") << " (origin "
-                  << hex(table.origin) << ")";
+                  << to_hex(table.origin) << ")";
   }
   EXPECT_EQ(table.rows.size(), expected.rows.size());
   EXPECT_EQ(failures, 0u);
@@ -289,7 +284,7 @@ TEST_P(CfiTableReadelf, CfaAgreesWithCfaRuleAt) {
     if (same) {
       ++agree;
     } else if (++disagree <= 20) {
-      ADD_FAILURE() << path << " " << hex(va) << ": compile_cfi_table " << describe(row) << ", cfa_rule_at "
+      ADD_FAILURE() << path << " " << to_hex(va) << ": compile_cfi_table " << describe(row) << ", cfa_rule_at "
                     << (rule ? to_string(*rule) : rule.error().message);
     }
   }
@@ -353,9 +348,9 @@ TEST(CfiTable, PltStubsOfBothCompilers) {
     ASSERT_NE(plt_got, nullptr) << name;
     EXPECT_EQ(row_at(*table, plt_got->addr).cfa_kind, XREF_CFA_RSP) << name;
     const uint64_t after = plt_got->addr + plt_got->size;
-    EXPECT_EQ(row_at(*table, after).cfa_kind, XREF_CFA_NONE) << name << " at " << hex(after);
+    EXPECT_EQ(row_at(*table, after).cfa_kind, XREF_CFA_NONE) << name << " at " << to_hex(after);
     const auto rule = cfa_rule_at(*image, after);
-    EXPECT_TRUE(!rule && rule.error().code == ErrorCode::address_unmapped) << name << ": an FDE covers " << hex(after);
+    EXPECT_TRUE(!rule && rule.error().code == ErrorCode::address_unmapped) << name << ": an FDE covers " << to_hex(after);
     // Code before the first FDE (.init) has no row at all.
     if (const SectionInfo* init = image->section(".init")) {
       EXPECT_EQ(cfi_row_at(*table, init->addr), nullptr) << name;
@@ -371,7 +366,7 @@ TEST(CfiTable, StartIsTheEnd) {
     ASSERT_TRUE(table) << table.error().message;
     auto image = ElfImage::open(path);
     ASSERT_TRUE(image) << image.error().message;
-    EXPECT_EQ(row_at(*table, image->entry()).cfa_kind, XREF_CFA_END) << name << " at _start " << hex(image->entry());
+    EXPECT_EQ(row_at(*table, image->entry()).cfa_kind, XREF_CFA_END) << name << " at _start " << to_hex(image->entry());
   }
 }
 
@@ -537,7 +532,7 @@ TEST(CfiTable, NoCfiAndBadFiles) {
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().code, ErrorCode::elf_error) << bad.error().message;
   EXPECT_NE(bad.error().message.find(damaged), std::string::npos) << bad.error().message;
-  EXPECT_NE(bad.error().message.find(hex(fde->range.start)), std::string::npos) << bad.error().message;
+  EXPECT_NE(bad.error().message.find(to_hex(fde->range.start)), std::string::npos) << bad.error().message;
 }
 
 }  // namespace
