@@ -48,6 +48,16 @@ Error damaged_cfi(std::string message) {
                     "the file's unwind tables are damaged; profile it with --callers fp");
 }
 
+// A module past one of the bounds: its frames can still be walked by frame pointers.
+Error over_limit(std::string message) {
+  return make_error(ErrorCode::limit_exceeded, std::move(message), "profile this module with --callers fp");
+}
+
+// Every FDE makes a row at least.
+Error too_many_fdes(const std::string& path) {
+  return over_limit(path + ": more than " + std::to_string(kMostCfiRows) + " FDEs");
+}
+
 std::string libdw_error() {
   const char* message = dwarf_errmsg(-1);
   return message != nullptr ? message : "unknown libdw error";
@@ -211,9 +221,7 @@ class TableBuilder {
   Result<void> add(uint64_t va, const xref_unwind_row& rule, uint64_t instruction_bytes = 0) {
     work_ += instruction_bytes + 1;
     if (work_ > kMostInstructionWork) {
-      return make_error(ErrorCode::limit_exceeded,
-                        path_ + ": call-frame instructions too long to interpret (FDE rows at " + to_hex(va) + ")",
-                        "profile this module with --callers fp");
+      return over_limit(path_ + ": call-frame instructions too long to interpret (FDE rows at " + to_hex(va) + ")");
     }
     xref_unwind_row row = rule;
     row.pc = static_cast<uint32_t>(va - table_.origin);
@@ -222,9 +230,7 @@ class TableBuilder {
       return {};
     }
     if (table_.rows.size() >= kMostCfiRows) {
-      return make_error(ErrorCode::limit_exceeded,
-                        path_ + ": more than " + std::to_string(kMostCfiRows) + " unwind rows",
-                        "profile this module with --callers fp");
+      return over_limit(path_ + ": more than " + std::to_string(kMostCfiRows) + " unwind rows");
     }
     table_.rows.push_back(row);
     return {};
@@ -375,6 +381,7 @@ Result<std::vector<FdeSpan>> debug_frame_fdes(Elf* elf, const ExecutableSpan& sp
       Fde fde{0, 0, static_cast<uint64_t>(entry.fde.end - entry.fde.start), entry.fde.CIE_pointer};
       std::memcpy(&fde.start, entry.fde.start, 8);
       std::memcpy(&fde.size, entry.fde.start + 8, 8);
+      if (records.size() >= kMostCfiRows) return too_many_fdes(path);
       records.push_back(fde);
     }
     offset = next;
@@ -397,8 +404,7 @@ Result<CfiTable> compile_cfi_table(const std::string& elf_path) {
   const ExecutableSpan span = executable_span(*image);
   if (!span.any) return table;  // no code: nothing to unwind
   if (span.end - span.origin > kMostPcOffset) {
-    return make_error(ErrorCode::limit_exceeded, elf_path + ": executable segments span more than 4 GiB",
-                      "profile this module with --callers fp");
+    return over_limit(elf_path + ": executable segments span more than 4 GiB");
   }
   table.origin = span.origin;
 
@@ -410,6 +416,7 @@ Result<CfiTable> compile_cfi_table(const std::string& elf_path) {
     if (frame == nullptr) {
       return damaged_cfi(elf_path + ": .eh_frame cannot be read: " + image->fde_error());
     }
+    if (frame->fdes.size() > kMostCfiRows) return too_many_fdes(elf_path);
     for (const EhFrameFde& fde : frame->fdes) {
       const EhFrameCie& cie = frame->cies[fde.cie_index];
       const uint64_t instruction_bytes = (fde.instructions_end - fde.instructions_begin) +

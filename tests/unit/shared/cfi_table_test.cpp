@@ -5,6 +5,7 @@
 // gaps); and the CFA of every row against the project's own cfa_rule_at.
 #include "cfi_table.h"
 
+#include <elf.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -533,6 +534,41 @@ TEST(CfiTable, NoCfiAndBadFiles) {
   EXPECT_EQ(bad.error().code, ErrorCode::elf_error) << bad.error().message;
   EXPECT_NE(bad.error().message.find(damaged), std::string::npos) << bad.error().message;
   EXPECT_NE(bad.error().message.find(to_hex(fde->range.start)), std::string::npos) << bad.error().message;
+}
+
+// A module whose executable segments lie more than 4 GiB apart: row pcs
+// would not fit in 32 bits, so it is refused (its last PT_LOAD made
+// executable and moved 8 GiB up in a copy).
+TEST(CfiTable, ExecutableSpanOver4GiBIsRefused) {
+  ScratchDir dir;
+  ASSERT_TRUE(dir.made) << dir.path;
+  const std::string copy = dir.path + "/far";
+  std::filesystem::copy_file(module_path("watch_target"), copy);
+  std::fstream file(copy, std::ios::in | std::ios::out | std::ios::binary);
+  Elf64_Ehdr header{};
+  ASSERT_TRUE(file.read(reinterpret_cast<char*>(&header), sizeof header));
+  std::optional<std::streamoff> last_load;
+  for (unsigned index = 0; index < header.e_phnum; ++index) {
+    const std::streamoff at = static_cast<std::streamoff>(header.e_phoff + index * sizeof(Elf64_Phdr));
+    Elf64_Phdr segment{};
+    file.seekg(at);
+    ASSERT_TRUE(file.read(reinterpret_cast<char*>(&segment), sizeof segment));
+    if (segment.p_type == PT_LOAD) last_load = at;
+  }
+  ASSERT_TRUE(last_load);
+  Elf64_Phdr segment{};
+  file.seekg(*last_load);
+  file.read(reinterpret_cast<char*>(&segment), sizeof segment);
+  segment.p_flags |= PF_X;
+  segment.p_vaddr += uint64_t{1} << 33;
+  segment.p_paddr = segment.p_vaddr;
+  file.seekp(*last_load);
+  file.write(reinterpret_cast<const char*>(&segment), sizeof segment);
+  file.close();
+  const auto far = compile_cfi_table(copy);
+  ASSERT_FALSE(far);
+  EXPECT_EQ(far.error().code, ErrorCode::limit_exceeded) << far.error().message;
+  EXPECT_NE(far.error().message.find("4 GiB"), std::string::npos) << far.error().message;
 }
 
 }  // namespace
