@@ -400,8 +400,13 @@ Result<std::vector<FdeSpan>> debug_frame_fdes(Elf* elf, const ExecutableSpan& sp
 Result<CfiTable> compile_cfi_table(const std::string& elf_path) {
   auto image = ElfImage::open(elf_path);
   if (!image) return image.error();
+  return compile_cfi_table(*image);
+}
+
+Result<CfiTable> compile_cfi_table(const ElfImage& image) {
+  const std::string& elf_path = image.path();
   CfiTable table;
-  const ExecutableSpan span = executable_span(*image);
+  const ExecutableSpan span = executable_span(image);
   if (!span.any) return table;  // no code: nothing to unwind
   if (span.end - span.origin > kMostPcOffset) {
     return over_limit(elf_path + ": executable segments span more than 4 GiB");
@@ -410,11 +415,11 @@ Result<CfiTable> compile_cfi_table(const std::string& elf_path) {
 
   // .eh_frame, when it describes any code: what the runtime unwinds with.
   std::vector<FdeSpan> fdes;
-  const SectionInfo* eh_frame = image->section(".eh_frame");
-  if (eh_frame != nullptr && !image->section_bytes(*eh_frame).empty()) {
-    const EhFrame* frame = image->eh_frame();
+  const SectionInfo* eh_frame = image.section(".eh_frame");
+  if (eh_frame != nullptr && !image.section_bytes(*eh_frame).empty()) {
+    const EhFrame* frame = image.eh_frame();
     if (frame == nullptr) {
-      return damaged_cfi(elf_path + ": .eh_frame cannot be read: " + image->fde_error());
+      return damaged_cfi(elf_path + ": .eh_frame cannot be read: " + image.fde_error());
     }
     if (frame->fdes.size() > kMostCfiRows) return too_many_fdes(elf_path);
     for (const EhFrameFde& fde : frame->fdes) {
@@ -426,7 +431,7 @@ Result<CfiTable> compile_cfi_table(const std::string& elf_path) {
   }
 
   elf_version(EV_CURRENT);
-  const std::unique_ptr<Elf, ElfEnd> elf(elf_begin(image->file().descriptor(), ELF_C_READ_MMAP, nullptr));
+  const std::unique_ptr<Elf, ElfEnd> elf(elf_begin(image.file().descriptor(), ELF_C_READ_MMAP, nullptr));
   if (elf == nullptr || elf_kind(elf.get()) != ELF_K_ELF) {
     return make_error(ErrorCode::elf_error, elf_path + ": libelf cannot read it: " + std::string(elf_errmsg(-1)),
                       "name an ELF executable or library");

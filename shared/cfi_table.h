@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "elf_image.h"
 #include "profile_abi.h"
 #include "result.h"
 
@@ -58,6 +59,10 @@ struct CfiTable {
 // cannot be read, limit_exceeded past kMostCfiRows rows or an executable
 // span over 4 GiB; a module without any CFI gives a table with no rows.
 Result<CfiTable> compile_cfi_table(const std::string& elf_path);
+// The same for an image already open (ElfImage::open_descriptor: a module
+// opened through /proc/PID/map_files or with a sudo user's rights); errors
+// name image.path().
+Result<CfiTable> compile_cfi_table(const ElfImage& image);
 
 // The row in effect at static VA `static_va` (nullptr: before the first).
 const xref_unwind_row* cfi_row_at(const CfiTable& table, uint64_t static_va);

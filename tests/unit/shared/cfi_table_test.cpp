@@ -6,6 +6,7 @@
 #include "cfi_table.h"
 
 #include <elf.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -25,6 +26,7 @@
 #include "elf_image.h"
 #include "hex.h"
 #include "readelf_frames.h"
+#include "unique_fd.h"
 
 namespace xref {
 namespace {
@@ -416,6 +418,23 @@ TEST(CfiTable, LibcThreadStartsAreTheEnd) {
   }
   EXPECT_EQ(in_clone, 1u);
   EXPECT_EQ(table->end_rows, 2u);
+}
+
+// An image already open (by descriptor, as the capture opens a target's
+// modules) gives the table its path gives.
+TEST(CfiTable, OpenImageGivesTheSameTable) {
+  const std::string path = module_path("watch_target_clang");
+  const auto by_path = compiled(path);
+  ASSERT_TRUE(by_path) << by_path.error().message;
+  auto image = ElfImage::open_descriptor(UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC)), "the clang target");
+  ASSERT_TRUE(image) << image.error().message;
+  const auto by_image = compile_cfi_table(*image);
+  ASSERT_TRUE(by_image) << by_image.error().message;
+  EXPECT_EQ(by_image->origin, by_path->origin);
+  ASSERT_EQ(by_image->rows.size(), by_path->rows.size());
+  for (size_t i = 0; i < by_path->rows.size(); ++i) {
+    EXPECT_TRUE(same_row(by_image->rows[i], by_path->rows[i])) << describe(by_image->rows[i]);
+  }
 }
 
 // A scratch directory for programs built by a test, removed at the end.
