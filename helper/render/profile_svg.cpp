@@ -182,9 +182,9 @@ Result<std::string> profile_svg(const Profile& profile, const std::string& title
   svg += "<style>";
   svg += kFlameGraphStyle;
   svg += "</style>\n<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#fdfcf8\"/>\n";
-  svg += "<text class=\"title\" id=\"title\" x=\"" + number(options.width / 2) + "\" y=\"24\">";
+  svg += "<text id=\"title\" class=\"title\" x=\"" + number(options.width / 2) + "\" y=\"24\">";
   append_xml_text(svg, title.empty() ? "Flame graph" : title);
-  svg += "</text>\n<text class=\"subtitle\" id=\"subtitle\" x=\"" + number(options.width / 2) + "\" y=\"44\">";
+  svg += "</text>\n<text id=\"subtitle\" class=\"subtitle\" x=\"" + number(options.width / 2) + "\" y=\"44\">";
   append_xml_text(svg, subtitle(profile, total));
   svg += "</text>\n<foreignObject x=\"" + number(kMargin) + "\" y=\"54\" width=\"300\" height=\"24\">"
          "<input xmlns=\"http://www.w3.org/1999/xhtml\" id=\"search\" type=\"search\" "
