@@ -137,8 +137,9 @@ void add_value_types(const Profile& profile, pprof::Profile& out, StringTable& s
   out.set_period(static_cast<int64_t>(profile.capture.period_ns));
   out.set_time_nanos(static_cast<int64_t>(profile.capture.started_unix_ns));
   out.set_duration_nanos(static_cast<int64_t>(profile.capture.duration_ns));
-  std::string about = "xref profile: " + profile.capture.event + " at " +
-                      std::to_string(profile.capture.frequency_hz) + " Hz, callers " + profile.capture.callers;
+  std::string about = "xref profile: " + profile.capture.event;
+  if (profile.capture.frequency_hz != 0) about += " at " + std::to_string(profile.capture.frequency_hz) + " Hz";
+  about += ", callers " + profile.capture.callers;
   out.add_comment(strings.index(about));
   if (!profile.complete()) {
     out.add_comment(strings.index("the capture is not complete: samples were lost or stacks are incomplete "

@@ -24,9 +24,10 @@ constexpr double kHeader = 84;  // title, subtitle, search line
 constexpr double kFooter = 66;  // details, note, legend
 constexpr double kCharWidth = 7.3;  // 12 px monospace
 
-// Hues of modules in the order they are first drawn; kernel and markers
-// have colours outside these.
-constexpr int kModuleHues[] = {28, 95, 165, 300, 50, 190, 340, 125, 70, 270};
+// Hues of modules in the order they are first drawn: warm and green ones;
+// [kernel] is blue (220), markers grey, a search match magenta (300), so
+// none of those can be taken for a module.
+constexpr int kModuleHues[] = {28, 95, 170, 48, 190, 355, 125, 70, 15, 150};
 
 std::string number(double value) {
   char buffer[32];
