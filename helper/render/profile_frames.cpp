@@ -1,11 +1,11 @@
 #include "render/profile_frames.h"
 
+#include <string_view>
+
 #include "hex.h"
 
 namespace xref::render {
 namespace {
-
-constexpr int kStackEnds = static_cast<int>(StackEnd::table_no_room) + 1;
 
 std::string file_name(const std::string& path) {
   const size_t slash = path.rfind('/');
@@ -26,7 +26,7 @@ Result<void> check_picture_input(const Profile& profile) {
     for (uint32_t location : profile.stacks[i].locations) {
       if (location >= profile.locations.size()) return bad("stacks[" + std::to_string(i) + "].locations");
     }
-    if (static_cast<int>(profile.stacks[i].end) < 0 || static_cast<int>(profile.stacks[i].end) >= kStackEnds) {
+    if (std::string_view(stack_end_name(profile.stacks[i].end)) == "unknown") {
       return bad("stacks[" + std::to_string(i) + "].end");
     }
   }
@@ -58,14 +58,16 @@ ProfileFrameNames::ProfileFrameNames(const Profile& profile) : profile_(profile)
       location_names_.push_back("[unknown " + to_hex(location_named_address(location)) + "]");
     }
   }
-  for (int end = 0; end < kStackEnds; ++end) markers_.push_back(incomplete_marker(static_cast<StackEnd>(end)));
+  for (const ProfileStack& stack : profile.stacks) {
+    if (!stack_is_whole(stack.end)) markers_.emplace(stack.end, incomplete_marker(stack.end));
+  }
 }
 
 std::vector<PictureFrame> ProfileFrameNames::path(const ProfileStack& stack) const {
   std::vector<PictureFrame> frames;
   frames.reserve(stack.locations.size() + 2);
   if (!stack_is_whole(stack.end)) {
-    frames.push_back({&markers_.at(static_cast<size_t>(stack.end)), FrameKind::incomplete, kNoModule});
+    frames.push_back({&markers_.at(stack.end), FrameKind::incomplete, kNoModule});
   }
   for (auto it = stack.locations.rbegin(); it != stack.locations.rend(); ++it) {
     const ProfileLocation& location = profile_.locations.at(*it);

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -52,7 +53,7 @@ class ProfileFrameNames {
  private:
   const Profile& profile_;
   std::vector<std::string> location_names_;
-  std::vector<std::string> markers_;  // by StackEnd
+  std::map<StackEnd, std::string> markers_;  // of the ends the profile's stacks have
   std::string kernel_ = kKernelFrame;
   std::string no_frames_ = kNoFramesFrame;
 };

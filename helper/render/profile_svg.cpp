@@ -9,6 +9,7 @@
 // frames and samples left out (their time stays in their callers' width).
 #include <cmath>
 #include <cstdio>
+#include <functional>
 
 #include "render/profile_flame.h"
 #include "render/profile_formats.h"

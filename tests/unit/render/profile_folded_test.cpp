@@ -101,5 +101,13 @@ TEST(ProfileFolded, AnIndexOutsideItsTableIsAFormatError) {
   EXPECT_NE(folded.error().message.find("stacks[1].locations"), std::string::npos);
 }
 
+TEST(ProfileFolded, AnEndWithoutANameIsAFormatError) {
+  Profile profile = test::example_profile();
+  profile.stacks[3].end = static_cast<StackEnd>(99);
+  const auto folded = profile_folded(profile);
+  ASSERT_FALSE(folded);
+  EXPECT_NE(folded.error().message.find("stacks[3].end"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace xref::render
