@@ -96,6 +96,33 @@ TEST(ProfileSvg, FramesNarrowerThanTheMinimumAreLeftOutAndCounted) {
       << text_with_id(svg, "note");
 }
 
+// 5000 leaves of one sample each beside one of 10000: each is
+// 1180 / 15000 = 0.08 px, under the default 0.25 px, so the picture holds
+// main and big only, however many leaves there are.
+TEST(ProfileSvg, ManyNarrowFramesDoNotGrowThePicture) {
+  Profile profile;
+  profile.capture.event = "cpu-clock";
+  profile.functions.push_back({kNoModule, "main", "main", 0x1000, 16});
+  profile.functions.push_back({kNoModule, "big", "big", 0x2000, 16});
+  profile.locations.push_back({kNoModule, 0x1008, true, 0});
+  profile.locations.push_back({kNoModule, 0x2008, false, 1});
+  profile.stacks.push_back({{1, 0}, StackEnd::complete, false});
+  profile.samples.push_back({0, 1, 10000});
+  for (uint32_t i = 0; i < 5000; ++i) {
+    profile.functions.push_back({kNoModule, "leaf_" + std::to_string(i), "", 0x10000 + 16ull * i, 16});
+    profile.locations.push_back({kNoModule, 0x10000 + 16ull * i, false, i + 2});
+    profile.stacks.push_back({{i + 2, 0}, StackEnd::complete, false});
+    profile.samples.push_back({i + 1, 1, 1});
+  }
+  const auto svg = profile_svg(profile, "many");
+  ASSERT_TRUE(svg) << svg.error().message;
+  EXPECT_EQ(frame_count(*svg), 3u);  // all, main, big
+  EXPECT_LT(svg->size(), 20000u);
+  EXPECT_NE(text_with_id(*svg, "note").find("3 frames drawn; 5000 frames narrower than 0.25 px left out (5000 samples"),
+            std::string::npos)
+      << text_with_id(*svg, "note");
+}
+
 TEST(ProfileSvg, NamesThatAreNotXmlStillMakeAWellFormedDocument) {
   Profile profile = test::example_profile();
   profile.functions[5].name = std::string("bad\x01<]]>\xff\xc0\x80name\xe2\x82", 20);
@@ -148,10 +175,10 @@ TEST(ProfileSvg, ChromiumSearchesAndCountsEachSampleOnce) {
   EXPECT_EQ(text_with_id(leaves, "matched"), "matched: 95.28 % (970 of 1018 samples, 3 frames)");
   EXPECT_NE(frames(leaves).at("leaf_b").classes.find("match"), std::string::npos);
   EXPECT_EQ(frames(leaves).at("memcpy").classes.find("match"), std::string::npos);
-  // main (600 + 350 + 30 + 3 + 10 + 5) holds worker (983): the union is
-  // main's 998, not 1981.
-  const std::string nested = test::chromium_dom(scratch, file, "search=%5Emain%24%7Cworker");
-  EXPECT_EQ(text_with_id(nested, "matched"), "matched: 98.04 % (998 of 1018 samples, 2 frames)");
+  // main (600 + 350 + 30 + 3 + 10 + 5) holds worker (983), which holds
+  // leaf_b (350) in its middle: the union is main's 998, not 2331.
+  const std::string nested = test::chromium_dom(scratch, file, "search=%5Emain%24%7Cworker%7Cleaf_b");
+  EXPECT_EQ(text_with_id(nested, "matched"), "matched: 98.04 % (998 of 1018 samples, 3 frames)");
 }
 
 TEST(ProfileSvg, ChromiumDrawsIt) {
