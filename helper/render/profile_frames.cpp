@@ -5,15 +5,6 @@
 #include "hex.h"
 
 namespace xref::render {
-namespace {
-
-std::string file_name(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-}  // namespace
-
 Result<void> check_picture_input(const Profile& profile) {
   auto bad = [](const std::string& what) {
     return make_error(ErrorCode::capture_format, "the profile is inconsistent: " + what,
@@ -40,6 +31,13 @@ Result<void> check_picture_input(const Profile& profile) {
   return {};
 }
 
+std::string module_file_name(const Profile& profile, uint32_t module) {
+  if (module >= profile.modules.size()) return "(no module)";
+  const std::string& path = profile.modules[module].path;
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
 uint64_t location_named_address(const ProfileLocation& location) {
   return location.return_address && location.address != 0 ? location.address - 1 : location.address;
 }
@@ -52,7 +50,7 @@ ProfileFrameNames::ProfileFrameNames(const Profile& profile) : profile_(profile)
     if (location.function && *location.function < profile.functions.size()) {
       location_names_.push_back(profile.functions[*location.function].name);
     } else if (location.module < profile.modules.size()) {
-      location_names_.push_back(file_name(profile.modules[location.module].path) + "+" +
+      location_names_.push_back(module_file_name(profile, location.module) + "+" +
                                 to_hex(location_named_address(location)));
     } else {
       location_names_.push_back("[unknown " + to_hex(location_named_address(location)) + "]");

@@ -35,6 +35,10 @@ uint64_t location_named_address(const ProfileLocation& location);
 
 std::string incomplete_marker(StackEnd end);
 
+// A module as pictures name it: its file name ("libc.so.6"), or
+// "(no module)" for kNoModule.
+std::string module_file_name(const Profile& profile, uint32_t module);
+
 // Every index the pictures follow (sample -> stack -> location -> function,
 // module) is inside its table: capture_format naming the first that is not.
 // The .xprof reader checks the same; a Profile built in code is checked here.

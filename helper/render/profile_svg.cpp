@@ -30,21 +30,14 @@ constexpr double kCharWidth = 7.3;  // 12 px monospace
 // none of those can be taken for a module.
 constexpr int kModuleHues[] = {28, 95, 170, 48, 190, 355, 125, 70, 15, 150};
 
-std::string number(double value) {
+std::string fixed2(double value) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.2f", value);
   return buffer;
 }
 
-std::string share(uint64_t part, uint64_t whole) {
-  return number(whole == 0 ? 0.0 : static_cast<double>(part) * 100.0 / static_cast<double>(whole)) + " %";
-}
-
-std::string module_name(const Profile& profile, uint32_t module) {
-  if (module >= profile.modules.size()) return "(no module)";
-  const std::string& path = profile.modules[module].path;
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
+std::string share_text(uint64_t part, uint64_t whole) {
+  return fixed2(whole == 0 ? 0.0 : static_cast<double>(part) * 100.0 / static_cast<double>(whole)) + " %";
 }
 
 // The label a frame of width `width` shows; the script cuts it the same way
@@ -96,10 +89,10 @@ std::string subtitle(const Profile& profile, uint64_t total) {
   const ProfileCaptureParameters& capture = profile.capture;
   std::string text = capture.event;
   if (capture.frequency_hz != 0) text += " at " + std::to_string(capture.frequency_hz) + " Hz";
-  if (capture.period_ns != 0) text += " (" + number(static_cast<double>(capture.period_ns) / 1e6) + " ms per sample)";
+  if (capture.period_ns != 0) text += " (" + fixed2(static_cast<double>(capture.period_ns) / 1e6) + " ms per sample)";
   text += ", callers " + capture.callers + ", " + std::to_string(total) + " samples";
   text += ", " + std::to_string(profile.threads.size()) + " threads";
-  if (capture.duration_ns != 0) text += ", " + number(static_cast<double>(capture.duration_ns) / 1e9) + " s";
+  if (capture.duration_ns != 0) text += ", " + fixed2(static_cast<double>(capture.duration_ns) / 1e9) + " s";
   return text;
 }
 
@@ -164,42 +157,42 @@ Result<std::string> profile_svg(const Profile& profile, const std::string& title
     out += "\"><title>";
     append_xml_text(out, node.name);
     if (node.kind == FrameKind::function || node.kind == FrameKind::address) {
-      if (node.depth != 0) append_xml_text(out, "\nmodule: " + module_name(profile, node.module));
+      if (node.depth != 0) append_xml_text(out, "\nmodule: " + module_file_name(profile, node.module));
     } else if (node.kind == FrameKind::incomplete) {
       append_xml_text(out, "\nthe stacks below ended before their outermost frame");
     }
-    append_xml_text(out, "\n" + std::to_string(node.samples) + " samples, " + share(node.samples, total) + " of all");
-    out += "</title><rect x=\"" + number(x) + "\" y=\"" + number(y) + "\" width=\"" + number(width) +
-           "\" height=\"" + number(kFrameHeight - 1) + "\" rx=\"2\" fill=\"" + palette.fill(node) + "\"/><text x=\"" +
-           number(x + 3) + "\" y=\"" + number(y + kFrameHeight - 4.5) + "\">";
+    append_xml_text(out, "\n" + std::to_string(node.samples) + " samples, " + share_text(node.samples, total) + " of all");
+    out += "</title><rect x=\"" + fixed2(x) + "\" y=\"" + fixed2(y) + "\" width=\"" + fixed2(width) +
+           "\" height=\"" + fixed2(kFrameHeight - 1) + "\" rx=\"2\" fill=\"" + palette.fill(node) + "\"/><text x=\"" +
+           fixed2(x + 3) + "\" y=\"" + fixed2(y + kFrameHeight - 4.5) + "\">";
     append_xml_text(out, frame_label(node.name, width));
     out += "</text></g>\n";
   }
 
   std::string svg = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  svg += "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" + number(options.width) +
-         "\" height=\"" + number(height) + "\" viewBox=\"0 0 " + number(options.width) + " " + number(height) +
-         "\" data-total=\"" + std::to_string(total) + "\" data-chart-x=\"" + number(kMargin) +
-         "\" data-chart-width=\"" + number(chart_width) + "\" data-char-width=\"" + number(kCharWidth) + "\">\n";
+  svg += "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" + fixed2(options.width) +
+         "\" height=\"" + fixed2(height) + "\" viewBox=\"0 0 " + fixed2(options.width) + " " + fixed2(height) +
+         "\" data-total=\"" + std::to_string(total) + "\" data-chart-x=\"" + fixed2(kMargin) +
+         "\" data-chart-width=\"" + fixed2(chart_width) + "\" data-char-width=\"" + fixed2(kCharWidth) + "\">\n";
   svg += "<style>";
   svg += kFlameGraphStyle;
   svg += "</style>\n<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#fdfcf8\"/>\n";
-  svg += "<text id=\"title\" class=\"title\" x=\"" + number(options.width / 2) + "\" y=\"24\">";
+  svg += "<text id=\"title\" class=\"title\" x=\"" + fixed2(options.width / 2) + "\" y=\"24\">";
   append_xml_text(svg, title.empty() ? "Flame graph" : title);
-  svg += "</text>\n<text id=\"subtitle\" class=\"subtitle\" x=\"" + number(options.width / 2) + "\" y=\"44\">";
+  svg += "</text>\n<text id=\"subtitle\" class=\"subtitle\" x=\"" + fixed2(options.width / 2) + "\" y=\"44\">";
   append_xml_text(svg, subtitle(profile, total));
-  svg += "</text>\n<foreignObject x=\"" + number(kMargin) + "\" y=\"54\" width=\"300\" height=\"24\">"
+  svg += "</text>\n<foreignObject x=\"" + fixed2(kMargin) + "\" y=\"54\" width=\"300\" height=\"24\">"
          "<input xmlns=\"http://www.w3.org/1999/xhtml\" id=\"search\" type=\"search\" "
          "placeholder=\"search: a regular expression\"/></foreignObject>\n";
   svg += "<text id=\"matched\" x=\"320\" y=\"70\"></text>\n";
-  svg += "<text id=\"reset\" class=\"button hidden\" x=\"" + number(options.width - kMargin) +
+  svg += "<text id=\"reset\" class=\"button hidden\" x=\"" + fixed2(options.width - kMargin) +
          "\" y=\"70\" text-anchor=\"end\">reset zoom</text>\n";
   svg += "<g id=\"frames\">\n" + drawing.frames + "</g>\n";
-  svg += "<text id=\"details\" x=\"" + number(kMargin) + "\" y=\"" + number(chart_bottom + 16) + "\"></text>\n";
+  svg += "<text id=\"details\" x=\"" + fixed2(kMargin) + "\" y=\"" + fixed2(chart_bottom + 16) + "\"></text>\n";
 
   std::string note = std::to_string(drawing.drawn) + " frames drawn";
   if (drawing.omitted != 0) {
-    note += "; " + std::to_string(drawing.omitted) + " frames narrower than " + number(options.min_frame_width) +
+    note += "; " + std::to_string(drawing.omitted) + " frames narrower than " + fixed2(options.min_frame_width) +
             " px left out (" + std::to_string(drawing.omitted_samples) +
             " samples, counted in their callers' width; zoom does not bring them back)";
   }
@@ -208,9 +201,9 @@ Result<std::string> profile_svg(const Profile& profile, const std::string& title
     if (node.depth == 1 && node.kind == FrameKind::incomplete) incomplete += node.samples;
   }
   if (incomplete != 0) note += "; incomplete stacks: " + std::to_string(incomplete) + " samples (" +
-                               share(incomplete, total) + ")";
+                               share_text(incomplete, total) + ")";
   if (!profile.complete()) note += "; the capture is not complete (losses or incomplete stacks: see the report)";
-  svg += "<text id=\"note\" x=\"" + number(kMargin) + "\" y=\"" + number(chart_bottom + 34) + "\">";
+  svg += "<text id=\"note\" x=\"" + fixed2(kMargin) + "\" y=\"" + fixed2(chart_bottom + 34) + "\">";
   append_xml_text(svg, note);
   svg += "</text>\n<g id=\"legend\">";
   double x = kMargin;
@@ -222,20 +215,20 @@ Result<std::string> profile_svg(const Profile& profile, const std::string& title
       ++legend_left_out;
       return;
     }
-    svg += "<rect x=\"" + number(x) + "\" y=\"" + number(y) + "\" width=\"12\" height=\"12\" fill=\"" + fill +
-           "\"/><text x=\"" + number(x + 16) + "\" y=\"" + number(y + 10) + "\">";
+    svg += "<rect x=\"" + fixed2(x) + "\" y=\"" + fixed2(y) + "\" width=\"12\" height=\"12\" fill=\"" + fill +
+           "\"/><text x=\"" + fixed2(x + 16) + "\" y=\"" + fixed2(y + 10) + "\">";
     append_xml_text(svg, text);
     svg += "</text>";
     x += needed;
   };
   for (uint32_t module : palette.modules()) {
-    legend("hsl(" + std::to_string(palette.module_hue(module)) + ", 75%, 58%)", module_name(profile, module));
+    legend("hsl(" + std::to_string(palette.module_hue(module)) + ", 75%, 58%)", module_file_name(profile, module));
   }
   legend("hsl(220, 65%, 62%)", "[kernel]");
   legend("hsl(0, 0%, 78%)", "[incomplete: why]");
   legend("rgb(225, 30, 225)", "search match");
   if (legend_left_out != 0) {
-    svg += "<text x=\"" + number(x) + "\" y=\"" + number(y + 10) + "\">+" + std::to_string(legend_left_out) +
+    svg += "<text x=\"" + fixed2(x) + "\" y=\"" + fixed2(y + 10) + "\">+" + std::to_string(legend_left_out) +
            " more</text>";
   }
   svg += "</g>\n<script><![CDATA[";
