@@ -20,10 +20,10 @@
 //   (shl/shr/xor), leaf_c: a dependent 64-bit division (div), leaf_r: a
 //   dependent add/rotate chain (rol).
 // A leaf spins until its budget of thread CPU is spent, reading the thread
-// CPU clock once per chunk of its loop (a chunk is some tens of microseconds;
-// the clock read is a system call, so a little of each leaf's time is under
-// clock_gettime and the kernel: a profiler's inclusive share of the leaf
-// counts it, as the record does).
+// CPU clock about twice per call (the clock read is a system call, so a
+// little of each leaf's time, under 1 %, is under clock_gettime and the
+// kernel: a profiler's inclusive share of the leaf counts it, as the record
+// does).
 //
 // Calibration: work_loop runs cycles; a cycle gives each leaf its share of
 // the cycle's CPU budget, in the order a, b, c, r. Each cycle's budget is
@@ -103,6 +103,7 @@ struct thread_state {
   uint64_t cpu_ns[kPhases];
   uint64_t leaf_ns[kPhases][kLeaves];
   uint64_t leaf_calls[kPhases][kLeaves];
+  uint64_t speed[kLeaves];  // each leaf's loop iterations per 1024 ns of CPU, as measured
   uint64_t random;  // the cycle budgets' generator
   uint64_t sink;    // the leaves' results: kept, so the loops are kept
 };
@@ -149,63 +150,74 @@ static void count_leaf(struct thread_state* t, int leaf, uint64_t start, uint64_
 
 // --- the leaves: each spins in its own hot loop until its budget is spent ------------
 // The empty asm with the value as operand keeps every iteration (no closed
-// form, no vectorizing); a chunk is some tens of microseconds here.
+// form, no vectorizing). A leaf reads the thread CPU clock (a system call)
+// about twice per call, not once per chunk of its loop: it runs as many
+// iterations as its budget left should take at the speed it measured so far,
+// then reads the clock again. On this kind of VM a clock read costs some
+// microseconds; read every few tens of microseconds it took 6 % of each leaf.
 
-enum { kChunk = 20000 };
+typedef uint64_t (*spin_loop)(uint64_t x, uint64_t iterations);
 
-FRAME void leaf_a(struct thread_state* t, uint64_t budget_ns) {
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
+ALWAYS_INLINE void spend(struct thread_state* t, int leaf, uint64_t budget_ns, spin_loop spin) {
   const uint64_t start = thread_cpu_ns();
-  uint64_t end, x = t->sink | 1;
-  do {
-    for (int i = 0; i < kChunk; ++i) {
-      x = x * 6364136223846793005u + 1442695040888963407u;  // the hot loop: dependent imul
-      __asm__("" : "+r"(x));
-    }
-    end = thread_cpu_ns();
-  } while (end - start < budget_ns);
-  count_leaf(t, kLeafA, start, end, x);
+  uint64_t now = start, x = t->sink;
+  while (now - start < budget_ns) {
+    const uint64_t left_ns = budget_ns - (now - start);
+    const uint64_t iterations = left_ns * t->speed[leaf] / 1024 + 64;
+    x = spin(x, iterations);
+    const uint64_t then = thread_cpu_ns();
+    // iterations per 1024 ns, smoothed: one slow interval (an interrupt
+    // counted as the thread's time) must not make the next call overshoot
+    if (then > now) t->speed[leaf] = (3 * t->speed[leaf] + iterations * 1024 / (then - now) + 1) / 4;
+    now = then;
+  }
+  count_leaf(t, leaf, start, now, x);
 }
 
-FRAME void leaf_b(struct thread_state* t, uint64_t budget_ns) {
-  const uint64_t start = thread_cpu_ns();
-  uint64_t end, x = t->sink | 1;
-  do {
-    for (int i = 0; i < kChunk; ++i) {
-      x ^= x << 13;  // xorshift64
-      x ^= x >> 7;
-      x ^= x << 17;
-      __asm__("" : "+r"(x));
-    }
-    end = thread_cpu_ns();
-  } while (end - start < budget_ns);
-  count_leaf(t, kLeafB, start, end, x);
+ALWAYS_INLINE uint64_t spin_a(uint64_t x, uint64_t iterations) {
+  x |= 1;
+  for (uint64_t i = 0; i < iterations; ++i) {
+    x = x * 6364136223846793005u + 1442695040888963407u;  // the hot loop: dependent imul
+    __asm__("" : "+r"(x));
+  }
+  return x;
 }
 
-FRAME void leaf_c(struct thread_state* t, uint64_t budget_ns) {
-  const uint64_t start = thread_cpu_ns();
-  uint64_t end, x = t->sink | 0x8000000000000000u, d = 3;
-  do {
-    for (int i = 0; i < kChunk / 8; ++i) {  // a division is some tens of cycles
-      x = x / d + 0x8000000000000000u;       // dependent 64-bit div
-      __asm__("" : "+r"(x), "+r"(d));
-    }
-    end = thread_cpu_ns();
-  } while (end - start < budget_ns);
-  count_leaf(t, kLeafC, start, end, x);
+ALWAYS_INLINE uint64_t spin_b(uint64_t x, uint64_t iterations) {
+  x |= 1;
+  for (uint64_t i = 0; i < iterations; ++i) {
+    x ^= x << 13;  // xorshift64
+    x ^= x >> 7;
+    x ^= x << 17;
+    __asm__("" : "+r"(x));
+  }
+  return x;
 }
 
-FRAME void leaf_r(struct thread_state* t, uint64_t budget_ns) {
-  const uint64_t start = thread_cpu_ns();
-  uint64_t end, x = t->sink;
-  do {
-    for (int i = 0; i < kChunk; ++i) {
-      x = ((x << 9) | (x >> 55)) + 0x9e3779b97f4a7c15u;  // dependent rol + add
-      __asm__("" : "+r"(x));
-    }
-    end = thread_cpu_ns();
-  } while (end - start < budget_ns);
-  count_leaf(t, kLeafR, start, end, x);
+ALWAYS_INLINE uint64_t spin_c(uint64_t x, uint64_t iterations) {
+  uint64_t d = 3;
+  x |= 0x8000000000000000u;
+  for (uint64_t i = 0; i < iterations; ++i) {
+    x = x / d + 0x8000000000000000u;  // dependent 64-bit div
+    __asm__("" : "+r"(x), "+r"(d));
+  }
+  return x;
 }
+
+ALWAYS_INLINE uint64_t spin_r(uint64_t x, uint64_t iterations) {
+  for (uint64_t i = 0; i < iterations; ++i) {
+    x = ((x << 9) | (x >> 55)) + 0x9e3779b97f4a7c15u;  // dependent rol + add
+    __asm__("" : "+r"(x));
+  }
+  return x;
+}
+
+FRAME void leaf_a(struct thread_state* t, uint64_t budget_ns) { spend(t, kLeafA, budget_ns, spin_a); }
+FRAME void leaf_b(struct thread_state* t, uint64_t budget_ns) { spend(t, kLeafB, budget_ns, spin_b); }
+FRAME void leaf_c(struct thread_state* t, uint64_t budget_ns) { spend(t, kLeafC, budget_ns, spin_c); }
+FRAME void leaf_r(struct thread_state* t, uint64_t budget_ns) { spend(t, kLeafR, budget_ns, spin_r); }
 
 // --- the paths to the leaves -----------------------------------------------------------
 
@@ -333,7 +345,7 @@ static void* monitor_main(void* argument) {
   while (!stop_requested) {
     if (file_exists(options.stop_file) || (deadline != 0 && monotonic_ns() >= deadline)) stop_requested = 1;
     if (file_exists(options.phase2_file)) phase2_requested = 1;
-    pause_us(2000);
+    pause_us(10000);
   }
   return NULL;
 }
@@ -491,6 +503,7 @@ int main(int argc, char** argv) {
   for (unsigned i = 0; i < count; ++i) {
     struct thread_state* t = &states[i];
     t->random = 0x9e3779b97f4a7c15u * (i + 1);
+    for (int leaf = 0; leaf < kLeaves; ++leaf) t->speed[leaf] = 64;  // slow: the first calls measure
     if (i < first_worker) {
       snprintf(t->name, sizeof t->name, "pt-main");
       t->root = "main";
