@@ -26,9 +26,10 @@
 // does).
 //
 // Calibration: work_loop runs cycles; a cycle gives each leaf its share of
-// the cycle's CPU budget, in the order a, b, c, r. Each cycle's budget is
-// random (2 to 8 ms of CPU), so no cycle length aliases with a sampling
-// period (99 Hz is 10.1 ms).
+// the cycle's CPU budget, in the order a, b, c, r, less what the leaf ran
+// over its budgets before (so the split holds over many cycles, whatever one
+// run did). Each cycle's budget is random (2 to 8 ms of CPU), so no cycle
+// length aliases with a sampling period (99 Hz is 10.1 ms).
 //
 // Usage:
 //   profile_target [--threads N] [--split A,B,C,R] [--split2 A,B,C,R] [--depth N]
@@ -103,6 +104,7 @@ struct thread_state {
   uint64_t cpu_ns[kPhases];
   uint64_t leaf_ns[kPhases][kLeaves];
   uint64_t leaf_calls[kPhases][kLeaves];
+  int64_t owed_ns[kLeaves];  // each leaf's budget not yet spent (negative: overspent), this phase
   uint64_t speed[kLeaves];  // each leaf's loop iterations per 1024 ns of CPU, as measured
   uint64_t random;  // the cycle budgets' generator
   uint64_t sink;    // the leaves' results: kept, so the loops are kept
@@ -221,40 +223,21 @@ FRAME void leaf_r(struct thread_state* t, uint64_t budget_ns) { spend(t, kLeafR,
 
 // --- the paths to the leaves -----------------------------------------------------------
 
-FRAME void mid_a(struct thread_state* t, uint64_t budget_ns) {
-  leaf_a(t, budget_ns);
-  AFTER_CALL();
-}
+// One step of a path: calls the next function, then does something after
+// it (no sibling call), so the step keeps a frame of its own.
+#define STEP(name, next)                                      \
+  FRAME void name(struct thread_state* t, uint64_t budget_ns) { \
+    next(t, budget_ns);                                       \
+    AFTER_CALL();                                             \
+  }
 
-FRAME void run_a(struct thread_state* t, uint64_t budget_ns) {
-  mid_a(t, budget_ns);
-  AFTER_CALL();
-}
-
-FRAME void chain_b3(struct thread_state* t, uint64_t budget_ns) {
-  leaf_b(t, budget_ns);
-  AFTER_CALL();
-}
-
-FRAME void chain_b2(struct thread_state* t, uint64_t budget_ns) {
-  chain_b3(t, budget_ns);
-  AFTER_CALL();
-}
-
-FRAME void chain_b1(struct thread_state* t, uint64_t budget_ns) {
-  chain_b2(t, budget_ns);
-  AFTER_CALL();
-}
-
-FRAME void run_b(struct thread_state* t, uint64_t budget_ns) {
-  chain_b1(t, budget_ns);
-  AFTER_CALL();
-}
-
-FRAME void run_c(struct thread_state* t, uint64_t budget_ns) {
-  leaf_c(t, budget_ns);
-  AFTER_CALL();
-}
+STEP(mid_a, leaf_a)
+STEP(run_a, mid_a)
+STEP(chain_b3, leaf_b)
+STEP(chain_b2, chain_b3)
+STEP(chain_b1, chain_b2)
+STEP(run_b, chain_b1)
+STEP(run_c, leaf_c)
 
 FRAME void recurse(struct thread_state* t, uint64_t budget_ns, unsigned left) {
   if (left <= 1) {
@@ -286,19 +269,34 @@ static void close_phase(struct thread_state* t) {
   t->phase_start_ns = now;
 }
 
+// Gives LEAF its share of a cycle of CYCLE_NS through RUN. A leaf's run
+// can take longer than its budget (a slower stretch of its loop: an
+// interrupt or a stolen slice counted as the thread's time); what it ran
+// over is taken from its next budgets, so over many cycles its share is the
+// split's, whatever one run did.
+ALWAYS_INLINE void give(struct thread_state* t, int leaf, uint64_t cycle_ns, void (*run)(struct thread_state*, uint64_t)) {
+  const unsigned share = options.split[t->phase][leaf];
+  if (share == 0) return;
+  t->owed_ns[leaf] += (int64_t)(cycle_ns * share / 100);
+  if (t->owed_ns[leaf] <= 0) return;
+  const uint64_t before = t->leaf_ns[t->phase][leaf];
+  run(t, (uint64_t)t->owed_ns[leaf]);
+  t->owed_ns[leaf] -= (int64_t)(t->leaf_ns[t->phase][leaf] - before);
+}
+
 FRAME void work_loop(struct thread_state* t) {
   t->phase_start_ns = thread_cpu_ns();
   while (!stop_requested) {
     if (phase2_requested && t->phase == 0) {
       close_phase(t);
       t->phase = 1;
+      memset(t->owed_ns, 0, sizeof t->owed_ns);
     }
-    const unsigned* split = options.split[t->phase];
     const uint64_t cycle_ns = 2000000 + next_random(t) % 6000000;
-    if (split[kLeafA] > 0) run_a(t, cycle_ns * split[kLeafA] / 100);
-    if (split[kLeafB] > 0) run_b(t, cycle_ns * split[kLeafB] / 100);
-    if (split[kLeafC] > 0) run_c(t, cycle_ns * split[kLeafC] / 100);
-    if (split[kLeafR] > 0) run_r(t, cycle_ns * split[kLeafR] / 100);
+    give(t, kLeafA, cycle_ns, run_a);
+    give(t, kLeafB, cycle_ns, run_b);
+    give(t, kLeafC, cycle_ns, run_c);
+    give(t, kLeafR, cycle_ns, run_r);
   }
   close_phase(t);
   AFTER_CALL();
@@ -320,14 +318,12 @@ FRAME void* worker_main(void* argument) {
 
 // --- stop and phase 2: signals, files, the clock ----------------------------------------
 
-static void on_stop(int signal_number) {
-  (void)signal_number;
-  stop_requested = 1;
-}
-
-static void on_phase2(int signal_number) {
-  (void)signal_number;
-  phase2_requested = 1;
+static void on_signal(int signal_number) {
+  if (signal_number == SIGUSR1) {
+    phase2_requested = 1;
+  } else {
+    stop_requested = 1;
+  }
 }
 
 static bool file_exists(const char* path) {
@@ -360,35 +356,37 @@ static void usage(const char* problem) {
   exit(2);
 }
 
-static uint64_t parse_number(const char* option, const char* text, uint64_t low, uint64_t high) {
+// TEXT as COUNT decimal numbers separated by commas, each from LOW to HIGH.
+static void parse_values(const char* option, const char* text, int count, uint64_t low, uint64_t high,
+                         uint64_t* values) {
   if (text == NULL) usage("missing value");
-  char* end = NULL;
-  errno = 0;
-  const unsigned long long value = strtoull(text, &end, 10);
-  if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0 || value < low || value > high) {
-    fprintf(stderr, "profile_target: %s %s: expected a number from %" PRIu64 " to %" PRIu64 "\n", option, text,
-            low, high);
-    usage("bad value");
+  const char* cursor = text;
+  for (int i = 0; i < count; ++i) {
+    char* end = NULL;
+    errno = 0;
+    values[i] = strtoull(cursor, &end, 10);
+    const char separator = i + 1 < count ? ',' : '\0';
+    if (*cursor < '0' || *cursor > '9' || *end != separator || errno != 0 || values[i] < low || values[i] > high) {
+      fprintf(stderr, "profile_target: %s %s: expected %s from %" PRIu64 " to %" PRIu64 "\n", option, text,
+              count == 1 ? "a number" : "comma-separated numbers", low, high);
+      usage("bad value");
+    }
+    cursor = end + 1;
   }
+}
+
+static uint64_t parse_number(const char* option, const char* text, uint64_t low, uint64_t high) {
+  uint64_t value = 0;
+  parse_values(option, text, 1, low, high, &value);
   return value;
 }
 
+// A split: four percentages A,B,C,R that sum to 100.
 static void parse_split(const char* option, const char* text, unsigned* split) {
-  if (text == NULL) usage("missing value");
+  uint64_t values[kLeaves];
+  parse_values(option, text, kLeaves, 0, 100, values);
   unsigned total = 0;
-  const char* cursor = text;
-  for (int leaf = 0; leaf < kLeaves; ++leaf) {
-    char* end = NULL;
-    const unsigned long value = strtoul(cursor, &end, 10);
-    const char expected = leaf + 1 < kLeaves ? ',' : '\0';
-    if (end == cursor || *cursor < '0' || *cursor > '9' || *end != expected || value > 100) {
-      fprintf(stderr, "profile_target: %s %s: expected four percentages A,B,C,R that sum to 100\n", option, text);
-      usage("bad split");
-    }
-    split[leaf] = (unsigned)value;
-    total += (unsigned)value;
-    cursor = end + 1;
-  }
+  for (int leaf = 0; leaf < kLeaves; ++leaf) total += split[leaf] = (unsigned)values[leaf];
   if (total != 100) {
     fprintf(stderr, "profile_target: %s %s: the percentages sum to %u, not 100\n", option, text, total);
     usage("bad split");
@@ -488,13 +486,9 @@ static int write_record(const struct thread_state* threads, unsigned count) {
 
 int main(int argc, char** argv) {
   parse_options(argc, argv);
-  struct sigaction action;
-  memset(&action, 0, sizeof action);
-  action.sa_handler = on_stop;  // no SA_RESTART: a signal ends the waits at once
-  sigaction(SIGTERM, &action, NULL);
-  sigaction(SIGINT, &action, NULL);
-  action.sa_handler = on_phase2;
-  sigaction(SIGUSR1, &action, NULL);
+  const struct sigaction action = {.sa_handler = on_signal};  // no SA_RESTART: a signal ends the waits at once
+  static const int signals[] = {SIGTERM, SIGINT, SIGUSR1};
+  for (size_t i = 0; i < sizeof signals / sizeof signals[0]; ++i) sigaction(signals[i], &action, NULL);
   signal(SIGPIPE, SIG_IGN);
 
   // The main thread's state is states[0] when it works; workers follow.
