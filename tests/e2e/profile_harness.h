@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdint>
 #include <fstream>
 #include <iomanip>
@@ -21,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "command_output.h"
 #include "folded_stacks.h"
 #include "perf_profile.h"
 #include "profile_target_record.h"
@@ -123,6 +125,46 @@ inline perf::Recording perf_record_threads(perf::RecordOptions options, const st
     all.cost.data_bytes += part.cost.data_bytes;
   }
   return all;
+}
+
+// --- the hot loops, from objdump ---------------------------------------------------------------
+
+struct AddressRange {
+  uint64_t first = 0, last = 0;  // static VAs of the loop's first and last instruction
+  bool contains(uint64_t address) const { return address >= first && address <= last; }
+};
+
+// The innermost loop of FUNCTION in BINARY (objdump, static VAs) that holds
+// an instruction starting with MNEMONIC: the smallest range from a backward
+// jump's target to the jump. The leaves' hot loops: leaf_a "imul", leaf_b
+// "shl", leaf_c "div", leaf_r "rol" (annotate's hottest instruction must be
+// in there).
+inline AddressRange hot_loop(const std::string& binary, const std::string& function, const std::string& mnemonic) {
+  const std::string listing = command_output("objdump -d --no-show-raw-insn " + binary);
+  const size_t start = listing.find("<" + function + ">:\n");
+  if (start == std::string::npos) throw std::runtime_error("objdump lists no " + function + " in " + binary);
+  std::vector<std::pair<uint64_t, std::string>> code;  // address, instruction text
+  std::istringstream lines(listing.substr(start, listing.find("\n\n", start) - start));
+  std::string line;
+  while (std::getline(lines, line)) {
+    const size_t colon = line.find(":\t");
+    if (colon != std::string::npos) code.emplace_back(std::stoull(line.substr(0, colon), nullptr, 16), line.substr(colon + 2));
+  }
+  AddressRange best;
+  for (const auto& [address, text] : code) {
+    if (text[0] != 'j') continue;
+    const size_t space = text.find_first_of(" \t");
+    if (space == std::string::npos) continue;
+    const size_t digits = text.find_first_not_of(" \t", space);
+    if (digits == std::string::npos || !std::isxdigit(static_cast<unsigned char>(text[digits]))) continue;
+    const uint64_t target = std::stoull(text.substr(digits), nullptr, 16);
+    if (target > address) continue;
+    bool holds = false;
+    for (const auto& [other, instruction] : code) holds |= other >= target && other <= address && instruction.rfind(mnemonic, 0) == 0;
+    if (holds && (best.last == 0 || address - target < best.last - best.first)) best = {target, address};
+  }
+  if (best.last == 0) throw std::runtime_error("no loop with " + mnemonic + " in " + function + " of " + binary);
+  return best;
 }
 
 // --- a profiler's stacks against the target's record ---------------------------------------

@@ -43,6 +43,7 @@ namespace xref::test::perf {
 struct Frame {
   std::string function;  // perf's symbol without its version (`clock_gettime`, not `clock_gettime@@GLIBC_2.17`)
   std::string module;    // the file name of perf's dso (`libc.so.6`), `[kernel]`, `[vdso]`
+  uint64_t address = 0;  // as perf prints it: for a file's code, its static VA (ELF address)
 };
 
 struct Sample {
@@ -79,7 +80,7 @@ inline std::string plain_symbol(const std::string& symbol) {
 // an empty line.
 inline std::vector<Sample> parse_script(const std::string& text) {
   static const std::regex header(R"(^(.*\S)\s+(\d+)/(\d+)\s+(\d+)\s+\S+:\s*$)");
-  static const std::regex frame_line(R"(^\s+[0-9a-f]+\s+(.*)\s+\((.*)\)\s*$)");
+  static const std::regex frame_line(R"(^\s+([0-9a-f]+)\s+(.*)\s+\((.*)\)\s*$)");
   std::vector<Sample> samples;
   Sample* current = nullptr;
   std::istringstream lines(text);
@@ -101,9 +102,9 @@ inline std::vector<Sample> parse_script(const std::string& text) {
       if (current == nullptr || !std::regex_match(line, match, frame_line)) {
         throw std::runtime_error("perf script: not a frame line: " + line);
       }
-      const std::string dso = match[2];
-      Frame frame{plain_symbol(match[1]), dso.substr(dso.rfind('/') + 1)};
-      if (dso.rfind("[kernel", 0) == 0 || dso.rfind("[guest.kernel", 0) == 0) frame = {"[kernel]", "[kernel]"};
+      const std::string dso = match[3];
+      Frame frame{plain_symbol(match[2]), dso.substr(dso.rfind('/') + 1), std::stoull(match[1], nullptr, 16)};
+      if (dso.rfind("[kernel", 0) == 0 || dso.rfind("[guest.kernel", 0) == 0) frame = {"[kernel]", "[kernel]", 0};
       // leaf first here: a run of kernel frames becomes one
       if (frame.module == "[kernel]" && !current->frames.empty() && current->frames.back().module == "[kernel]") {
         continue;

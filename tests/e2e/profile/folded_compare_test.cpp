@@ -112,6 +112,7 @@ TEST(PerfScript, ParsesSamplesRootFirstWithTheKernelAsOneFrame) {
   EXPECT_EQ(samples[0].frames.front().function, "clone3");
   EXPECT_EQ(samples[0].frames[3].function, "clock_gettime");
   EXPECT_EQ(samples[0].frames[3].module, "libc.so.6");
+  EXPECT_EQ(samples[0].frames[3].address, 0xcf438u);
   EXPECT_EQ(samples[0].frames.back().function, "[kernel]");
   EXPECT_EQ(samples[0].user_leaf()->function, "__vdso_clock_gettime");
   const auto stacks = perf::fold(samples);

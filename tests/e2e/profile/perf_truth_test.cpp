@@ -9,11 +9,13 @@
 #include <gtest/gtest.h>
 
 #include <iostream>
+#include <map>
 #include <ostream>
 #include <string>
 
 #include "profile_harness.h"
 #include "require.h"
+#include "run_xref.h"
 
 namespace xref::test {
 namespace {
@@ -57,6 +59,32 @@ TEST_P(PerfTruth, LeafSharesAndPathsMatchTheRecord) {
     EXPECT_NEAR(agreement.total, agreement.recorded, 3.0) << agreement.leaf << " (total share)";
     EXPECT_NEAR(agreement.self, agreement.recorded, 3.0) << agreement.leaf << " (self share)";
     EXPECT_GE(agreement.on_path_percent(), 95.0) << agreement.leaf << ": samples on the recorded path";
+  }
+  // Where in each leaf: its hottest sampled instruction is in its hot loop
+  // (what annotate must find), and so are nearly all its self samples.
+  const std::map<std::string, std::string> loop_mnemonic = {
+      {"leaf_a", "imul"}, {"leaf_b", "shl"}, {"leaf_c", "div"}, {"leaf_r", "rol"}};
+  for (const auto& [leaf, mnemonic] : loop_mnemonic) {
+    const AddressRange loop = hot_loop(profile_target_binary(GetParam().build), leaf, mnemonic);
+    std::map<uint64_t, uint64_t> by_address;
+    uint64_t self = 0, in_loop = 0;
+    for (const auto& sample : recording.samples) {
+      const perf::Frame* innermost = sample.user_leaf();
+      if (innermost == nullptr || innermost->function != leaf) continue;
+      ++by_address[innermost->address];
+      ++self;
+      in_loop += loop.contains(innermost->address) ? 1 : 0;
+    }
+    ASSERT_FALSE(by_address.empty()) << leaf;
+    auto hottest = by_address.begin();
+    for (auto it = by_address.begin(); it != by_address.end(); ++it) {
+      if (it->second > hottest->second) hottest = it;
+    }
+    std::cout << leaf << ": hot loop " << hex_string(loop.first) << ".." << hex_string(loop.last) << ", hottest "
+              << hex_string(hottest->first) << ", " << 100.0 * static_cast<double>(in_loop) / static_cast<double>(self)
+              << " % of its self samples in the loop\n";
+    EXPECT_TRUE(loop.contains(hottest->first)) << leaf << ": hottest instruction " << hex_string(hottest->first);
+    EXPECT_GE(static_cast<double>(in_loop), 0.95 * static_cast<double>(self)) << leaf;
   }
   if (GetParam().call_graph == "dwarf") {
     // The target's stacks are shallow (at most 11 small frames): perf's
