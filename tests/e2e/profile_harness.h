@@ -167,6 +167,19 @@ inline AddressRange hot_loop(const std::string& binary, const std::string& funct
   return best;
 }
 
+// The static VA (ELF address) of a file offset of BINARY's, from its LOAD
+// segments (readelf): perf prints a file's code addresses as file offsets.
+inline uint64_t static_va(const std::string& binary, uint64_t offset) {
+  for (const auto& line : command_lines("readelf -lW " + binary)) {
+    std::istringstream words(line);
+    std::string kind, file_offset, address, physical, file_size;
+    if (!(words >> kind >> file_offset >> address >> physical >> file_size) || kind != "LOAD") continue;
+    const uint64_t start = std::stoull(file_offset, nullptr, 16), size = std::stoull(file_size, nullptr, 16);
+    if (offset >= start && offset < start + size) return std::stoull(address, nullptr, 16) + (offset - start);
+  }
+  throw std::runtime_error("no LOAD segment of " + binary + " holds file offset " + std::to_string(offset));
+}
+
 // --- a profiler's stacks against the target's record ---------------------------------------
 
 inline std::vector<std::string> split_path(const std::string& path) {

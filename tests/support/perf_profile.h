@@ -43,7 +43,8 @@ namespace xref::test::perf {
 struct Frame {
   std::string function;  // perf's symbol without its version (`clock_gettime`, not `clock_gettime@@GLIBC_2.17`)
   std::string module;    // the file name of perf's dso (`libc.so.6`), `[kernel]`, `[vdso]`
-  uint64_t address = 0;  // as perf prints it: for a file's code, its static VA (ELF address)
+  uint64_t address = 0;  // as perf prints it: for a file's code, its offset in the file (not its ELF address
+                         // in a non-PIE executable: profile_harness.h's static_va converts)
 };
 
 struct Sample {

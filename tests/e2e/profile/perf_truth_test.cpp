@@ -64,16 +64,18 @@ TEST_P(PerfTruth, LeafSharesAndPathsMatchTheRecord) {
   // (what annotate must find), and so are nearly all its self samples.
   const std::map<std::string, std::string> loop_mnemonic = {
       {"leaf_a", "imul"}, {"leaf_b", "shl"}, {"leaf_c", "div"}, {"leaf_r", "rol"}};
+  const std::string binary = profile_target_binary(GetParam().build);
   for (const auto& [leaf, mnemonic] : loop_mnemonic) {
-    const AddressRange loop = hot_loop(profile_target_binary(GetParam().build), leaf, mnemonic);
+    const AddressRange loop = hot_loop(binary, leaf, mnemonic);
     std::map<uint64_t, uint64_t> by_address;
     uint64_t self = 0, in_loop = 0;
     for (const auto& sample : recording.samples) {
       const perf::Frame* innermost = sample.user_leaf();
       if (innermost == nullptr || innermost->function != leaf) continue;
-      ++by_address[innermost->address];
+      const uint64_t address = static_va(binary, innermost->address);
+      ++by_address[address];
       ++self;
-      in_loop += loop.contains(innermost->address) ? 1 : 0;
+      in_loop += loop.contains(address) ? 1 : 0;
     }
     ASSERT_FALSE(by_address.empty()) << leaf;
     auto hottest = by_address.begin();
