@@ -167,18 +167,36 @@ inline AddressRange hot_loop(const std::string& binary, const std::string& funct
   return best;
 }
 
-// The static VA (ELF address) of a file offset of BINARY's, from its LOAD
-// segments (readelf): perf prints a file's code addresses as file offsets.
-inline uint64_t static_va(const std::string& binary, uint64_t offset) {
-  for (const auto& line : command_lines("readelf -lW " + binary)) {
-    std::istringstream words(line);
-    std::string kind, file_offset, address, physical, file_size;
-    if (!(words >> kind >> file_offset >> address >> physical >> file_size) || kind != "LOAD") continue;
-    const uint64_t start = std::stoull(file_offset, nullptr, 16), size = std::stoull(file_size, nullptr, 16);
-    if (offset >= start && offset < start + size) return std::stoull(address, nullptr, 16) + (offset - start);
+// A binary's LOAD segments (readelf), to turn the file offsets perf prints
+// for a file's code into static VAs (ELF addresses).
+class LoadSegments {
+ public:
+  explicit LoadSegments(const std::string& binary) : binary_(binary) {
+    for (const auto& line : command_lines("readelf -lW " + binary)) {
+      std::istringstream words(line);
+      std::string kind, offset, address, physical, file_size;
+      if ((words >> kind >> offset >> address >> physical >> file_size) && kind == "LOAD") {
+        segments_.push_back({std::stoull(offset, nullptr, 16), std::stoull(address, nullptr, 16),
+                             std::stoull(file_size, nullptr, 16)});
+      }
+    }
   }
-  throw std::runtime_error("no LOAD segment of " + binary + " holds file offset " + std::to_string(offset));
-}
+  uint64_t static_va(uint64_t file_offset) const {
+    for (const auto& segment : segments_) {
+      if (file_offset >= segment.offset && file_offset < segment.offset + segment.size) {
+        return segment.address + (file_offset - segment.offset);
+      }
+    }
+    throw std::runtime_error("no LOAD segment of " + binary_ + " holds file offset " + std::to_string(file_offset));
+  }
+
+ private:
+  struct Segment {
+    uint64_t offset, address, size;
+  };
+  std::string binary_;
+  std::vector<Segment> segments_;
+};
 
 // --- a profiler's stacks against the target's record ---------------------------------------
 

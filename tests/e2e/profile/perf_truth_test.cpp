@@ -65,6 +65,7 @@ TEST_P(PerfTruth, LeafSharesAndPathsMatchTheRecord) {
   const std::map<std::string, std::string> loop_mnemonic = {
       {"leaf_a", "imul"}, {"leaf_b", "shl"}, {"leaf_c", "div"}, {"leaf_r", "rol"}};
   const std::string binary = profile_target_binary(GetParam().build);
+  const LoadSegments segments(binary);
   for (const auto& [leaf, mnemonic] : loop_mnemonic) {
     const AddressRange loop = hot_loop(binary, leaf, mnemonic);
     std::map<uint64_t, uint64_t> by_address;
@@ -72,7 +73,7 @@ TEST_P(PerfTruth, LeafSharesAndPathsMatchTheRecord) {
     for (const auto& sample : recording.samples) {
       const perf::Frame* innermost = sample.user_leaf();
       if (innermost == nullptr || innermost->function != leaf) continue;
-      const uint64_t address = static_va(binary, innermost->address);
+      const uint64_t address = segments.static_va(innermost->address);
       ++by_address[address];
       ++self;
       in_loop += loop.contains(address) ? 1 : 0;
