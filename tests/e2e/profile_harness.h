@@ -7,6 +7,7 @@
 // are judged by the same code.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include <fstream>
 #include <iomanip>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -26,7 +28,15 @@
 #include "folded_stacks.h"
 #include "perf_profile.h"
 #include "profile_target_record.h"
+#include "require.h"
 #include "target_process.h"
+
+// Inside a TEST body: perf events and perf itself, required (require.h).
+#define XREF_REQUIRE_PERF()                                           \
+  do {                                                                \
+    std::string perf_missing;                                         \
+    XREF_REQUIRE(::xref::test::perf::available(perf_missing), perf_missing); \
+  } while (0)
 
 namespace xref::test {
 
@@ -106,6 +116,33 @@ class ProfileTarget {
   TargetProcess process_;
   pt::Record record_;
 };
+
+// profile_target started with 2 workers and going: the threads past their
+// start, in their cycles.
+inline std::unique_ptr<ProfileTarget> working_target(const std::string& build, std::vector<std::string> args = {}) {
+  args.insert(args.begin(), {"--threads", "2"});
+  auto target = std::make_unique<ProfileTarget>(build, args);
+  target->go();
+  usleep(200000);
+  return target;
+}
+
+// The working threads of working_target (the monitor thread is not one).
+inline std::set<int> working_tids(const ProfileTarget& target) {
+  return {target.tid("pt-main"), target.tid("pt-worker0"), target.tid("pt-worker1")};
+}
+
+// A test parameter: a build of profile_target and how callers are unwound
+// (dwarf | fp).
+struct BuildCase {
+  std::string build;
+  std::string callers;
+  friend void PrintTo(const BuildCase& c, std::ostream* out) { *out << c.build << " (" << c.callers << ")"; }
+};
+
+inline std::string build_case_name(const ::testing::TestParamInfo<BuildCase>& test) {
+  return binary_test_name(test.param.build) + "_" + test.param.callers;
+}
 
 // Records PID with perf in rounds of `seconds` until the threads TIDS have
 // at least min_samples samples (at most max_rounds rounds): enough samples

@@ -36,26 +36,19 @@ folded::Stacks capture(int pid, const std::string& callers, const std::string& t
 }
 
 std::string thread_list(const ProfileTarget& target) {
-  return std::to_string(target.tid("pt-main")) + "," + std::to_string(target.tid("pt-worker0")) + "," +
-         std::to_string(target.tid("pt-worker1"));
+  std::string list;
+  for (const int tid : working_tids(target)) list += (list.empty() ? "" : ",") + std::to_string(tid);
+  return list;
 }
 
-struct CaptureCase {
-  std::string build;
-  std::string callers;  // dwarf | fp
-  friend void PrintTo(const CaptureCase& c, std::ostream* out) { *out << c.build << " --callers " << c.callers; }
-};
-
-class CaptureTruth : public ::testing::TestWithParam<CaptureCase> {};
+class CaptureTruth : public ::testing::TestWithParam<BuildCase> {};
 
 // Shares within 3 points of the target's own; every leaf reached along its
 // recorded path; with dwarf, >= 99 % of stacks down to _start / clone3.
 TEST_P(CaptureTruth, DISABLED_SharesAndCallersMatchTheRecord) {
-  std::string why;
-  XREF_REQUIRE(perf::available(why), why);
-  ProfileTarget target(GetParam().build, {"--threads", "2"});
-  target.go();
-  usleep(200000);
+  XREF_REQUIRE_PERF();
+  const auto started = working_target(GetParam().build);
+  ProfileTarget& target = *started;
   const folded::Stacks stacks =
       capture(target.pid(), GetParam().callers, thread_list(target), 8, target.scratch_file("capture.xprof"));
   const pt::Record& record = target.finish();
@@ -75,24 +68,22 @@ TEST_P(CaptureTruth, DISABLED_SharesAndCallersMatchTheRecord) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Builds, CaptureTruth,
-                         ::testing::Values(CaptureCase{"profile_target", "dwarf"},
-                                           CaptureCase{"profile_target_clang", "dwarf"},
-                                           CaptureCase{"profile_target_nopie", "dwarf"},
-                                           CaptureCase{"profile_target_clang_nopie", "dwarf"},
-                                           CaptureCase{"profile_target_fp", "fp"},
-                                           CaptureCase{"profile_target_clang_fp", "fp"}),
-                         [](const auto& test) { return binary_test_name(test.param.build) + "_" + test.param.callers; });
+                         ::testing::Values(BuildCase{"profile_target", "dwarf"},
+                                           BuildCase{"profile_target_clang", "dwarf"},
+                                           BuildCase{"profile_target_nopie", "dwarf"},
+                                           BuildCase{"profile_target_clang_nopie", "dwarf"},
+                                           BuildCase{"profile_target_fp", "fp"},
+                                           BuildCase{"profile_target_clang_fp", "fp"}),
+                         build_case_name);
 
 // Two captures, before and after the target changes its split (phase 2):
 // each agrees with the record of its phase; `xref profile diff` of the two
 // must show the change the record shows (its JSON is the diff's owner's to
 // check: leaf_a's share falls by about 30 points, leaf_r's rises by 30).
 TEST(CaptureTruthPhases, DISABLED_EachCaptureMatchesItsPhase) {
-  std::string why;
-  XREF_REQUIRE(perf::available(why), why);
-  ProfileTarget target("profile_target", {"--threads", "2", "--split", "40,30,20,10", "--split2", "10,20,30,40"});
-  target.go();
-  usleep(200000);
+  XREF_REQUIRE_PERF();
+  const auto started = working_target("profile_target", {"--split", "40,30,20,10", "--split2", "10,20,30,40"});
+  ProfileTarget& target = *started;
   const std::string before_path = target.scratch_file("before.xprof"), after_path = target.scratch_file("after.xprof");
   const folded::Stacks before = capture(target.pid(), "dwarf", thread_list(target), 6, before_path);
   target.phase2();
@@ -127,21 +118,17 @@ void expect_agreement_with_perf(int pid, const std::string& threads, const Scrat
 }
 
 TEST(CaptureTruthPerf, DISABLED_TargetPathsAgreeWithPerf) {
-  std::string why;
-  XREF_REQUIRE(perf::available(why), why);
-  ProfileTarget target("profile_target", {"--threads", "2"});
-  target.go();
-  usleep(200000);
+  XREF_REQUIRE_PERF();
+  const auto target = working_target("profile_target");
   ScratchDir scratch;
   // perf's samples of the monitor thread (0.1 %) stay in: both sides see the whole process
-  expect_agreement_with_perf(target.pid(), "", scratch);
+  expect_agreement_with_perf(target->pid(), "", scratch);
 }
 
 // python3's static functions have no name in either (no .symtab, no debug
 // file): both say [unknown]; libc's come from libc6-dbg's debug file.
 TEST(CaptureTruthPerf, DISABLED_PythonPathsAgreeWithPerf) {
-  std::string why;
-  XREF_REQUIRE(perf::available(why), why);
+  XREF_REQUIRE_PERF();
   TargetProcess python({"/usr/bin/python3", std::string(XREF_SOURCE_DIR) + "/tests/targets/python_profile_target.py"});
   usleep(200000);
   ScratchDir scratch;

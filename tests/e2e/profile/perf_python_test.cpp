@@ -25,8 +25,7 @@ namespace xref::test {
 namespace {
 
 TEST(PerfPython, StacksHoldLibcAndTwoRecordingsAgree) {
-  std::string why;
-  XREF_REQUIRE(perf::available(why), why);
+  XREF_REQUIRE_PERF();
   ScratchDir scratch;
   TargetProcess python({"/usr/bin/python3", std::string(XREF_SOURCE_DIR) + "/tests/targets/python_profile_target.py"});
   usleep(200000);

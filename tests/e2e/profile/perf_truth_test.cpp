@@ -10,7 +10,6 @@
 
 #include <iostream>
 #include <map>
-#include <ostream>
 #include <string>
 
 #include "profile_harness.h"
@@ -20,26 +19,18 @@
 namespace xref::test {
 namespace {
 
-struct PerfCase {
-  std::string build;
-  std::string call_graph;  // dwarf | fp
-  friend void PrintTo(const PerfCase& c, std::ostream* out) { *out << c.build << " --call-graph " << c.call_graph; }
-};
-
-class PerfTruth : public ::testing::TestWithParam<PerfCase> {};
+class PerfTruth : public ::testing::TestWithParam<BuildCase> {};
 
 TEST_P(PerfTruth, LeafSharesAndPathsMatchTheRecord) {
-  std::string why;
-  XREF_REQUIRE(perf::available(why), why);
-  ProfileTarget target(GetParam().build, {"--threads", "2"});
-  target.go();
-  usleep(200000);  // past the start: the threads are in their cycles
-  std::set<int> tids = {target.tid("pt-main"), target.tid("pt-worker0"), target.tid("pt-worker1")};
+  XREF_REQUIRE_PERF();
+  const auto started = working_target(GetParam().build);
+  ProfileTarget& target = *started;
+  const std::set<int> tids = working_tids(target);
   perf::RecordOptions options;
   options.pid = target.pid();
   options.frequency = 1999;  // perf record costs seconds to start and end: few long rounds
   options.seconds = 4;
-  options.call_graph = GetParam().call_graph;
+  options.call_graph = GetParam().callers;
   // 6000 samples: a 40 % share's sampling error is 0.6 points.
   const perf::Recording recording =
       perf_record_threads(options, tids, 6000, 10, target.scratch_file("perf"));
@@ -48,7 +39,7 @@ TEST_P(PerfTruth, LeafSharesAndPathsMatchTheRecord) {
   const folded::Stacks stacks = perf::fold(recording.samples);
   const auto agreements = agree_with_record(stacks, record);
   const double complete = complete_percent(stacks);
-  std::cout << GetParam().build << ", perf --call-graph " << GetParam().call_graph << ": "
+  std::cout << GetParam().build << ", perf --call-graph " << GetParam().callers << ": "
             << recording.samples.size() << " samples, " << complete << " % reach _start/clone3; perf record "
             << recording.cost.record_wall << " s (" << recording.cost.record_cpu << " s CPU), perf script "
             << recording.cost.script_wall << " s (" << recording.cost.script_cpu << " s CPU), "
@@ -89,7 +80,7 @@ TEST_P(PerfTruth, LeafSharesAndPathsMatchTheRecord) {
     EXPECT_TRUE(loop.contains(hottest->first)) << leaf << ": hottest instruction " << hex_string(hottest->first);
     EXPECT_GE(static_cast<double>(in_loop), 0.95 * static_cast<double>(self)) << leaf;
   }
-  if (GetParam().call_graph == "dwarf") {
+  if (GetParam().callers == "dwarf") {
     // The target's stacks are shallow (at most 11 small frames): perf's
     // 8 KB copy holds them whole, and libc's CFI takes them down to _start
     // and clone3. (perf's frame-pointer chains end one frame below main and
@@ -100,11 +91,11 @@ TEST_P(PerfTruth, LeafSharesAndPathsMatchTheRecord) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Builds, PerfTruth,
-                         ::testing::Values(PerfCase{"profile_target", "dwarf"}, PerfCase{"profile_target_clang", "dwarf"},
-                                           PerfCase{"profile_target_nopie", "dwarf"},
-                                           PerfCase{"profile_target_fp", "fp"},
-                                           PerfCase{"profile_target_clang_fp", "fp"}),
-                         [](const auto& test) { return binary_test_name(test.param.build) + "_" + test.param.call_graph; });
+                         ::testing::Values(BuildCase{"profile_target", "dwarf"}, BuildCase{"profile_target_clang", "dwarf"},
+                                           BuildCase{"profile_target_nopie", "dwarf"},
+                                           BuildCase{"profile_target_fp", "fp"},
+                                           BuildCase{"profile_target_clang_fp", "fp"}),
+                         build_case_name);
 
 }  // namespace
 }  // namespace xref::test
