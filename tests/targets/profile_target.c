@@ -48,6 +48,10 @@
 //   --seconds N      stop N seconds (wall clock) after go (default 0: until stopped)
 //   --record FILE    where to write the record at stop
 //   --no-main-work   the main thread only waits (it works by default, named pt-main)
+// One more thread, pt-monitor, polls the files and the clock every 10 ms
+// (about 0.1 % of the process's samples; not a working thread, not in the
+// record). A thread takes up phase 2 or the stop at its next cycle (within
+// 8 ms of its CPU).
 // Bad arguments: a usage line on stderr, exit status 2.
 //
 // Startup lines on stdout (then flushed), before any work:
