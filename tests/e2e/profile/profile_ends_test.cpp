@@ -98,7 +98,7 @@ TEST(ProfileEnds, InterruptedByCtrlC) {
   TargetProcess target({capture_spin_binary("gcc")});
   const std::string out = temporary_capture("sigint");
   const std::string err_path = temporary_capture("sigint-err");
-  const pid_t helper = start_profile({"profile", "--pid", std::to_string(target.pid()), "--duration", "0", "--out", out},
+  const pid_t helper = start_profile({"profile", "--pid", std::to_string(target.pid()), "--duration-ms", "0", "--out", out},
                                      err_path);
   ASSERT_GT(helper, 0);
   usleep(500000);
@@ -118,7 +118,7 @@ TEST(ProfileEnds, NothingLeftAfterSigkillOfTheHelper) {
   TargetProcess target({capture_spin_binary("gcc"), "--workers", "2"});
   const std::string out = temporary_capture("sigkill");
   const std::string err_path = temporary_capture("sigkill-err");
-  const pid_t helper = start_profile({"profile", "--pid", std::to_string(target.pid()), "--duration", "0", "--out", out},
+  const pid_t helper = start_profile({"profile", "--pid", std::to_string(target.pid()), "--duration-ms", "0", "--out", out},
                                      err_path);
   ASSERT_GT(helper, 0);
   const std::vector<HeldLink> links = links_held_by(helper);
@@ -151,9 +151,10 @@ TEST(ProfileEnds, AThreadStartedDuringTheCaptureIsSampled) {
     }
   }
   ASSERT_NE(late, 0u) << "no thread started during the capture";
+  // Its hot leaf's stacks: whole, down to the thread's start.
   uint64_t complete = 0, total = 0;
   for (const NamedStack& stack : named_stacks(file)) {
-    if (stack.tid != late) continue;
+    if (stack.tid != late || stack.functions.empty() || stack.functions[0] != "spin_leaf_worker") continue;
     total += stack.count;
     if (stack.end == "complete" && stack.functions.size() >= 3 && stack.functions[2] == "spin_worker") {
       complete += stack.count;
