@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "profile_harness.h"
+#include "capture_harness.h"
 
 namespace xref::test {
 namespace {

@@ -12,7 +12,7 @@
 #include <fstream>
 #include <thread>
 
-#include "profile_harness.h"
+#include "capture_harness.h"
 
 namespace xref::test {
 namespace {

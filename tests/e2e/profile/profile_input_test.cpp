@@ -6,7 +6,7 @@
 
 #include <fstream>
 
-#include "profile_harness.h"
+#include "capture_harness.h"
 
 namespace xref::test {
 namespace {
