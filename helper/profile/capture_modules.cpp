@@ -2,8 +2,10 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -21,12 +23,55 @@ namespace {
 constexpr uint64_t kEhFrameBytesPerRow = 2;
 constexpr uint64_t kMinRows = 1u << 16;
 
+constexpr const char* kVdso = "[vdso]";
+
 bool is_libc(const std::string& path) {
   const std::string name = path.substr(path.rfind('/') + 1);
   return name.rfind("libc.so", 0) == 0 || name.rfind("libc-", 0) == 0;
 }
 
 }  // namespace
+
+CaptureModules::~CaptureModules() {
+  if (!vdso_file_.empty()) ::unlink(vdso_file_.c_str());
+}
+
+void CaptureModules::add_vdso(const MapEntry& mapping) {
+  for (CaptureModule& module : modules_) {
+    if (module.profile.path == kVdso) {
+      module.mapped = true;
+      return;
+    }
+  }
+  std::vector<uint8_t> bytes(mapping.size());
+  const std::string mem = "/proc/" + std::to_string(pid_) + "/mem";
+  const int fd = ::open(mem.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  const ssize_t got = ::pread(fd, bytes.data(), bytes.size(), static_cast<off_t>(mapping.start));
+  ::close(fd);
+  if (got != static_cast<ssize_t>(bytes.size())) return;
+  char path[] = "/tmp/xref-vdso-XXXXXX";
+  const int out = ::mkstemp(path);
+  if (out < 0) return;
+  const bool written = ::write(out, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size());
+  ::close(out);
+  vdso_file_ = path;
+  if (!written) return;
+  auto image = ElfImage::open(vdso_file_);
+  if (!image) return;
+  CaptureModule module;
+  module.profile.path = kVdso;
+  module.open_path = vdso_file_;
+  module.image = std::make_shared<const ElfImage>(std::move(*image));
+  module.profile.build_id = module.image->build_id();
+  module.profile.unwind_table = dwarf_ ? "not_needed" : "not_used";
+  // Its one PT_LOAD starts at file offset 0, at the mapping's start.
+  for (const LoadSegment& segment : module.image->segments()) {
+    if (segment.offset == 0) module.profile.load_bias = mapping.start - segment.vaddr;
+  }
+  module.profile.mappings.push_back({mapping.start, mapping.end, 0});
+  modules_.push_back(std::move(module));
+}
 
 std::optional<uint32_t> CaptureModules::module_of_file(uint32_t dev_major, uint32_t dev_minor, uint64_t inode) const {
   for (uint32_t index = 0; index < modules_.size(); ++index) {
@@ -79,6 +124,13 @@ Result<bool> CaptureModules::refresh() {
       changed = true;
     }
   }
+  for (const MapEntry& mapping : *maps) {
+    if (mapping.pseudo() && mapping.path == kVdso && mapping.executable()) {
+      const size_t before = modules_.size();
+      add_vdso(mapping);
+      changed = changed || modules_.size() != before;
+    }
+  }
   if (changed && mappings_map_ != nullptr) publish();
   return changed;
 }
@@ -113,7 +165,8 @@ void CaptureModules::bind(bpf_map* rows, bpf_map* mappings, uint32_t capacity) {
 
 void CaptureModules::load_eager_tables() {
   for (uint32_t index = 0; index < modules_.size(); ++index) {
-    if (modules_[index].main_executable || is_libc(modules_[index].profile.path)) load_table(index);
+    const std::string& path = modules_[index].profile.path;
+    if (modules_[index].main_executable || is_libc(path) || path == kVdso) load_table(index);
   }
   publish();
 }

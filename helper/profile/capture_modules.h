@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "elf_image.h"
+#include "proc_maps.h"
 #include "profile_abi.h"
 #include "result.h"
 #include "xprof/profile.h"
@@ -53,6 +54,9 @@ struct ModuleAddress {
 class CaptureModules {
  public:
   CaptureModules(pid_t pid, bool dwarf) : pid_(pid), dwarf_(dwarf) {}
+  ~CaptureModules();
+  CaptureModules(const CaptureModules&) = delete;
+  CaptureModules& operator=(const CaptureModules&) = delete;
 
   // Reads /proc/PID/maps: new modules appended, mappings brought up to date.
   // True when the executable mappings changed.
@@ -76,6 +80,9 @@ class CaptureModules {
  private:
   void load_table(uint32_t module);
   std::optional<uint32_t> module_of_file(uint32_t dev_major, uint32_t dev_minor, uint64_t inode) const;
+  // The vDSO: no file to open, so its image is copied out of the process
+  // (/proc/PID/mem) into a temporary file, removed with this object.
+  void add_vdso(const MapEntry& mapping);
 
   pid_t pid_ = 0;
   bool dwarf_ = false;
@@ -89,6 +96,7 @@ class CaptureModules {
   uint64_t tables_compiled_ = 0;
   // build-id -> the module whose table holds its rows
   std::map<std::string, uint32_t> by_build_id_;
+  std::string vdso_file_;
 };
 
 }  // namespace xref

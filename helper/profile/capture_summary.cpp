@@ -1,6 +1,6 @@
 #include "profile/capture_summary.h"
 
-#include "output/json_envelope.h"
+#include "xprof/file.h"
 
 namespace xref {
 namespace {
@@ -27,30 +27,22 @@ nlohmann::json capture_summary_json(const Capture& capture, const std::string& f
     auto end = stack_end_from_name(name);
     (end && stack_is_whole(*end) ? whole : incomplete) += samples;
   }
+  // The threads, losses and stack ends as the file spells them.
+  nlohmann::json file_document = xprof_json(profile);
   uint64_t started = 0;
   uint64_t exited = 0;
-  nlohmann::json threads = nlohmann::json::array();
   for (const ProfileThread& thread : profile.threads) {
     started += thread.started_during_capture ? 1 : 0;
     exited += thread.exited_during_capture ? 1 : 0;
-    threads.push_back({{"tid", thread.tid},
-                       {"name", thread.name},
-                       {"samples", thread.samples},
-                       {"cpu_ns", thread.cpu_ns},
-                       {"started_during_capture", thread.started_during_capture},
-                       {"exited_during_capture", thread.exited_during_capture}});
   }
   nlohmann::json tables = nlohmann::json::array();
-  for (const ProfileModule& module : profile.modules) {
-    tables.push_back({{"module", module.path},
-                      {"build_id", module.build_id},
-                      {"unwind_table", module.unwind_table},
-                      {"unwind_rows", module.unwind_rows},
-                      {"unwind_error", module.unwind_error.empty() ? nlohmann::json(nullptr)
-                                                                   : nlohmann::json(module.unwind_error)}});
+  for (const nlohmann::json& module : file_document["modules"]) {
+    tables.push_back({{"module", module["path"]},
+                      {"build_id", module["build_id"]},
+                      {"unwind_table", module["unwind_table"]},
+                      {"unwind_rows", module["unwind_rows"]},
+                      {"unwind_error", module["unwind_error"]}});
   }
-  nlohmann::json stack_ends = nlohmann::json::object();
-  for (const auto& [name, samples] : profile.stack_ends) stack_ends[name] = samples;
   return {
       {"file", file},
       {"event", parameters.event},
@@ -66,19 +58,14 @@ nlohmann::json capture_summary_json(const Capture& capture, const std::string& f
        "thread that created them)"},
       {"threads_started_during_capture", started},
       {"threads_exited_during_capture", exited},
-      {"threads", std::move(threads)},
+      {"threads", std::move(file_document["threads"])},
       {"samples", profile.total_samples()},
       {"stacks", profile.stacks.size()},
       {"whole_samples", whole},
       {"incomplete_samples", incomplete},
-      {"stack_ends", std::move(stack_ends)},
+      {"stack_ends", std::move(file_document["stack_ends"])},
       {"frames_walked", profile.frames_walked},
-      {"losses",
-       {{"throttled", profile.losses.throttled},
-        {"stacks_full", profile.losses.stacks_full},
-        {"counts_full", profile.losses.counts_full},
-        {"requests_lost", profile.losses.requests_lost},
-        {"other_process", profile.losses.other_process}}},
+      {"losses", std::move(file_document["losses"])},
       {"event_count", capture.event_count},
       {"unwind_tables", std::move(tables)},
       {"unwind_rows_used", capture.table_rows_used},
