@@ -20,9 +20,13 @@ std::string frame_name(const Profile& profile, const FrameKey& key) {
     case FrameKey::Kind::kernel: return "[kernel]";
     case FrameKey::Kind::address: break;
   }
+  // As the pictures name it (render/profile_frames.h): the module's file
+  // name and the static VA, or the live address of code in no module.
   char text[32];
   std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(key.address));
-  return text;
+  if (key.module >= profile.modules.size()) return std::string("[unknown ") + text + "]";
+  const std::string& path = profile.modules[key.module].path;
+  return path.substr(path.rfind('/') + 1) + "+" + text;
 }
 
 std::string frame_module(const Profile& profile, const FrameKey& key) {

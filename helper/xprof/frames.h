@@ -27,7 +27,9 @@ struct FrameKey {
 FrameKey frame_key(const Profile& profile, uint32_t location);
 inline FrameKey kernel_frame() { return FrameKey{FrameKey::Kind::kernel}; }
 
-// "busy_a", "0x7f00aa01" (no symbol covers it), "[kernel]".
+// "busy_a"; "libc.so.6+0x30000" (no symbol covers it: the module's file
+// name and the static VA); "[unknown 0x7ffd5c1e2a10]" (code in no module);
+// "[kernel]".
 std::string frame_name(const Profile& profile, const FrameKey& key);
 // The module's path; "[kernel]"; "" for code in no module (JIT, vDSO).
 std::string frame_module(const Profile& profile, const FrameKey& key);
