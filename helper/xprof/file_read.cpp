@@ -57,6 +57,12 @@ struct ErrorPosition : nlohmann::json_sax<nlohmann::json> {
   }
 };
 
+// A whole number of 0 or more: parsed text gives unsigned numbers, a
+// document built in memory may hold them signed.
+bool whole(const nlohmann::json& value) {
+  return value.is_number_unsigned() || (value.is_number_integer() && value.get<int64_t>() >= 0);
+}
+
 // Checks fields as they are read. The first problem is kept (with where it
 // is) and later reads give zero values, so each table is read straight
 // through and the error checked once after it.
@@ -103,7 +109,7 @@ class Fields {
   uint64_t number(const nlohmann::json& object, const char* key, const std::string& where) {
     const nlohmann::json& value = need(object, key, where);
     if (failed()) return 0;
-    if (!value.is_number_unsigned()) {
+    if (!whole(value)) {
       fail(where + "." + key + " is not a whole number of 0 or more");
       return 0;
     }
@@ -150,12 +156,12 @@ class Fields {
   }
 
   // An index into a table of `bound` rows named `table`; null allowed when
-  // `null_value` is given.
+  // `null_ok`.
   std::optional<uint32_t> index(const nlohmann::json& value, const std::string& where, size_t bound,
                                 const char* table, bool null_ok) {
     if (failed()) return std::nullopt;
     if (null_ok && value.is_null()) return std::nullopt;
-    if (!value.is_number_unsigned()) {
+    if (!whole(value)) {
       fail(where + " is not an index" + (null_ok ? " or null" : ""));
       return std::nullopt;
     }
@@ -186,7 +192,7 @@ void read_capture(Fields& fields, const nlohmann::json& document, ProfileCapture
   capture.duration_ns = fields.number(object, "duration_ns", where);
   const nlohmann::json& threads = fields.array(object, "threads_requested", where);
   for (size_t index = 0; index < threads.size() && !fields.failed(); ++index) {
-    if (!threads[index].is_number_unsigned() || threads[index].get<uint64_t>() > UINT32_MAX) {
+    if (!whole(threads[index]) || threads[index].get<uint64_t>() > UINT32_MAX) {
       fields.fail(where + ".threads_requested[" + std::to_string(index) + "] is not a thread id");
     } else {
       capture.threads_requested.push_back(threads[index].get<uint32_t>());

@@ -217,3 +217,37 @@ TEST(XprofFrames, FramesWithoutASymbolAreNamedByModuleAndAddress) {
 
 }  // namespace
 }  // namespace xref::test
+
+namespace xref::test {
+namespace {
+
+// The capture's writer (file_write.cpp) and this reader agree: a Profile
+// written and read back is the same Profile, table for table.
+TEST(XprofRoundTrip, WrittenAndReadBackIsTheSameProfile) {
+  XprofDocument doc = small_document();
+  doc.json()["losses"]["requests_lost"] = 4;
+  doc.json()["modules"][0]["unwind_error"] = "no .eh_frame";
+  doc.json()["modules"][0]["mappings"].push_back(
+      {{"start", "0x555555555000"}, {"end", "0x555555556000"}, {"file_offset", "0x1000"}});
+  doc.json()["capture"]["threads_requested"] = {11, 12};
+  doc.json()["warnings"].push_back("something to say");
+  auto first = profile_from_json(doc.json());
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  const nlohmann::json written = xprof_json(*first);
+  auto second = profile_from_json(written);
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_EQ(xprof_json(*second), written);
+  EXPECT_EQ(second->modules[0].unwind_error, "no .eh_frame");
+  EXPECT_EQ(second->modules[0].mappings.size(), 1u);
+  EXPECT_EQ(second->losses.requests_lost, 4u);
+
+  const std::string path = "/tmp/xref-xprof-roundtrip-" + std::to_string(getpid()) + ".xprof";
+  ASSERT_TRUE(write_xprof(*first, path).ok());
+  auto read = read_xprof(path);
+  std::remove(path.c_str());
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  EXPECT_EQ(xprof_json(*read), written);
+}
+
+}  // namespace
+}  // namespace xref::test

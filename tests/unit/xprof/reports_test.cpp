@@ -72,8 +72,8 @@ TEST_F(SampleReports, WithinKeepsOnlyTheStacksThroughTheFunction) {
   EXPECT_EQ(selection.samples, 65u);
   EXPECT_EQ(selection.incomplete, 5u);
   EXPECT_EQ(selection.in_kernel, 0u);
-  const std::vector<Row> expected = {{"apply_fee", 65, 65},     {"handle_request", 0, 60},
-                                     {"worker_main", 0, 60},    {"price_order", 0, 65}};
+  const std::vector<Row> expected = {{"apply_fee", 65, 65},      {"price_order", 0, 65},
+                                     {"handle_request", 0, 60},  {"worker_main", 0, 60}};
   EXPECT_EQ(rows_of(function_rows(profile_, selection)), expected);
   // The same function by an address inside it.
   const uint64_t inside = sample_.nm.at("price_order").start + 4;
