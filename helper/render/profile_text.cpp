@@ -51,7 +51,19 @@ void unresolved_lines(std::vector<std::string>& lines, const std::vector<Unresol
   }
 }
 
-size_t shown_count(size_t top, size_t all) { return top == 0 ? all : std::min(top, all); }
+// The first `top` rows (0: all) as lines made by `line(row)`, the rest
+// counted with `samples(row)` on a last line.
+template <typename Row, typename Line, typename Samples>
+void table_rows(std::vector<std::string>& lines, const std::vector<Row>& rows, size_t top,
+                const ProfileSelection& selection, const char* noun, Line line, Samples samples) {
+  const size_t shown = top == 0 ? rows.size() : std::min(top, rows.size());
+  uint64_t hidden = 0;
+  for (size_t index = 0; index < rows.size(); ++index) {
+    if (index < shown) lines.push_back(line(rows[index]));
+    else hidden += samples(rows[index]);
+  }
+  more_rows(lines, shown, rows.size(), hidden, selection, noun);
+}
 
 }  // namespace
 
@@ -112,76 +124,57 @@ std::vector<std::string> profile_header_lines(const Profile& profile, const Prof
 std::vector<std::string> function_report_lines(const std::vector<FunctionRow>& rows, const ProfileSelection& selection,
                                                size_t top) {
   std::vector<std::string> lines{"    Self  Samples    Total  Samples  Function  Module"};
-  const size_t shown = shown_count(top, rows.size());
-  uint64_t hidden = 0;
-  for (size_t index = 0; index < rows.size(); ++index) {
-    const FunctionRow& row = rows[index];
-    if (index >= shown) {
-      hidden += row.self;
-      continue;
-    }
-    lines.push_back(share_and_count(selection.share(row.self), row.self) + " " +
-                    share_and_count(selection.share(row.total), row.total) + "  " + row.name + "  " +
-                    file_name(row.module));
-  }
-  more_rows(lines, shown, rows.size(), hidden, selection, "functions");
+  table_rows(
+      lines, rows, top, selection, "functions",
+      [&](const FunctionRow& row) {
+        return share_and_count(selection.share(row.self), row.self) + " " +
+               share_and_count(selection.share(row.total), row.total) + "  " + row.name + "  " + file_name(row.module);
+      },
+      [](const FunctionRow& row) { return row.self; });
   return lines;
 }
 
 std::vector<std::string> caller_report_lines(const std::vector<CallerPath>& paths, const ProfileSelection& selection,
                                              size_t top) {
   std::vector<std::string> lines{"   Share  Samples  Call path (root -> leaf)"};
-  const size_t shown = shown_count(top, paths.size());
-  uint64_t hidden = 0;
-  for (size_t index = 0; index < paths.size(); ++index) {
-    const CallerPath& path = paths[index];
-    if (index >= shown) {
-      hidden += path.samples;
-      continue;
-    }
-    std::string text = stack_is_whole(stack_end_from_name(path.end).value_or(StackEnd::complete))
-                           ? ""
-                           : "[" + path.end + "] ... -> ";
-    for (size_t frame = 0; frame < path.names.size(); ++frame) text += (frame == 0 ? "" : " -> ") + path.names[frame];
-    lines.push_back(share_and_count(selection.share(path.samples), path.samples) + "  " + text);
-  }
-  more_rows(lines, shown, paths.size(), hidden, selection, "call paths");
+  table_rows(
+      lines, paths, top, selection, "call paths",
+      [&](const CallerPath& path) {
+        std::string text = stack_is_whole(stack_end_from_name(path.end).value_or(StackEnd::complete))
+                               ? ""
+                               : "[" + path.end + "] ... -> ";
+        for (size_t frame = 0; frame < path.names.size(); ++frame) {
+          text += (frame == 0 ? "" : " -> ") + path.names[frame];
+        }
+        return share_and_count(selection.share(path.samples), path.samples) + "  " + text;
+      },
+      [](const CallerPath& path) { return path.samples; });
   return lines;
 }
 
 std::vector<std::string> line_report_lines(const LineReport& report, const ProfileSelection& selection, size_t top) {
   std::vector<std::string> lines{"   Share  Samples  Line  Function  Module"};
-  const size_t shown = shown_count(top, report.lines.size());
-  uint64_t hidden = 0;
-  for (size_t index = 0; index < report.lines.size(); ++index) {
-    const LineRow& row = report.lines[index];
-    if (index >= shown) {
-      hidden += row.samples;
-      continue;
-    }
-    lines.push_back(share_and_count(selection.share(row.samples), row.samples) + "  " + row.file + ":" +
-                    std::to_string(row.line) + "  " + row.function + "  " + file_name(row.module));
-  }
-  more_rows(lines, shown, report.lines.size(), hidden, selection, "lines");
+  table_rows(
+      lines, report.lines, top, selection, "lines",
+      [&](const LineRow& row) {
+        return share_and_count(selection.share(row.samples), row.samples) + "  " + row.file + ":" +
+               std::to_string(row.line) + "  " + row.function + "  " + file_name(row.module);
+      },
+      [](const LineRow& row) { return row.samples; });
   unresolved_lines(lines, report.unresolved, report.unresolved_samples, selection);
   return lines;
 }
 
 std::vector<std::string> block_report_lines(const BlockReport& report, const ProfileSelection& selection, size_t top) {
   std::vector<std::string> lines{"   Share  Samples  Block                    Instructions  Function  Module"};
-  const size_t shown = shown_count(top, report.blocks.size());
-  uint64_t hidden = 0;
-  for (size_t index = 0; index < report.blocks.size(); ++index) {
-    const BlockRow& row = report.blocks[index];
-    if (index >= shown) {
-      hidden += row.samples;
-      continue;
-    }
-    lines.push_back(share_and_count(selection.share(row.samples), row.samples) + "  " +
-                    pad("[" + hex(row.start) + ", " + hex(row.end) + ")", 24) + " " +
-                    right(std::to_string(row.instructions), 12) + "  " + row.function + "  " + file_name(row.module));
-  }
-  more_rows(lines, shown, report.blocks.size(), hidden, selection, "blocks");
+  table_rows(
+      lines, report.blocks, top, selection, "blocks",
+      [&](const BlockRow& row) {
+        return share_and_count(selection.share(row.samples), row.samples) + "  " +
+               pad("[" + hex(row.start) + ", " + hex(row.end) + ")", 24) + " " +
+               right(std::to_string(row.instructions), 12) + "  " + row.function + "  " + file_name(row.module);
+      },
+      [](const BlockRow& row) { return row.samples; });
   unresolved_lines(lines, report.unresolved, report.unresolved_samples, selection);
   return lines;
 }

@@ -31,9 +31,14 @@ std::string address_key(const Profile& profile, const FunctionRow& row) {
   return build_id + "@" + std::to_string(address);
 }
 
-// The same function of another build: the module's file name and the name.
-std::string name_key(const FunctionRow& row) {
+// The same function of another build: the name, in the executable (whose
+// file is often renamed with a new build: ./app, ./app-new) or in the
+// module of the same file name.
+std::string name_key(const Profile& profile, const FunctionRow& row) {
   if (row.key.kind == FrameKey::Kind::address) return "";  // an address names nothing across builds
+  if (row.key.kind == FrameKey::Kind::function && profile.functions[row.key.function].module == executable_module(profile)) {
+    return "[executable]\n" + row.name;
+  }
   const std::string file = row.module.substr(row.module.rfind('/') + 1);
   return file + "\n" + row.name;
 }
@@ -84,7 +89,7 @@ Result<ProfileDiff> diff_profiles(const Profile& before, const Profile& after, c
   for (size_t index = 0; index < sides[1].rows.size(); ++index) {
     const std::string address = address_key(after, sides[1].rows[index]);
     if (!address.empty()) by_address.emplace(address, index);
-    const std::string name = name_key(sides[1].rows[index]);
+    const std::string name = name_key(after, sides[1].rows[index]);
     if (!name.empty()) by_name.emplace(name, index);
   }
   const auto share = share_of;
@@ -101,7 +106,7 @@ Result<ProfileDiff> diff_profiles(const Profile& before, const Profile& after, c
   std::vector<std::string> matched_by(sides[0].rows.size(), "address");
   for (size_t index = 0; index < sides[0].rows.size(); ++index) {
     if (match[index]) continue;
-    const auto found = by_name.find(name_key(sides[0].rows[index]));
+    const auto found = by_name.find(name_key(before, sides[0].rows[index]));
     if (found != by_name.end() && !after_taken[found->second]) {
       match[index] = found->second;
       after_taken[found->second] = true;

@@ -170,7 +170,9 @@ TEST_F(ProfileOffline, DiffShowsTheChangeAndNeedsOtherAcrossBuilds) {
       json_of({"profile", "diff", file_, rebuilt_file, "--other", XREF_TRACE_TARGET, "--json"})["data"];
   EXPECT_EQ(by_name["across_builds"], true);
   for (const auto& row : by_name["functions"]) {
-    if (row["function"] != "[kernel]") EXPECT_EQ(row["matched_by"], "name") << row;
+    if (row["function"] != "[kernel]") {
+      EXPECT_EQ(row["matched_by"], "name") << row;
+    }
     EXPECT_EQ(row["change_points"], 0.0) << row;
   }
 }
