@@ -1,5 +1,6 @@
 #include "xprof/annotate.h"
 
+#include <filesystem>
 #include <map>
 
 #include "disassembly.h"
@@ -88,7 +89,10 @@ Result<Annotation> annotate_function(const Profile& profile, const std::string& 
     }
     AnnotatedInstruction row{instruction.address, instruction.size, instruction.text, samples, std::nullopt, false};
     if (lines != nullptr) row.line = lines->at(instruction.address);
-    if (row.line) annotation.has_lines = true;
+    if (row.line) {
+      row.line->file = std::filesystem::path(row.line->file).lexically_normal().string();
+      annotation.has_lines = true;
+    }
     annotation.instructions.push_back(std::move(row));
   }
   for (AnnotatedInstruction& row : annotation.instructions) row.hottest = hottest > 0 && row.samples == hottest;

@@ -1,6 +1,7 @@
 #include "xprof/line_report.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <tuple>
 
@@ -31,7 +32,9 @@ LineReport line_report(const Profile& profile, const ProfileSelection& selection
       continue;
     }
     const FrameKey key = frame_key(profile, stack.locations.front());
-    lines[{line->file, line->line, frame_name(profile, key), frame_module(profile, key)}] += count;
+    // "build/../src/x.c" as "src/x.c": one row per file however the compiler spelled it.
+    const std::string file = std::filesystem::path(line->file).lexically_normal().string();
+    lines[{file, line->line, frame_name(profile, key), frame_module(profile, key)}] += count;
   }
   for (const auto& [key, samples] : lines) {
     report.lines.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key), samples});
