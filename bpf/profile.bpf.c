@@ -93,23 +93,68 @@ static __always_inline __u64 mix(__u64 hash, __u64 word) {
   return hash ^ (hash >> 29);
 }
 
+/* The binary searches run under bpf_loop: the verifier checks one step
+ * once, instead of every path through an unrolled search (2^steps). */
+struct mapping_search {
+  struct xref_profile_mappings *all;
+  __u64 pc;
+  __u32 low;
+  __u32 high;
+  __s32 found;
+};
+
+static long mapping_step(__u32 step, void *data) {
+  struct mapping_search *search = data;
+  (void)step;
+  struct xref_profile_mappings *all = search->all;
+  if (!all || search->low >= search->high) return 1;
+  __u32 middle = (search->low + search->high) / 2;
+  struct xref_profile_mapping *mapping = &all->mapping[middle & (XREF_PROFILE_MAX_MAPPINGS - 1)];
+  if (search->pc < mapping->start) {
+    search->high = middle;
+  } else if (search->pc >= mapping->end) {
+    search->low = middle + 1;
+  } else {
+    search->found = (__s32)middle;
+    return 1;
+  }
+  return 0;
+}
+
 /* The mapping holding pc (binary search over the sorted table), or 0. */
 static __always_inline struct xref_profile_mapping *mapping_of(struct xref_profile_mappings *all, __u64 pc,
                                                                __u32 *index) {
-  __u32 low = 0;
-  __u32 high = all->count;
-  if (high > XREF_PROFILE_MAX_MAPPINGS) high = XREF_PROFILE_MAX_MAPPINGS;
-  for (int step = 0; step < XREF_PROFILE_MAPPING_SEARCH && low < high; step++) {
-    __u32 middle = (low + high) / 2;
-    struct xref_profile_mapping *mapping = &all->mapping[middle & (XREF_PROFILE_MAX_MAPPINGS - 1)];
-    if (pc < mapping->start) {
-      high = middle;
-    } else if (pc >= mapping->end) {
-      low = middle + 1;
-    } else {
-      *index = middle;
-      return mapping;
-    }
+  struct mapping_search search = {.all = all, .pc = pc, .low = 0, .high = all->count, .found = -1};
+  if (search.high > XREF_PROFILE_MAX_MAPPINGS) search.high = XREF_PROFILE_MAX_MAPPINGS;
+  bpf_loop(XREF_PROFILE_MAPPING_SEARCH + 1, mapping_step, &search, 0);
+  if (search.found < 0) return 0;
+  *index = (__u32)search.found & (XREF_PROFILE_MAX_MAPPINGS - 1);
+  return &all->mapping[*index];
+}
+
+struct row_search {
+  __u64 relative;
+  __u32 first;
+  __u32 low;  /* rows [0, low) have pc <= relative */
+  __u32 high; /* rows [high, count) have pc > relative */
+  __u32 failed;
+};
+
+static long row_step(__u32 step, void *data) {
+  struct row_search *search = data;
+  (void)step;
+  if (search->low >= search->high) return 1;
+  __u32 middle = search->low + (search->high - search->low) / 2;
+  __u32 key = search->first + middle;
+  struct xref_unwind_row *row = bpf_map_lookup_elem(&unwind_rows, &key);
+  if (!row) {
+    search->failed = 1;
+    return 1;
+  }
+  if (row->pc <= search->relative) {
+    search->low = middle + 1;
+  } else {
+    search->high = middle;
   }
   return 0;
 }
@@ -117,21 +162,10 @@ static __always_inline struct xref_profile_mapping *mapping_of(struct xref_profi
 /* The last row of [first, first + count) whose pc <= relative, or 0. */
 static __always_inline struct xref_unwind_row *row_of(__u32 first, __u32 count, __u64 relative) {
   if (count == 0 || relative > 0xffffffffull) return 0;
-  __u32 low = 0;      /* rows [0, low) have pc <= relative */
-  __u32 high = count; /* rows [high, count) have pc > relative */
-  for (int step = 0; step < XREF_PROFILE_ROW_SEARCH + 1 && low < high; step++) {
-    __u32 middle = low + (high - low) / 2;
-    __u32 key = first + middle;
-    struct xref_unwind_row *row = bpf_map_lookup_elem(&unwind_rows, &key);
-    if (!row) return 0;
-    if (row->pc <= relative) {
-      low = middle + 1;
-    } else {
-      high = middle;
-    }
-  }
-  if (low == 0 || low < high) return 0;
-  __u32 key = first + low - 1;
+  struct row_search search = {.relative = relative, .first = first, .low = 0, .high = count, .failed = 0};
+  bpf_loop(XREF_PROFILE_ROW_SEARCH + 1, row_step, &search, 0);
+  if (search.failed || search.low == 0 || search.low < search.high) return 0;
+  __u32 key = first + search.low - 1;
   return bpf_map_lookup_elem(&unwind_rows, &key);
 }
 

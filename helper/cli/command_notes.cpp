@@ -85,6 +85,15 @@ const std::vector<CommandNotes>& all_notes() {
          {"xref watch --pid 4242 --follow 'moving_slot->+16:8' --duration 5s",
           "the length field of a buffer that moves, re-armed at each move"}},
         {}}},
+      {{"profile"},
+       {{"Samples every thread of the process (threads it starts later too) and writes a .xprof capture; "
+         "`xref profile report FILE` reads it. The default event is cycles where the host has a hardware PMU, "
+         "else cpu-clock; --callers dwarf unwinds in BPF from the modules' CFI, without frame pointers."},
+        {{"xref profile --pid 4242 --duration 10s --out app.xprof",
+          "ten seconds of process 4242's CPU at 99 samples per second per thread, with whole stacks"},
+         {"xref profile --pid 4242 --callers fp --freq 999 --duration 2s",
+          "frame-pointer stacks at 999 Hz into xref.xprof"}},
+        {}}},
       {{"maps"},
        {{"The mappings as /proc/PID/maps reports them, and the file-backed ones grouped into modules (one per file, "
          "by device and inode), each with its load bias: live VA minus static VA."},

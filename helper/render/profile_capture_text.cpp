@@ -34,10 +34,13 @@ std::string base_name(const std::string& path) { return path.substr(path.rfind('
 std::string tables_text(const nlohmann::json& tables) {
   std::string loaded;
   std::string other;
+  uint64_t not_needed = 0;
   for (const nlohmann::json& table : tables) {
     const std::string state = text_at(table, "unwind_table");
     const std::string name = base_name(text_at(table, "module"));
-    if (state == "loaded") {
+    if (state == "not_needed") {
+      ++not_needed;
+    } else if (state == "loaded") {
       if (!loaded.empty()) loaded += ", ";
       loaded += name + " " + plural(count_or_zero(table, "unwind_rows"), "row");
     } else if (state != "not_used") {
@@ -50,6 +53,7 @@ std::string tables_text(const nlohmann::json& tables) {
   }
   std::string text = loaded.empty() ? "none loaded" : loaded;
   if (!other.empty()) text += "; " + other;
+  if (not_needed != 0) text += "; " + plural(not_needed, "module") + " no sample reached (no table needed)";
   return text;
 }
 

@@ -9,7 +9,7 @@
  * Built as users build (-O2, no frame pointers) by gcc and clang, and with
  * -fno-omit-frame-pointer for --callers fp. Options: --workers N,
  * --late-thread-ms N (one more worker started N ms after "ready"),
- * --exit-after-ms N (exit then), --exec-after-ms N (exec itself again then). */
+ * --exit-after-ms N (exit then), --exec-after-ms N (exec /bin/sleep 30 then). */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
@@ -95,8 +95,9 @@ int main(int argc, char **argv) {
     }
     if (exit_ms >= 0 && elapsed >= exit_ms) exit(0);
     if (exec_ms >= 0 && elapsed >= exec_ms) {
-      char *again[] = {argv[0], NULL};
-      execv("/proc/self/exe", again);
+      /* Another program: the exec changes what the PID runs. */
+      char *sleep_argv[] = {"sleep", "30", NULL};
+      execv("/bin/sleep", sleep_argv);
       _exit(127);
     }
   }
