@@ -40,7 +40,7 @@ inline uint64_t return_address(const ObjdumpListing& listing, const NmFunction& 
 inline void fill_sample_profile(SampleProfile& sample, const std::string& path, const std::string& module_path,
                                 const std::string& build_id) {
   sample.path = path;
-  sample.nm = nm_functions(path);
+  sample.nm = nm_sized_functions(path);
   const ObjdumpListing listing(path);
   const NmFunction& fee = sample.nm.at("apply_fee");
   const auto fee_code = listing.in_range(fee.start, fee.start + fee.size);

@@ -31,7 +31,7 @@ struct NmFunction {
   uint64_t size = 0;
 };
 
-inline std::map<std::string, NmFunction> nm_functions(const std::string& path) {
+inline std::map<std::string, NmFunction> nm_sized_functions(const std::string& path) {
   std::map<std::string, NmFunction> functions;
   for (const std::string& line : command_lines("nm -S --defined-only " + path)) {
     std::istringstream words(line);
