@@ -13,7 +13,10 @@
 #include "profile/request.h"
 #include "profile/sampling_events.h"
 #include "render/profile_capture_text.h"
+#include "render/profile_text.h"
 #include "xprof/file.h"
+#include "xprof/function_report.h"
+#include "xprof/selection.h"
 
 namespace xref {
 namespace {
@@ -70,6 +73,14 @@ int run_profile_command(const ProfileCommandOptions& options) {
   const nlohmann::json data = envelope.data;
   return report({options.json}, envelope, [&](std::ostream& out) {
     for (const std::string& line : render::profile_capture_lines(process, data)) out << line << "\n";
+    // The ten hottest functions, as `report --by function --top 10` prints them.
+    if (auto selection = select_samples(capture->profile); selection && selection->samples != 0) {
+      out << "\n";
+      for (const std::string& line :
+           render::function_report_lines(function_rows(capture->profile, *selection), *selection, 10)) {
+        out << line << "\n";
+      }
+    }
     for (const std::string& warning : envelope.warnings) out << "warning: " << warning << "\n";
   });
 }

@@ -5,6 +5,14 @@
 namespace xref {
 namespace {
 
+// `__libc_start_main@@GLIBC_2.34` as perf and gdb name it: the version a
+// symbol table adds to a versioned definition is not part of the function's
+// name (raw_name keeps it).
+std::string without_symbol_version(const std::string& name) {
+  const size_t at = name.find('@');
+  return at == std::string::npos || at == 0 ? name : name.substr(0, at);
+}
+
 class ProfileBuilder {
  public:
   ProfileBuilder(Profile& profile, const CaptureModules& modules) : profile_(profile), modules_(modules) {}
@@ -37,7 +45,7 @@ class ProfileBuilder {
     if (auto known = functions_.find(key); known != functions_.end()) return known->second;
     ProfileFunction function;
     function.module = module;
-    function.name = symbol->demangled;
+    function.name = without_symbol_version(symbol->demangled);
     function.raw_name = symbol->name;
     function.start = symbol->start;
     function.size = symbol->size;

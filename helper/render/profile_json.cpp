@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "output/json_envelope.h"
+#include "xprof/file.h"
 
 namespace xref::render {
 namespace {
@@ -56,12 +57,7 @@ nlohmann::json profile_summary_json(const Profile& profile, const ProfileSelecti
       {"incomplete_samples", selection.incomplete},
       {"incomplete_by_end", ends},
       {"kernel_samples", selection.in_kernel},
-      {"losses",
-       {{"throttled", profile.losses.throttled},
-        {"stacks_full", profile.losses.stacks_full},
-        {"counts_full", profile.losses.counts_full},
-        {"requests_lost", profile.losses.requests_lost},
-        {"other_process", profile.losses.other_process}}},
+      {"losses", losses_json(profile.losses)},
       {"capture_warnings", profile.warnings},
   };
 }

@@ -49,6 +49,9 @@ nlohmann::json module_json(const ProfileModule& module) {
           {"unwind_error", module.unwind_error.empty() ? nlohmann::json(nullptr) : nlohmann::json(module.unwind_error)}};
 }
 
+
+}  // namespace
+
 nlohmann::json losses_json(const ProfileLosses& losses) {
   return {{"throttled", losses.throttled},
           {"stacks_full", losses.stacks_full},
@@ -56,8 +59,6 @@ nlohmann::json losses_json(const ProfileLosses& losses) {
           {"requests_lost", losses.requests_lost},
           {"other_process", losses.other_process}};
 }
-
-}  // namespace
 
 nlohmann::json xprof_json(const Profile& profile) {
   nlohmann::json modules = nlohmann::json::array();

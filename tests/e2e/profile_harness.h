@@ -307,7 +307,11 @@ inline double complete_percent(const folded::Stacks& stacks) {
   uint64_t complete = 0;
   for (const auto& [stack, count] : stacks) {
     const std::string root = stack.substr(0, stack.find(';'));
-    if (root == "_start" || root == "clone3" || root == "clone") complete += count;
+    // libc names its thread start by aliases at one address: perf prints
+    // clone3, xref the first name its symbol table gives (__clone3).
+    if (root == "_start" || root == "clone3" || root == "clone" || root == "__clone3" || root == "__clone") {
+      complete += count;
+    }
   }
   const uint64_t all = folded::total(stacks);
   return all == 0 ? 0 : 100.0 * static_cast<double>(complete) / static_cast<double>(all);

@@ -3,11 +3,8 @@
 // and perf --call-graph dwarf recorded over the same interval, on the
 // calibrated target and on Debian's python3.
 //
-// DISABLED_ until the capture (`xref profile --pid`) and the folded report
-// (`xref profile report FILE --format folded`) exist: whoever lands them
-// removes the prefix (and adapts capture()/folded_report() if the command
-// shapes end up otherwise than the issue's). The checks themselves are the
-// harness's (profile_harness.h, folded_stacks.h), proven on perf by
+// xref's side is `xref profile --pid` and `xref profile report FILE
+// --format folded`. The checks themselves are the harness's (profile_harness.h, folded_stacks.h), proven on perf by
 // perf_truth_test.cpp and perf_python_test.cpp.
 #include <gtest/gtest.h>
 
@@ -45,7 +42,7 @@ class CaptureTruth : public ::testing::TestWithParam<BuildCase> {};
 
 // Shares within 3 points of the target's own; every leaf reached along its
 // recorded path; with dwarf, >= 99 % of stacks down to _start / clone3.
-TEST_P(CaptureTruth, DISABLED_SharesAndCallersMatchTheRecord) {
+TEST_P(CaptureTruth, SharesAndCallersMatchTheRecord) {
   XREF_REQUIRE_PERF();
   const auto started = working_target(GetParam().build);
   ProfileTarget& target = *started;
@@ -80,7 +77,7 @@ INSTANTIATE_TEST_SUITE_P(Builds, CaptureTruth,
 // each agrees with the record of its phase; `xref profile diff` of the two
 // must show the change the record shows (its JSON is the diff's owner's to
 // check: leaf_a's share falls by about 30 points, leaf_r's rises by 30).
-TEST(CaptureTruthPhases, DISABLED_EachCaptureMatchesItsPhase) {
+TEST(CaptureTruthPhases, EachCaptureMatchesItsPhase) {
   XREF_REQUIRE_PERF();
   const auto started = working_target("profile_target", {"--split", "40,30,20,10", "--split2", "10,20,30,40"});
   ProfileTarget& target = *started;
@@ -117,6 +114,11 @@ void expect_agreement_with_perf(int pid, const std::string& threads, const Scrat
   EXPECT_TRUE(comparison.agrees()) << comparison.report();
 }
 
+// DISABLED_ until frames are named as perf names them (issue 27, next
+// step): where libc has aliases at one address xref names the first its
+// symbol table gives (`__clone3`) and perf its preferred one (`clone3`), and
+// code no symbol covers is `python3.11+0x…` in xref, `[unknown]` in perf.
+// The paths agree otherwise (checked by hand on 2026-12-06).
 TEST(CaptureTruthPerf, DISABLED_TargetPathsAgreeWithPerf) {
   XREF_REQUIRE_PERF();
   const auto target = working_target("profile_target");
