@@ -11,7 +11,7 @@ manual::ManualSite manual_site(const std::string& doc_dir) {
   manual::ManualSite site;
   site.version = XREF_VERSION;
   site.doc_dir = doc_dir;
-  site.guides = {{"trace", "trace.md"},     {"probe", "probe.md"},   {"watch", "watch.md"},   {"maps", "maps.md"},
+  site.guides = {{"trace", "trace.md"},     {"probe", "probe.md"},   {"watch", "watch.md"},   {"profile", "profile.md"}, {"maps", "maps.md"},
                  {"resolve", "resolve.md"}, {"memscan", "memscan.md"}, {"doctor", "doctor.md"},
                  {"serve", "protocol.md"},  {"completion", "cli.md"}};
   site.environment = {

@@ -12,8 +12,10 @@
 
 namespace xref {
 
-// The document (file_write.cpp).
+// The document (file_write.cpp), and its `losses` object, which every
+// document about a capture repeats as the file spells it.
 nlohmann::json xprof_json(const Profile& profile);
+nlohmann::json losses_json(const ProfileLosses& losses);
 // Written to a temporary file next to `path`, then renamed over it; the
 // path is opened with the rights of the user sudo ran xref for.
 Result<void> write_xprof(const Profile& profile, const std::string& path);

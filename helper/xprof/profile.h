@@ -97,7 +97,7 @@ struct ProfileThread {
   uint32_t tid = 0;
   std::string name;              // comm at the end of the capture (or when last seen)
   uint64_t samples = 0;
-  uint64_t cpu_ns = 0;           // the thread's CPU time while sampled, from the event's own count
+  uint64_t cpu_ns = 0;           // the thread's CPU time while sampled: /proc/PID/task/TID/schedstat, start to end
   bool started_during_capture = false;
   bool exited_during_capture = false;
 };

@@ -54,6 +54,13 @@ class TargetProcess {
   uint64_t value(const std::string& key) const { return value(key, ""); }
   const std::map<std::string, uint64_t>& values() const { return values_; }
 
+  // Waits for the target to exit by itself; its wait status.
+  int wait_exit() {
+    int status = 0;
+    if (pid_ > 0 && waitpid(pid_, &status, 0) == pid_) pid_ = -1;
+    return status;
+  }
+
   void stop() {
     if (pid_ > 0) {
       kill(pid_, SIGKILL);

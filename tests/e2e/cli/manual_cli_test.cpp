@@ -49,11 +49,12 @@ TEST(ManualCli, EveryPageRendersWithoutWarnings) {
   for (const std::string expected : {"xref.1", "xref-trace.1", "xref-trace-diff.1", "xref-trace-show.1",
                                      "xref-trace-export.1", "xref-probe.1", "xref-maps.1", "xref-resolve.1",
                                      "xref-memscan.1", "xref-doctor.1", "xref-serve.1", "xref-completion.1",
-                                     "xref-watch.1"}) {
+                                     "xref-watch.1", "xref-profile.1", "xref-profile-report.1",
+                                     "xref-profile-annotate.1", "xref-profile-diff.1"}) {
     EXPECT_NE(std::find(pages.begin(), pages.end(), expected), pages.end()) << expected;
   }
   EXPECT_EQ(std::find(pages.begin(), pages.end(), "xref-gone.1"), pages.end());
-  EXPECT_EQ(pages.size(), 13u);
+  EXPECT_EQ(pages.size(), 17u);
   for (const std::string& page : pages) {
     const std::string path = shell_quote(dir + "/" + page);
     EXPECT_EQ(command_output("groff -man -ww -z " + path + " 2>&1"), "") << page;
@@ -139,7 +140,7 @@ TEST_P(ManualCompletion, CommandsOptionsAndFixedValues) {
   EXPECT_EQ(completion.replies("xref trace --functions a b --stop-r", bc), Replies({"--stop-return"}));
   // Hidden commands are not offered.
   const Replies commands = completion.replies("xref ", bc);
-  EXPECT_EQ(commands, Replies({"maps", "resolve", "memscan", "doctor", "trace", "probe", "watch", "serve", "completion"}));
+  EXPECT_EQ(commands, Replies({"maps", "resolve", "memscan", "doctor", "trace", "probe", "watch", "profile", "serve", "completion"}));
 }
 
 TEST_P(ManualCompletion, FilesOfSavedTraces) {

@@ -77,7 +77,7 @@ class ManualTest : public ::testing::Test {
 TEST_F(ManualTest, TheCommandsAreThoseOfTheCli) {
   std::vector<std::string> names;
   for (const Command& command : commands) names.push_back(joined(command.path, " "));
-  for (const std::string expected : {"trace", "trace diff", "trace show", "trace export", "probe", "maps", "resolve",
+  for (const std::string expected : {"trace", "trace diff", "trace show", "trace export", "probe", "profile", "maps", "resolve",
                                      "memscan", "doctor", "serve", "completion"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
   }

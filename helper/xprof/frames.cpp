@@ -1,0 +1,93 @@
+#include "xprof/frames.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "demangle.h"
+#include "number_parse.h"
+
+namespace xref {
+
+FrameKey frame_key(const Profile& profile, uint32_t location) {
+  const ProfileLocation& where = profile.locations.at(location);
+  if (where.function) return FrameKey{FrameKey::Kind::function, *where.function};
+  return FrameKey{FrameKey::Kind::address, 0, where.module, where.address};
+}
+
+std::string frame_name(const Profile& profile, const FrameKey& key) {
+  switch (key.kind) {
+    case FrameKey::Kind::function: return profile.functions.at(key.function).name;
+    case FrameKey::Kind::kernel: return "[kernel]";
+    case FrameKey::Kind::address: break;
+  }
+  // As the pictures name it (render/profile_frames.h): the module's file
+  // name and the static VA, or the live address of code in no module.
+  char text[32];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(key.address));
+  if (key.module >= profile.modules.size()) return std::string("[unknown ") + text + "]";
+  const std::string& path = profile.modules[key.module].path;
+  return path.substr(path.rfind('/') + 1) + "+" + text;
+}
+
+std::string frame_module(const Profile& profile, const FrameKey& key) {
+  uint32_t module = key.module;
+  if (key.kind == FrameKey::Kind::kernel) return "[kernel]";
+  if (key.kind == FrameKey::Kind::function) module = profile.functions.at(key.function).module;
+  return module < profile.modules.size() ? profile.modules[module].path : "";
+}
+
+std::vector<FrameKey> stack_path(const Profile& profile, const ProfileStack& stack) {
+  std::vector<FrameKey> path;
+  path.reserve(stack.locations.size() + 1);
+  for (auto location = stack.locations.rbegin(); location != stack.locations.rend(); ++location) {
+    path.push_back(frame_key(profile, *location));
+  }
+  if (stack.in_kernel) path.push_back(kernel_frame());
+  return path;
+}
+
+std::optional<uint32_t> executable_module(const Profile& profile) {
+  if (profile.modules.empty()) return std::nullopt;
+  const auto text = [&](const char* key) {
+    const auto found = profile.process.is_object() ? profile.process.find(key) : profile.process.end();
+    return profile.process.is_object() && found != profile.process.end() && found->is_string()
+               ? found->get<std::string>()
+               : std::string();
+  };
+  const std::string build_id = text("build_id");
+  const std::string exe_path = text("exe_path");
+  for (uint32_t index = 0; index < profile.modules.size(); ++index) {
+    if (!build_id.empty() && profile.modules[index].build_id == build_id) return index;
+  }
+  for (uint32_t index = 0; index < profile.modules.size(); ++index) {
+    if (!exe_path.empty() && profile.modules[index].path == exe_path) return index;
+  }
+  return 0;
+}
+
+std::vector<uint32_t> functions_named(const Profile& profile, const std::string& name) {
+  std::vector<uint32_t> found;
+  if (name.rfind("0x", 0) == 0) {
+    auto va = parse_u64(name, "address");
+    if (!va) return found;
+    const std::optional<uint32_t> executable = executable_module(profile);
+    for (int pass = 0; pass < 2 && found.empty(); ++pass) {
+      for (uint32_t index = 0; index < profile.functions.size(); ++index) {
+        const ProfileFunction& function = profile.functions[index];
+        if (pass == 0 && function.module != executable) continue;
+        const bool holds = *va == function.start || (*va > function.start && *va - function.start < function.size);
+        if (holds) found.push_back(index);
+      }
+    }
+    return found;
+  }
+  for (uint32_t index = 0; index < profile.functions.size(); ++index) {
+    const ProfileFunction& function = profile.functions[index];
+    if (function.name == name || function.raw_name == name || without_parameters(function.name) == name) {
+      found.push_back(index);
+    }
+  }
+  return found;
+}
+
+}  // namespace xref
