@@ -2,7 +2,7 @@
 
 #include <string_view>
 
-#include "hex.h"
+#include "xprof/frames.h"
 
 namespace xref::render {
 Result<void> check_picture_input(const Profile& profile) {
@@ -49,11 +49,8 @@ ProfileFrameNames::ProfileFrameNames(const Profile& profile) : profile_(profile)
   for (const ProfileLocation& location : profile.locations) {
     if (location.function && *location.function < profile.functions.size()) {
       location_names_.push_back(profile.functions[*location.function].name);
-    } else if (location.module < profile.modules.size()) {
-      location_names_.push_back(module_file_name(profile, location.module) + "+" +
-                                to_hex(location_named_address(location)));
     } else {
-      location_names_.push_back("[unknown " + to_hex(location_named_address(location)) + "]");
+      location_names_.push_back(address_frame_name(profile, location.module, location_named_address(location)));
     }
   }
   for (const ProfileStack& stack : profile.stacks) {

@@ -1,9 +1,9 @@
 #include "xprof/frames.h"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "demangle.h"
+#include "hex.h"
 #include "number_parse.h"
 
 namespace xref {
@@ -20,13 +20,13 @@ std::string frame_name(const Profile& profile, const FrameKey& key) {
     case FrameKey::Kind::kernel: return "[kernel]";
     case FrameKey::Kind::address: break;
   }
-  // As the pictures name it (render/profile_frames.h): the module's file
-  // name and the static VA, or the live address of code in no module.
-  char text[32];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(key.address));
-  if (key.module >= profile.modules.size()) return std::string("[unknown ") + text + "]";
-  const std::string& path = profile.modules[key.module].path;
-  return path.substr(path.rfind('/') + 1) + "+" + text;
+  return address_frame_name(profile, key.module, key.address);
+}
+
+std::string address_frame_name(const Profile& profile, uint32_t module, uint64_t address) {
+  if (module >= profile.modules.size()) return "[unknown " + to_hex(address) + "]";
+  const std::string& path = profile.modules[module].path;
+  return path.substr(path.rfind('/') + 1) + "+" + to_hex(address);
 }
 
 std::string frame_module(const Profile& profile, const FrameKey& key) {

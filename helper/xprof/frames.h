@@ -31,6 +31,9 @@ inline FrameKey kernel_frame() { return FrameKey{FrameKey::Kind::kernel}; }
 // name and the static VA); "[unknown 0x7ffd5c1e2a10]" (code in no module);
 // "[kernel]".
 std::string frame_name(const Profile& profile, const FrameKey& key);
+// The name of code no symbol covers: "libc.so.6+0x30000" in a module,
+// "[unknown 0x7ffd5c1e2a10]" in none (module kNoModule or out of range).
+std::string address_frame_name(const Profile& profile, uint32_t module, uint64_t address);
 // The module's path; "[kernel]"; "" for code in no module (JIT, vDSO).
 std::string frame_module(const Profile& profile, const FrameKey& key);
 
