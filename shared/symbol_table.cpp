@@ -29,9 +29,9 @@ constexpr uint64_t kX86_64IRelative = 37;
 constexpr const char* kDebugDirectory = "/usr/lib/debug";
 constexpr uint8_t kRankPlt = 8;
 
-struct ElfHandle {
+struct MemoryElf {
   Elf* elf = nullptr;
-  explicit ElfHandle(std::span<const uint8_t> file) {
+  explicit MemoryElf(std::span<const uint8_t> file) {
     elf_version(EV_CURRENT);
     elf = elf_memory(const_cast<char*>(reinterpret_cast<const char*>(file.data())), file.size());
     if (elf != nullptr && elf_kind(elf) != ELF_K_ELF) {
@@ -39,11 +39,11 @@ struct ElfHandle {
       elf = nullptr;
     }
   }
-  ~ElfHandle() {
+  ~MemoryElf() {
     if (elf != nullptr) elf_end(elf);
   }
-  ElfHandle(const ElfHandle&) = delete;
-  ElfHandle& operator=(const ElfHandle&) = delete;
+  MemoryElf(const MemoryElf&) = delete;
+  MemoryElf& operator=(const MemoryElf&) = delete;
 };
 
 // Version names of .gnu.version_d by index, for the symbols of an older,
@@ -111,7 +111,7 @@ bool has_section(Elf* elf, std::string_view wanted) {
 
 std::vector<GotSlot> read_got_slots(std::span<const uint8_t> file, bool with_dynamic) {
   std::vector<GotSlot> slots;
-  ElfHandle handle(file);
+  MemoryElf handle(file);
   if (handle.elf == nullptr) return slots;
   Elf* elf = handle.elf;
   Elf_Scn* section = nullptr;
@@ -168,7 +168,7 @@ std::string debug_file_of(const std::string& build_id) {
       std::string(kDebugDirectory) + "/.build-id/" + build_id.substr(0, 2) + "/" + build_id.substr(2) + ".debug";
   auto file = MappedFile::open(path);
   if (!file) return {};
-  ElfHandle handle((*file)->bytes());
+  MemoryElf handle((*file)->bytes());
   if (handle.elf == nullptr) return {};
   std::string debug_build_id;
   bool has_symtab = false;
@@ -204,7 +204,7 @@ void SymbolTable::add_copied(std::string name, SymbolEntry entry) {
 
 void SymbolTable::read_tables(const std::shared_ptr<const MappedFile>& file, bool symtab_only) {
   const std::span<const uint8_t> bytes = file->bytes();
-  ElfHandle handle(bytes);
+  MemoryElf handle(bytes);
   if (handle.elf == nullptr) return;
   Elf* elf = handle.elf;
   Elf_Scn* section = nullptr;
@@ -283,7 +283,7 @@ std::shared_ptr<const SymbolTable> SymbolTable::read(std::shared_ptr<const Mappe
 
   // PLT stubs jump through a GOT slot with `jmp *disp32(%rip)` (ff 25),
   // possibly after endbr64 or a bnd prefix; the slot's relocation names the target.
-  ElfHandle handle(file->bytes());
+  MemoryElf handle(file->bytes());
   if (handle.elf != nullptr) {
     const auto slots = got_slot_names(read_got_slots(file->bytes(), has_section(handle.elf, ".plt.got")));
     size_t string_section = 0;

@@ -1,4 +1,4 @@
-// A live capture (DESIGN-27, "How a capture works"): the profile program
+// A live capture (docs/profile.md, "Capturing"): the profile program
 // loaded, one sampling event per thread of the target, the run until the
 // duration, Ctrl-C, the target's exit or an exec, then everything read
 // back from the maps into a Profile (helper/xprof/profile.h).

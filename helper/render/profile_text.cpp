@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "render/columns.h"
 #include "render/duration.h"
 
 namespace xref::render {
@@ -20,17 +21,8 @@ std::string file_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// Left-aligned in `width` columns (longer text is kept whole).
-std::string pad(const std::string& text, size_t width) {
-  return text.size() >= width ? text : text + std::string(width - text.size(), ' ');
-}
-
-std::string right(const std::string& text, size_t width) {
-  return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
-}
-
 std::string share_and_count(double share, uint64_t count) {
-  return right(share_text(share), 8) + " " + right(std::to_string(count), 8);
+  return pad_left(share_text(share), 8) + " " + pad_left(std::to_string(count), 8);
 }
 
 // "... 12 more functions (3.10%) not shown; --top 0 shows all".
@@ -171,8 +163,8 @@ std::vector<std::string> block_report_lines(const BlockReport& report, const Pro
       lines, report.blocks, top, selection, "blocks",
       [&](const BlockRow& row) {
         return share_and_count(selection.share(row.samples), row.samples) + "  " +
-               pad("[" + hex(row.start) + ", " + hex(row.end) + ")", 24) + " " +
-               right(std::to_string(row.instructions), 12) + "  " + row.function + "  " + file_name(row.module);
+               pad_right("[" + hex(row.start) + ", " + hex(row.end) + ")", 24) + " " +
+               pad_left(std::to_string(row.instructions), 12) + "  " + row.function + "  " + file_name(row.module);
       },
       [](const BlockRow& row) { return row.samples; });
   unresolved_lines(lines, report.unresolved, report.unresolved_samples, selection);
@@ -204,7 +196,7 @@ std::vector<std::string> annotation_lines(const Annotation& annotation, bool per
     std::string line = row.hottest ? "> " : "  ";
     line += row.samples == 0 ? std::string(17, ' ')
                              : share_and_count(share_of(row.samples, annotation.share_base), row.samples);
-    line += "  " + pad(hex(row.address), 16) + "  " + pad(row.text, 40);
+    line += "  " + pad_right(hex(row.address), 16) + "  " + pad_right(row.text, 40);
     if (row.line) line += "  " + file_name(row.line->file) + ":" + std::to_string(row.line->line);
     while (!line.empty() && line.back() == ' ') line.pop_back();
     lines.push_back(line);
@@ -235,8 +227,8 @@ std::vector<std::string> diff_lines(const ProfileDiff& diff, const std::string& 
     if (row.matched_by == "before_only") note = "  (only before)";
     if (row.matched_by == "after_only") note = "  (only after)";
     if (row.matched_by == "name") note = "  (by name)";
-    lines.push_back(right(share_text(row.before_share), 8) + " " + right(share_text(row.after_share), 8) + " " +
-                    right(change, 8) + "  " + row.name + "  " + file_name(row.module) + note);
+    lines.push_back(pad_left(share_text(row.before_share), 8) + " " + pad_left(share_text(row.after_share), 8) + " " +
+                    pad_left(change, 8) + "  " + row.name + "  " + file_name(row.module) + note);
   }
   if (diff.filtered != 0) {
     char delta[32];

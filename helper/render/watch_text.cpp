@@ -6,24 +6,13 @@
 #include <sstream>
 
 #include "output/json_envelope.h"
+#include "render/columns.h"
 #include "render/fetch_text.h"
 #include "render/place_text.h"
 
 
 namespace xref::render {
 namespace {
-
-std::string pad(std::string text, size_t width) {
-  // Display width: "→" and "…" are one column but three bytes.
-  size_t columns = 0;
-  for (unsigned char c : text) columns += (c & 0xc0) != 0x80;
-  if (columns < width) text.append(width - columns, ' ');
-  return text;
-}
-
-std::string padl(const std::string& text, size_t width) {
-  return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
-}
 
 std::string range_label(const nlohmann::json& record) {
   std::string label = "[" + std::to_string(record["range"].get<uint64_t>()) + "]";
@@ -102,7 +91,7 @@ void callers_lines(const nlohmann::json& callers, std::vector<std::string>& line
 std::string watch_record_line(const nlohmann::json& record, uint64_t armed_ns, Names* names) {
   const std::string seq = record["seq"].is_null() ? "-" : std::to_string(record["seq"].get<uint64_t>());
   const std::string tid = record["tid"].is_null() ? "-" : std::to_string(record["tid"].get<uint64_t>());
-  std::string line = padl(seq, 6) + "  " + pad(tid, 8) + pad(range_label(record), 7);
+  std::string line = pad_left(seq, 6) + "  " + pad_right(tid, 8) + pad_right(range_label(record), 7);
   if (line.back() != ' ') line += ' ';
   if (record["type"] == "rearm") {
     const uint64_t unwatched = record["unwatched_ns"].get<uint64_t>();
@@ -114,7 +103,7 @@ std::string watch_record_line(const nlohmann::json& record, uint64_t armed_ns, N
   }
   const std::string old_text = record["old"].is_null() ? "?" : record["old"].get<std::string>();
   const std::string new_text = record["new"].is_null() ? "?" : record["new"].get<std::string>();
-  line += pad(old_text + " → " + new_text, 32) + "  ";
+  line += pad_right(old_text + " → " + new_text, 32) + "  ";
   if (record["type"] == "unobserved_change") {
     return line + "unobserved change between " + ms(record["since_ns"].get<uint64_t>(), armed_ns) + " and " +
            ms(record["time_ns"].get<uint64_t>(), armed_ns) + " (the kernel, or code outside --in)";

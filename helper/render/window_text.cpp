@@ -4,6 +4,7 @@
 
 #include "hex.h"
 #include "output/json_envelope.h"
+#include "render/columns.h"
 #include "render/duration.h"
 #include "render/fetch_text.h"
 #include "render/json_fields.h"
@@ -61,14 +62,6 @@ Calls match_calls(const nlohmann::json& events) {
 }
 
 uint64_t timestamp(const nlohmann::json& event) { return count_or_zero(event, "timestamp_ns"); }
-
-std::string pad_left(const std::string& text, size_t width) {
-  return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
-}
-
-std::string pad_right(const std::string& text, size_t width) {
-  return text.size() >= width ? text : text + std::string(width - text.size(), ' ');
-}
 
 void add_breakpoints(const WindowStyle& style, const CodeAddress& address, std::vector<int>& ids) {
   if (!address.live) return;
