@@ -81,7 +81,6 @@ int run_profile_command(const ProfileCommandOptions& options) {
         out << line << "\n";
       }
     }
-    for (const std::string& warning : envelope.warnings) out << "warning: " << warning << "\n";
   });
 }
 

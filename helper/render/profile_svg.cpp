@@ -90,8 +90,8 @@ std::string subtitle(const Profile& profile, uint64_t total) {
   std::string text = capture.event;
   if (capture.frequency_hz != 0) text += " at " + std::to_string(capture.frequency_hz) + " Hz";
   if (capture.period_ns != 0) text += " (" + fixed2(static_cast<double>(capture.period_ns) / 1e6) + " ms per sample)";
-  text += ", callers " + capture.callers + ", " + std::to_string(total) + " samples";
-  text += ", " + std::to_string(profile.threads.size()) + " threads";
+  text += ", callers " + capture.callers + ", " + std::to_string(total) + (total == 1 ? " sample" : " samples");
+  text += ", " + std::to_string(profile.threads.size()) + (profile.threads.size() == 1 ? " thread" : " threads");
   if (capture.duration_ns != 0) text += ", " + fixed2(static_cast<double>(capture.duration_ns) / 1e9) + " s";
   return text;
 }
