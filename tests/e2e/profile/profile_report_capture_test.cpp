@@ -20,7 +20,7 @@ TEST(ProfileReportCapture, ReportsOfARealCaptureAgreeWithNmObjdumpAndAddr2line) 
   TargetProcess spin({target, "--workers", "1"});
   const std::string file = "/tmp/xref-profile-capture-" + std::to_string(getpid()) + ".xprof";
   const XrefRun capture = run_xref(
-      {"profile", "--pid", std::to_string(spin.pid()), "--duration-ms", "1500", "--callers", "dwarf", "--out", file});
+      {"profile", "--pid", std::to_string(spin.pid()), "--duration-ms", "3000", "--callers", "dwarf", "--out", file});
   ASSERT_EQ(capture.exit_status, 0) << capture.err << capture.out;
 
   const XrefRun report = run_xref({"profile", "report", file, "--top", "0", "--json"});
