@@ -51,6 +51,7 @@ struct AnnotateCommandOptions {
   std::string function;
   std::string percent = "capture";
   uint64_t min_samples = 0;
+  bool source = false;
   std::string bin;
   bool json = false;
 };
@@ -197,7 +198,7 @@ int run_annotate(const AnnotateCommandOptions& options) {
   envelope.process = profile->process;
   ModuleFiles files = module_files(*profile, options.bin);
   const bool percent_function = options.percent == "function";
-  auto annotation = annotate_function(*profile, options.function, files, {percent_function, options.min_samples});
+  auto annotation = annotate_function(*profile, options.function, files, {percent_function, options.min_samples, options.source});
   if (!annotation) {
     envelope.error = annotation.error();
     return report({options.json}, envelope, nullptr);
@@ -317,6 +318,9 @@ void setup_annotate(CLI::App& profile, int& exit_status) {
                       "show only instructions with at least this many samples (the others are counted)")
       ->capture_default_str()
       ->transform(number_in({0, UINT64_MAX}));
+  command->add_flag("--source,--c", options->source,
+                    "the source text of each line above its first instruction, read from the file DWARF names "
+                    "(as objdump -S)");
   add_bin_option(*command, options->bin);
   command->add_flag("--json", options->json, "print one JSON document (operation profile_annotate)");
   command->callback([options, &exit_status] { exit_status = run_annotate(*options); });

@@ -144,6 +144,7 @@ nlohmann::json annotation_json(const Annotation& annotation, bool percent_functi
       line["file"] = row.line->file;
       line["line"] = row.line->line;
     }
+    if (row.source_text) line["source_text"] = *row.source_text;
     instructions.push_back(std::move(line));
   }
   return {
@@ -158,6 +159,7 @@ nlohmann::json annotation_json(const Annotation& annotation, bool percent_functi
       {"kernel_samples", annotation.kernel_samples},
       {"unplaced_samples", annotation.unplaced_samples},
       {"hidden_instructions", annotation.hidden_instructions},
+      {"unreadable_sources", annotation.unreadable_sources},
       {"source_lines", annotation.has_lines},
       {"instructions", instructions},
   };

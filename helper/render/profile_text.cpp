@@ -190,9 +190,20 @@ std::vector<std::string> annotation_lines(const Annotation& annotation, bool per
     lines.push_back("# " + std::to_string(annotation.unplaced_samples) +
                     " samples at addresses no decoded instruction starts at");
   }
+  for (const std::string& unreadable : annotation.unreadable_sources) {
+    lines.push_back("# source not shown: " + unreadable);
+  }
   lines.push_back("");
   lines.push_back("     Share  Samples  Address           Instruction                               Source");
   for (const AnnotatedInstruction& row : annotation.instructions) {
+    if (row.source_text && row.line) {
+      // The line's text above its first instruction, as objdump -S shows it.
+      std::string text;
+      for (char c : *row.source_text) text += c == '\t' ? std::string("    ") : std::string(1, c);
+      lines.push_back(std::string(21, ' ') + file_name(row.line->file) + ":" + std::to_string(row.line->line) +
+                      "  " + text);
+      while (!lines.back().empty() && lines.back().back() == ' ') lines.back().pop_back();
+    }
     std::string line = row.hottest ? "> " : "  ";
     line += row.samples == 0 ? std::string(17, ' ')
                              : share_and_count(share_of(row.samples, annotation.share_base), row.samples);

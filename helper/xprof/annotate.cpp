@@ -5,6 +5,7 @@
 
 #include "disassembly.h"
 #include "xprof/frames.h"
+#include "xprof/source_text.h"
 
 namespace xref {
 namespace {
@@ -76,6 +77,8 @@ Result<Annotation> annotate_function(const Profile& profile, const std::string& 
   annotation.end = code->end;
   annotation.share_base = options.percent_function ? annotation.function_samples : annotation.profile_samples;
   const SourceLines* lines = files.lines(function.module);
+  SourceTexts texts;
+  std::optional<SourceLine> previous_line;
   uint64_t placed = 0;
   uint64_t hottest = 0;
   for (const Instruction& instruction : code->instructions) {
@@ -87,16 +90,21 @@ Result<Annotation> annotate_function(const Profile& profile, const std::string& 
       ++annotation.hidden_instructions;
       continue;
     }
-    AnnotatedInstruction row{instruction.address, instruction.size, instruction.text, samples, std::nullopt, false};
+    AnnotatedInstruction row{instruction.address, instruction.size, instruction.text, samples, std::nullopt, false, std::nullopt};
     if (lines != nullptr) row.line = lines->at(instruction.address);
     if (row.line) {
       row.line->file = std::filesystem::path(row.line->file).lexically_normal().string();
       annotation.has_lines = true;
+      const bool new_line = !previous_line || previous_line->file != row.line->file ||
+                            previous_line->line != row.line->line;
+      if (options.source && new_line) row.source_text = texts.line(row.line->file, row.line->line);
+      previous_line = row.line;
     }
     annotation.instructions.push_back(std::move(row));
   }
   for (AnnotatedInstruction& row : annotation.instructions) row.hottest = hottest > 0 && row.samples == hottest;
   annotation.unplaced_samples = annotation.function_samples - placed;
+  annotation.unreadable_sources = texts.unreadable();
   return annotation;
 }
 

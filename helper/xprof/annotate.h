@@ -18,6 +18,7 @@ namespace xref {
 struct AnnotateOptions {
   bool percent_function = false;  // shares of the function's samples, not of the capture's
   uint64_t min_samples = 0;       // instructions with fewer samples are left out (counted)
+  bool source = false;            // the source text of each line, before its first instruction
 };
 
 struct AnnotatedInstruction {
@@ -27,6 +28,9 @@ struct AnnotatedInstruction {
   uint64_t samples = 0;
   std::optional<SourceLine> line;
   bool hottest = false;
+  // With AnnotateOptions::source: the text of `line` on the first
+  // instruction of each run of one line (nullopt elsewhere, or unreadable).
+  std::optional<std::string> source_text;
 };
 
 struct Annotation {
@@ -42,6 +46,7 @@ struct Annotation {
   uint64_t profile_samples = 0;
   uint64_t share_base = 0;         // what shares are of
   bool has_lines = false;          // DWARF lines were found for the module
+  std::vector<std::string> unreadable_sources;  // with --source: "PATH: why" for files not read
 };
 
 // `what`: a function name (as report --by function shows it, or its raw

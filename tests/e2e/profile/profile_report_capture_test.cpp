@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <fstream>
+
 #include "objdump_listing.h"
 #include "require.h"
 #include "run_xref.h"
@@ -67,6 +69,32 @@ TEST(ProfileReportCapture, ReportsOfARealCaptureAgreeWithNmObjdumpAndAddr2line) 
     hottest += listing[index]["hottest"].get<bool>() ? 1 : 0;
   }
   EXPECT_GE(hottest, 1);
+
+  // --source: each line's text, from the file DWARF names, above its first
+  // instruction; compared with the file read here.
+  const XrefRun with_source = run_xref({"profile", "annotate", file, "spin_leaf_worker", "--source", "--json"});
+  ASSERT_EQ(with_source.exit_status, 0) << with_source.err;
+  const nlohmann::json sourced = with_source.json()["data"];
+  EXPECT_TRUE(sourced["unreadable_sources"].empty()) << sourced["unreadable_sources"];
+  size_t texts = 0;
+  std::string previous;
+  for (const auto& row : sourced["instructions"]) {
+    const std::string place =
+        row["file"].is_null() ? "" : row["file"].get<std::string>() + ":" + std::to_string(row["line"].get<int>());
+    const bool first_of_line = !place.empty() && place != previous;
+    previous = place;
+    EXPECT_EQ(row.contains("source_text"), first_of_line) << row;
+    if (!first_of_line) continue;
+    std::ifstream source_file(row["file"].get<std::string>());
+    std::string text;
+    for (int line = 0; line < row["line"].get<int>(); ++line) std::getline(source_file, text);
+    EXPECT_EQ(row["source_text"], text) << place;
+    ++texts;
+  }
+  EXPECT_GE(texts, 2u);
+  const XrefRun text_source = run_xref({"profile", "annotate", file, "spin_leaf_worker", "--c"});
+  ASSERT_EQ(text_source.exit_status, 0) << text_source.err;
+  EXPECT_NE(text_source.out.find("capture_spin.c:"), std::string::npos) << text_source.out;
   std::remove(file.c_str());
 }
 
