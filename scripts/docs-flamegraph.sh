@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Draws docs/images/flamegraph.png, the flame graph in docs/profile.md:
-# xref profiles Debian's python3 running json, re, zlib and hashlib work,
-# writes the SVG, and headless Chromium takes the screenshot (as the tests
-# do). Run as root from the repository root after scripts/build.sh:
+# xref profiles python3 (the first in PATH: on these machines pyenv's
+# build, which keeps its symbols; Debian's /usr/bin/python3 is stripped)
+# running json, re, zlib and hashlib work, writes the SVG, and headless
+# Chromium takes the screenshot (as the tests do). Run as root from the repository root after scripts/build.sh:
 #   bash scripts/docs-flamegraph.sh [XREF]
 set -euo pipefail
 cd "$(dirname "$0")/.."
