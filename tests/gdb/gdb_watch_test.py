@@ -159,7 +159,8 @@ def stop_and_release(compiler):
     with Target(compiler, rounds=30) as target:
         site = ("python import xref.frontend; s = xref.frontend.get().sessions[1]; "
                 "print('site: %#x' % sorted(s.probe_sites)[0])")
-        run = run_gdb(["break configure", "run", "delete 1", "xref watch g_total", site,
+        # The store engine named: auto takes the debug registers where they fire.
+        run = run_gdb(["break configure", "run", "delete 1", "xref watch g_total --backend stores", site,
                        "python gdb.execute('break *%#x' % sorted(xref.frontend.get().sessions[1].probe_sites)[0])",
                        "continue", "delete", "xref stop", "xref sessions", "continue"], target.argv)
         check(run.exit_status == 0, "gdb failed", run)

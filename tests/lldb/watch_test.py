@@ -210,7 +210,8 @@ def case_release(compiler):
     offset = store_offset(compiler, "total_store", "g_total")
     with tempfile.TemporaryDirectory() as directory:
         run = Run(compiler, directory)
-        output = run.lldb(["xref watch g_total --duration-ms 0",
+        # The store engine named: auto takes the debug registers where they fire.
+        output = run.lldb(["xref watch g_total --backend stores --duration-ms 0",
                            "breakpoint set -a '(char *)&total_store + %d'" % offset, "continue",
                            "register read pc", "breakpoint delete 3", "continue", "xref show --all --json"])
         check(run.status == 0, "lldb exited with %r" % run.status, output)

@@ -227,11 +227,13 @@ TEST(ServeWatch, SessionStartPreparesAndReleasesAStoreSite) {
   ASSERT_EQ(helper.read()["protocol"], 2);
   ASSERT_EQ(helper.request("hello", {{"protocol", 1}, {"client", "serve_watch_test"}})["result"]["protocol"], 1);
   const nlohmann::json context = {{"pid", target.pid()}, {"debug_registers_used", 2}};
-  const auto prepare = helper.request("session.start", {{"argv", {"watch", "g_total"}}, {"context", context}});
+  // The store engine named: auto takes the debug registers where they fire.
+  const nlohmann::json argv = {"watch", "g_total", "--backend", "stores"};
+  const auto prepare = helper.request("session.start", {{"argv", argv}, {"context", context}});
   ASSERT_TRUE(prepare["result"].contains("prepare")) << prepare.dump();
   const nlohmann::json evaluated = {{{"index", 0}, {"address", target.address("g_total")}, {"size", 8}, {"error", nullptr}}};
   const auto started = helper.request(
-      "session.start", {{"argv", {"watch", "g_total"}}, {"context", context}, {"prepared", {{"evaluated", evaluated}}}});
+      "session.start", {{"argv", argv}, {"context", context}, {"prepared", {{"evaluated", evaluated}}}});
   ASSERT_TRUE(started.contains("result")) << started.dump();
   EXPECT_EQ(started["result"]["ranges"][0]["spelled"], "g_total");
   ASSERT_FALSE(started["result"]["probe_sites"].empty());
