@@ -187,6 +187,61 @@ def watch_interrupt_case():
             os.unlink(go)
 
 
+PROFILE_TARGET = os.environ.get("XREF_PROFILE_TARGET", "")
+
+
+def helper_perf_events():
+    """perf event descriptors held by any `xref serve` of this test's gdb (there is one)."""
+    count = 0
+    for pid in [entry for entry in os.listdir("/proc") if entry.isdigit()]:
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as cmdline:
+                words = cmdline.read().split(b"\0")
+            if len(words) < 2 or os.path.realpath(words[0].decode()) != os.path.realpath(HELPER) or words[1] != b"serve":
+                continue
+            for fd in os.listdir("/proc/%s/fd" % pid):
+                if os.readlink("/proc/%s/fd/%s" % (pid, fd)) == "anon_inode:[perf_event]":
+                    count += 1
+        except OSError:
+            continue
+    return count
+
+
+def profile_interrupt_case():
+    """`xref profile` completes; Ctrl-C at the running process ends the capture
+    there and prints its hottest functions; nothing of it stays attached."""
+    record = "/tmp/xref-gdb-profile-interrupt-%d" % os.getpid()
+    if os.path.exists(record):
+        os.unlink(record)
+    terminal = gdb_terminal([PROFILE_TARGET, "--threads", "1", "--no-main-work", "--record", record])
+    try:
+        type_command(terminal, "break work_loop", r"Breakpoint 1 at ")
+        type_command(terminal, "run", r"Breakpoint 1, ")
+        terminal.target = int(type_command(terminal, "info inferiors", r"\n\*? +1 +process (\d+) ").group(1))
+        type_command(terminal, "delete 1", r"")
+        complete(terminal, "xref prof", r"xref profile ")
+        complete(terminal, "xref profile --until-s", r"xref profile --until-stop ")
+        complete(terminal, "xref profile rep", r"xref profile report ")
+        type_command(terminal, "xref profile --freq 499", r"xref: session 1 profiling PID \d+")
+        type_command(terminal, "continue", r"Continuing\.")
+        terminal.wait_for(lambda: helper_perf_events() > 0, "the capture's perf events")
+        terminal.read(1.0)
+        terminal.send("\x03")
+        terminal.expect(r"received signal SIGINT")
+        start = terminal.expect(r"xref: session 1 ended \(until_stop\): \d+ samples").start()
+        shown = terminal.text()
+        check("ended by until_stop" in shown and "    Self  Samples    Total  Samples  Function  Module" in shown,
+              "the interrupt did not print the capture's hottest functions", shown)
+        check(re.search(r"leaf_[abcr] at profile_target\.c:\d+  profile_target", shown) is not None,
+              "no leaf named with its file:line", shown)
+        check(start > 0 and helper_perf_events() == 0, "the capture's perf events stay after the interrupt", shown)
+        type_command(terminal, "xref sessions", r"ended \(until_stop\)")
+        quit_gdb(terminal)
+    finally:
+        end(terminal, record)
+
+
 if __name__ == "__main__":
-    sys.exit(run_named({"tab": tab_case, "interrupt": interrupt_case, "watch_interrupt": watch_interrupt_case},
+    sys.exit(run_named({"tab": tab_case, "interrupt": interrupt_case, "watch_interrupt": watch_interrupt_case,
+                       "profile_interrupt": profile_interrupt_case},
                        sys.argv))
