@@ -10,6 +10,7 @@ the session's capture, and a named --out file. One test per run:
 `python3 gdb_profile_test.py NAME` (tests/gdb/CMakeLists.txt)."""
 
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -79,8 +80,9 @@ def break_while_sampling():
     its BPF program attached) stops the process there; the stop ends the capture."""
     require_bpf()
     with Target("gcc") as target:
-        run = run_gdb(["break work_loop", "run", "delete 1", "xref profile", "break leaf_c", "continue",
-                       "bt 1", "xref sessions", "kill"], target.argv)
+        # leaf_c runs once per cycle of 2 to 8 ms of CPU: 200 hits ignored are about half a second of work.
+        run = run_gdb(["break work_loop", "run", "delete 1", "xref profile --freq 499", "break leaf_c",
+                       "ignore 2 200", "continue", "bt 1", "xref sessions", "kill"], target.argv)
         check(run.exit_status == 0, "gdb failed", run)
         at_stop = run.between("(gdb) continue", "(gdb) bt 1")
         check("Breakpoint 2, " in at_stop and "leaf_c" in at_stop, "the breakpoint set while sampling was not hit", run)
@@ -91,7 +93,7 @@ def break_while_sampling():
 
 def report():
     """`xref profile report` without a file reads the session's capture (its path
-    shown at the stop); with --out the capture is that file, and report reads it
+    shown at the stop, removed when the helper exits); with --out the capture is that file, and report reads it
     too; diff without files compares the last two, annotate reads the last."""
     require_bpf()
     with Target("gcc") as target:
@@ -107,7 +109,9 @@ def report():
         written = [line for line in shown.split("\n") if "written to " in line]
         check(written, "the stop does not show where the capture is", run)
         path = written[0].split("written to ")[1].strip()
-        check(os.path.isfile(path), "the capture %s is not there" % path, run)
+        # The helper's own file: gone with the helper (gdb exited), unlike --out.
+        check(re.match(r"^/tmp/xref-serve-\d+-\w+/profile-1\.xprof$", path) and not os.path.exists(path),
+              "the helper's capture %s is not its own file, or outlived it" % path, run)
         first = run.between("(gdb) xref profile report --top 5", "(gdb) xref profile report --by line")
         rows = profile_stop.top_table(first)
         check(len(rows) == 5 and {"leaf_a", "leaf_b", "leaf_c"} <= {row.function for row in rows},
@@ -122,7 +126,9 @@ def report():
         check(os.path.basename(path) in diff and "named.xprof" in diff, "diff did not compare the last two captures",
               run)
         annotate = run.between("(gdb) xref profile annotate", "(gdb) kill")
-        check("leaf_a" in annotate and "imul" in annotate, "annotate did not show leaf_a's multiply loop", run)
+        hottest = re.search(r"^>.* profile_target\.c:(\d+)$", annotate, re.M)
+        check("# leaf_a in " in annotate and hottest and int(hottest.group(1)) in profile_stop.leaf_lines("leaf_a"),
+              "annotate did not mark leaf_a's hottest instruction in its loop", run)
 
 
 def no_capture_yet():
