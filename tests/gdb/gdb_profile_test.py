@@ -58,7 +58,7 @@ def until_stop(build):
     require_bpf()
     with Target(build) as target:
         run = run_gdb(["break work_loop", "run", AT_RETURN, "delete 1",
-                       "xref profile --until-stop --freq 499", target.stop_after(4), "continue",
+                       "xref profile --until-stop --freq 997", target.stop_after(5), "continue",
                        "xref sessions", "continue"], target.argv)
         check(run.exit_status == 0, "gdb failed", run)
         check(run.has("xref: session 1 profiling PID "), "no start line", run)
