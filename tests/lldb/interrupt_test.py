@@ -4,7 +4,7 @@ stopped with Ctrl-C (an interrupt: LLDB runs no stop hook for it), at a
 breakpoint and by a step (the stop hook prints those). The counts are
 compared with the calls trace_target recorded itself, the windows with its
 recorded requests; --heartbeat-ms lines print while the process runs.
-`python3 interrupt_test.py probe|trace|stop_when|heartbeat|watch`."""
+`python3 interrupt_test.py probe|trace|stop_when|heartbeat|watch|profile`."""
 
 import json
 import os
@@ -324,7 +324,61 @@ def watch_case():
             os.unlink(go)
 
 
-TESTS = {"watch": watch_case, "probe": probe_case, "trace": trace_case, "stop_when": stop_when_case, "heartbeat": heartbeat_case}
+PROFILE_TARGET = os.environ.get("XREF_PROFILE_TARGET", "")
+
+
+def helper_perf_events():
+    """perf event descriptors held by any `xref serve` of this test's lldb (there is one)."""
+    count = 0
+    for pid in [entry for entry in os.listdir("/proc") if entry.isdigit()]:
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as cmdline:
+                words = cmdline.read().split(b"\0")
+            if len(words) < 2 or os.path.realpath(words[0].decode()) != os.path.realpath(HELPER) or words[1] != b"serve":
+                continue
+            for fd in os.listdir("/proc/%s/fd" % pid):
+                if os.readlink("/proc/%s/fd/%s" % (pid, fd)) == "anon_inode:[perf_event]":
+                    count += 1
+        except OSError:
+            continue
+    return count
+
+
+def profile_case():
+    """xref profile, then Ctrl-C while profile_target works: the interrupt
+    ends the capture and prints its hottest functions once, named by LLDB
+    with their file:line; the helper keeps no perf event."""
+    record = fresh_record("profile")
+    terminal = lldb_at_main([PROFILE_TARGET, "--threads", "1", "--no-main-work", "--record", record])
+    try:
+        type_command(terminal, "breakpoint delete 1", r"1 breakpoints deleted")  # main has two locations
+        type_command(terminal, "xref profile --freq 499", r"xref: session 1 profiling PID \d+")
+        type_command(terminal, "continue", r"Process \d+ resuming")
+        terminal.wait_for(lambda: helper_perf_events() > 0, "the capture's perf events")
+        terminal.read(1.5)
+        terminal.send("\x03")
+        terminal.expect(r"stop reason = signal SIGSTOP")
+        terminal.expect(r"xref: session 1 ended \(until_stop\): \d+ samples")
+        output = terminal.text()
+        check("    Self  Samples    Total  Samples  Function  Module" in output and "ended by until_stop" in output,
+              "the interrupt did not print the capture's hottest functions", output)
+        check(re.search(r"leaf_[abcr] at profile_target\.c:\d+  profile_target", output) is not None,
+              "no leaf named with its file:line", output)
+        check(helper_perf_events() == 0, "the capture's perf events stay after the interrupt", output)
+        type_command(terminal, "xref sessions", r"ended \(until_stop\)")
+        terminal.expect_pending(PROMPT)
+        terminal.send("process kill\r")
+        terminal.expect(r"Process \d+ exited")
+        terminal.expect_pending(PROMPT)
+        terminal.send("quit\r")
+        terminal.finish()
+        output = terminal.text()
+        check(output.count("ended by until_stop") == 1, "the interrupt's capture printed more than once", output)
+    finally:
+        end(terminal, record)
+
+
+TESTS = {"profile": profile_case, "watch": watch_case, "probe": probe_case, "trace": trace_case, "stop_when": stop_when_case, "heartbeat": heartbeat_case}
 
 
 if __name__ == "__main__":
