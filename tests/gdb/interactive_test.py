@@ -84,7 +84,7 @@ def tab_case():
     terminal = start_gdb(record)
     try:
         # The helper's commands and options, and the process's functions.
-        complete(terminal, "xref pro", r"xref probe ")
+        complete(terminal, "xref prob", r"xref probe ")  # "xref pro": probe and profile
         complete(terminal, "xref probe --cal", r"xref probe --callers ")
         complete(terminal, "xref trace --stop-a", r"xref trace --stop-at-end ")
         complete(terminal, "xref probe svc::comp", r"xref probe svc::compute_price ")
