@@ -161,13 +161,16 @@ Completion complete_words(const std::vector<std::string>& words, const std::stri
   } catch (const CLI::Error&) {
     return completion;
   }
-  // `profile report ...`: the options are the subcommand's.
-  if (words.size() > 1) {
+  // `profile report ...`: the options are the subcommand's. (trace's
+  // subcommands read saved traces: the shell's, not a debugger's.)
+  const bool runs_subcommands = words.front() == "profile";
+  if (runs_subcommands && words.size() > 1) {
     for (CLI::App* nested : sub->get_subcommands({})) {
       if (nested->get_name() == words[1]) sub = nested;
     }
-  } else if (partial.rfind("-", 0) != 0) {
+  } else if (runs_subcommands && partial.rfind("-", 0) != 0) {
     for (const CLI::App* nested : sub->get_subcommands({})) add(nested->get_name());
+    std::sort(completion.candidates.begin(), completion.candidates.end());
   }
   // The option before the word being completed, if it takes a value.
   const CLI::Option* previous = nullptr;
@@ -199,7 +202,7 @@ Completion complete_words(const std::vector<std::string>& words, const std::stri
     for (const CLI::Option* option : sub->get_options()) describe(option, true);
     // A debugger that declares options up front (LLDB) declares those of
     // the subcommands (`profile report --by`) with the command's.
-    if (words.size() == 1) {
+    if (runs_subcommands && words.size() == 1) {
       for (const CLI::App* nested : sub->get_subcommands({})) {
         for (const CLI::Option* option : nested->get_options()) describe(option, false);
       }
