@@ -12,6 +12,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "support"))
 from facility import require, run_named  # noqa: E402
 from terminal import Terminal  # noqa: E402
+from profile_stop import helper_perf_events  # noqa: E402
 from trace_target_record import probe_block, recorded  # noqa: E402
 
 GDB = os.environ.get("XREF_GDB_PROGRAM", "")
@@ -190,23 +191,6 @@ def watch_interrupt_case():
 PROFILE_TARGET = os.environ.get("XREF_PROFILE_TARGET", "")
 
 
-def helper_perf_events():
-    """perf event descriptors held by any `xref serve` of this test's gdb (there is one)."""
-    count = 0
-    for pid in [entry for entry in os.listdir("/proc") if entry.isdigit()]:
-        try:
-            with open("/proc/%s/cmdline" % pid, "rb") as cmdline:
-                words = cmdline.read().split(b"\0")
-            if len(words) < 2 or os.path.realpath(words[0].decode()) != os.path.realpath(HELPER) or words[1] != b"serve":
-                continue
-            for fd in os.listdir("/proc/%s/fd" % pid):
-                if os.readlink("/proc/%s/fd/%s" % (pid, fd)) == "anon_inode:[perf_event]":
-                    count += 1
-        except OSError:
-            continue
-    return count
-
-
 def profile_interrupt_case():
     """`xref profile` completes; Ctrl-C at the running process ends the capture
     there and prints its hottest functions; nothing of it stays attached."""
@@ -224,7 +208,7 @@ def profile_interrupt_case():
         complete(terminal, "xref profile rep", r"xref profile report ")
         type_command(terminal, "xref profile --freq 499", r"xref: session 1 profiling PID \d+")
         type_command(terminal, "continue", r"Continuing\.")
-        terminal.wait_for(lambda: helper_perf_events() > 0, "the capture's perf events")
+        terminal.wait_for(lambda: helper_perf_events(HELPER) > 0, "the capture's perf events")
         terminal.read(1.0)
         terminal.send("\x03")
         terminal.expect(r"received signal SIGINT")
@@ -234,7 +218,8 @@ def profile_interrupt_case():
               "the interrupt did not print the capture's hottest functions", shown)
         check(re.search(r"leaf_[abcr] at profile_target\.c:\d+  profile_target", shown) is not None,
               "no leaf named with its file:line", shown)
-        check(start > 0 and helper_perf_events() == 0, "the capture's perf events stay after the interrupt", shown)
+        check(start > 0, "no end line", shown)
+        terminal.wait_for(lambda: helper_perf_events(HELPER) == 0, "the capture's perf events released after the interrupt")
         type_command(terminal, "xref sessions", r"ended \(until_stop\)")
         quit_gdb(terminal)
     finally:

@@ -16,6 +16,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "support"))
 from facility import require, run_named  # noqa: E402
 from terminal import Terminal  # noqa: E402
+from profile_stop import helper_perf_events  # noqa: E402
 from trace_target_record import probe_block, recorded  # noqa: E402
 import watch_target_record as wt  # noqa: E402
 
@@ -91,17 +92,22 @@ def worker_between_requests(terminal):
     return "nanosleep" in line
 
 
-def expect_one_report_per_stop(terminal, stops):
-    """Ends lldb (after a command, so that the last stop's text is out) and
-    counts the probe reports of the whole run."""
-    type_command(terminal, "xref sessions", r"\n1 +\w+ +\d+ ")
+def kill_and_quit(terminal):
+    """Kills the target from lldb, then quits it; what lldb printed."""
     terminal.expect_pending(PROMPT)
     terminal.send("process kill\r")
     terminal.expect(r"Process \d+ exited")
     terminal.expect_pending(PROMPT)
     terminal.send("quit\r")
     terminal.finish()
-    output = terminal.text()
+    return terminal.text()
+
+
+def expect_one_report_per_stop(terminal, stops):
+    """Ends lldb (after a command, so that the last stop's text is out) and
+    counts the probe reports of the whole run."""
+    type_command(terminal, "xref sessions", r"\n1 +\w+ +\d+ ")
+    output = kill_and_quit(terminal)
     blocks = output.count("xref: probe session 1 at ")
     check(blocks == stops, "%d stops printed %d probe reports (one each expected)" % (stops, blocks), output)
 
@@ -327,23 +333,6 @@ def watch_case():
 PROFILE_TARGET = os.environ.get("XREF_PROFILE_TARGET", "")
 
 
-def helper_perf_events():
-    """perf event descriptors held by any `xref serve` of this test's lldb (there is one)."""
-    count = 0
-    for pid in [entry for entry in os.listdir("/proc") if entry.isdigit()]:
-        try:
-            with open("/proc/%s/cmdline" % pid, "rb") as cmdline:
-                words = cmdline.read().split(b"\0")
-            if len(words) < 2 or os.path.realpath(words[0].decode()) != os.path.realpath(HELPER) or words[1] != b"serve":
-                continue
-            for fd in os.listdir("/proc/%s/fd" % pid):
-                if os.readlink("/proc/%s/fd/%s" % (pid, fd)) == "anon_inode:[perf_event]":
-                    count += 1
-        except OSError:
-            continue
-    return count
-
-
 def profile_case():
     """xref profile, then Ctrl-C while profile_target works: the interrupt
     ends the capture and prints its hottest functions once, named by LLDB
@@ -354,7 +343,7 @@ def profile_case():
         type_command(terminal, "breakpoint delete 1", r"1 breakpoints deleted")  # main has two locations
         type_command(terminal, "xref profile --freq 499", r"xref: session 1 profiling PID \d+")
         type_command(terminal, "continue", r"Process \d+ resuming")
-        terminal.wait_for(lambda: helper_perf_events() > 0, "the capture's perf events")
+        terminal.wait_for(lambda: helper_perf_events(HELPER) > 0, "the capture's perf events")
         terminal.read(1.5)
         terminal.send("\x03")
         terminal.expect(r"stop reason = signal SIGSTOP")
@@ -364,15 +353,9 @@ def profile_case():
               "the interrupt did not print the capture's hottest functions", output)
         check(re.search(r"leaf_[abcr] at profile_target\.c:\d+  profile_target", output) is not None,
               "no leaf named with its file:line", output)
-        check(helper_perf_events() == 0, "the capture's perf events stay after the interrupt", output)
+        terminal.wait_for(lambda: helper_perf_events(HELPER) == 0, "the capture's perf events released after the interrupt")
         type_command(terminal, "xref sessions", r"ended \(until_stop\)")
-        terminal.expect_pending(PROMPT)
-        terminal.send("process kill\r")
-        terminal.expect(r"Process \d+ exited")
-        terminal.expect_pending(PROMPT)
-        terminal.send("quit\r")
-        terminal.finish()
-        output = terminal.text()
+        output = kill_and_quit(terminal)
         check(output.count("ended by until_stop") == 1, "the interrupt's capture printed more than once", output)
     finally:
         end(terminal, record)

@@ -106,3 +106,20 @@ def compare(rows, record, phase, check):
         compared += 1
     check(compared >= 3, "only %d leaves of 5 %% or more (%s)" % (compared, shares))
     return shares
+
+
+def helper_perf_events(helper):
+    """perf event descriptors held by every `HELPER serve` running (a debugger test starts one)."""
+    count = 0
+    for pid in [entry for entry in os.listdir("/proc") if entry.isdigit()]:
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as cmdline:
+                words = cmdline.read().split(b"\0")
+            if len(words) < 2 or os.path.realpath(words[0].decode()) != os.path.realpath(helper) or words[1] != b"serve":
+                continue
+            for fd in os.listdir("/proc/%s/fd" % pid):
+                if os.readlink("/proc/%s/fd/%s" % (pid, fd)) == "anon_inode:[perf_event]":
+                    count += 1
+        except OSError:
+            continue
+    return count

@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "../watch_leftovers.h"
+#include "perf_events_held.h"
 #include "profile_target_record.h"
 #include "require.h"
 #include "serve_client.h"
@@ -42,22 +43,6 @@ std::string text_of(const nlohmann::json& answer) {
   if (lines.is_string()) return lines.get<std::string>() + "\n";
   for (const auto& line : lines) text += line.get<std::string>() + "\n";
   return text;
-}
-
-size_t perf_events_held_by(pid_t pid) {
-  size_t count = 0;
-  const std::string directory = "/proc/" + std::to_string(pid) + "/fd";
-  DIR* dir = opendir(directory.c_str());
-  if (dir == nullptr) return 0;
-  while (const dirent* entry = readdir(dir)) {
-    char target[256] = {};
-    const std::string path = directory + "/" + entry->d_name;
-    if (readlink(path.c_str(), target, sizeof target - 1) > 0 && std::string(target) == "anon_inode:[perf_event]") {
-      ++count;
-    }
-  }
-  closedir(dir);
-  return count;
 }
 
 // The document of the session's end, from `show --json --all`.
