@@ -45,6 +45,8 @@ constexpr const char* kHelp =
     "  xref trace --start bp:N      a window at each hit of breakpoint N's locations (N is off meanwhile)\n"
     "  xref probe ADDRESS...        exact hit counts, callers and values; what changed prints at each stop\n"
     "  xref watch EXPR...           every write to a variable, struct or buffer: thread, old -> new, writer\n"
+    "  xref profile [--duration 5s] where the process spends its CPU until the next stop; the hottest functions then\n"
+    "  xref profile report|annotate|diff   the CLI's reports over the last capture (or a .xprof file)\n"
     "  xref show [--all] [--json]   what is new (every stop prints it by itself)\n"
     "  xref sessions                the sessions started from this debugger\n"
     "  xref stop [N | --all]        stop sessions; their breakpoints come back\n"
@@ -67,6 +69,8 @@ constexpr std::pair<const char*, const char*> kCommands[] = {
     {"probe", "count what reaches addresses: exact hits, callers, values; --stop-when stops a thread"},
     {"watch", "record every write to expressions' bytes without stopping: writer, thread, old -> new (-s, -l, "
               "--follow, --stop-when)"},
+    {"profile", "sample where the process spends its CPU while it runs, until the next stop (--duration, "
+                "--until-stop, --callers, --freq, --out); report, annotate, diff over the last capture"},
     {"show", "print what is new: windows, probe changes, session ends (--all, --json, --session N)"},
     {"sessions", "list the sessions started from this debugger"},
     {"stop", "stop sessions (N or --all): their probes go, their breakpoints come back"},

@@ -24,13 +24,17 @@ def _hex(words):
 
 
 def _short_options(options):
-    """Unique one-letter options, as LLDB requires: the helper's, else a free letter."""
+    """Unique one-letter options, as LLDB requires: the helper's (the first
+    option to claim a letter keeps it: `profile --out` and `profile report
+    --output` are both -o), else a free letter."""
     taken = {option["short"] for option in options if option["short"]}
     free = [letter for letter in string.ascii_letters if letter not in taken]
     shorts = {}
+    used = set()
     for option in options:
-        if option["short"]:
+        if option["short"] and option["short"] not in used:
             shorts[option["name"]] = option["short"]
+            used.add(option["short"])
         elif free:
             shorts[option["name"]] = free.pop(0)
     return shorts

@@ -73,6 +73,8 @@ xref trace --here          a window on this thread, until this call returns; it 
 xref trace --start bp:N    a window at each hit of breakpoint N's locations
 xref probe ADDRESS...      exact hit counts, callers and values of addresses; what changed prints at each stop
 xref watch EXPR...         every write to a variable, field or buffer (-l, -s N, *buf@64); the writes print at each stop
+xref profile [--duration 5s]   sample where the process spends its CPU until the next stop; the hottest functions print then
+xref profile report|annotate|diff   the CLI's reports over the last capture (or a .xprof file)
 xref show | sessions | stop [N] | break W:SEQ | maps | resolve | doctor | helper
 `xref help` lists every command; `xref COMMAND --help` its options (docs/gdb.md)."""
 

@@ -233,12 +233,22 @@ Result<RunLoopEnd> CaptureRun::run(const CaptureCallbacks& callbacks) {
   RunLoopStops stops;
   stops.process = &target_.process;
   stops.stop_fd = callbacks.cancel_fd;
+  stops.stop_name = callbacks.cancel_reason;
+  stops.drain_fd = callbacks.drain_fd;
   stops.duration_ms = request_.duration_ms;
   stops.wake_fd = ring_->wake_fd();
   uint64_t last_look = started_ns_;
   RunLoopHooks hooks;
   hooks.drain = [&]() -> Result<bool> { return ring_->round(); };
   hooks.woken = [&] { ring_->clear_wake(); };
+  // The front end's drain: the capture's samples stay in the maps until
+  // the end; the answer may end the capture (the debugger stopped).
+  std::optional<std::string> ending;
+  hooks.drain_requested = [&]() -> Result<void> {
+    if (callbacks.drained && !ending) ending = callbacks.drained();
+    return {};
+  };
+  hooks.bound = [&] { return ending; };
   hooks.tick = [&] {
     if (monotonic_ns() - last_look < kLookNs) return;
     last_look = monotonic_ns();

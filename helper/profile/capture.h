@@ -20,7 +20,12 @@ namespace xref {
 
 struct CaptureCallbacks {
   int cancel_fd = -1;  // readable: stop (Ctrl-C)
+  std::string cancel_reason = "interrupted";  // ended_by when cancel_fd ended it
   std::function<void(size_t events)> attached;
+  // A debugger's session: drain_fd readable (an eventfd) when a front end
+  // asks; `drained` answers, and a reason it returns ends the capture.
+  int drain_fd = -1;
+  std::function<std::optional<std::string>()> drained;
 };
 
 struct Capture {

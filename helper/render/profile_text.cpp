@@ -113,14 +113,20 @@ std::vector<std::string> profile_header_lines(const Profile& profile, const Prof
   return lines;
 }
 
+std::string function_row_text(double self_share, uint64_t self, double total_share, uint64_t total,
+                              const std::string& function, const std::string& module) {
+  return share_and_count(self_share, self) + " " + share_and_count(total_share, total) + "  " + function + "  " +
+         file_name(module);
+}
+
 std::vector<std::string> function_report_lines(const std::vector<FunctionRow>& rows, const ProfileSelection& selection,
                                                size_t top) {
-  std::vector<std::string> lines{"    Self  Samples    Total  Samples  Function  Module"};
+  std::vector<std::string> lines{kFunctionReportHeader};
   table_rows(
       lines, rows, top, selection, "functions",
       [&](const FunctionRow& row) {
-        return share_and_count(selection.share(row.self), row.self) + " " +
-               share_and_count(selection.share(row.total), row.total) + "  " + row.name + "  " + file_name(row.module);
+        return function_row_text(selection.share(row.self), row.self, selection.share(row.total), row.total, row.name,
+                                 row.module);
       },
       [](const FunctionRow& row) { return row.self; });
   return lines;

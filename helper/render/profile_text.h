@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,11 @@ std::string share_text(double share);
 
 std::vector<std::string> profile_header_lines(const Profile& profile, const ProfileSelection& selection);
 
+// The function table's header and one of its rows: the self and total
+// shares and samples, the function, the module's file name.
+inline constexpr const char* kFunctionReportHeader = "    Self  Samples    Total  Samples  Function  Module";
+std::string function_row_text(double self_share, uint64_t self, double total_share, uint64_t total,
+                              const std::string& function, const std::string& module);
 // Each shows the first `top` rows (0: all) and counts the rest.
 std::vector<std::string> function_report_lines(const std::vector<FunctionRow>& rows, const ProfileSelection& selection,
                                                size_t top);

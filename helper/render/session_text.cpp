@@ -1,5 +1,7 @@
 #include "render/session_text.h"
 
+#include "render/duration.h"
+
 #include <cstdio>
 
 #include "trace_abi.h"
@@ -68,6 +70,9 @@ std::string session_end_line(uint64_t session, std::string_view command, std::st
               std::to_string(count_or_zero(summary, "recorded")) + " recorded), " +
               std::to_string(count_or_zero(summary, "unobserved_changes")) + " unobserved changes, lost " +
               std::to_string(count_or_zero(summary, "lost"));
+    } else if (command == "profile") {
+      line += ": " + plural(count_or_zero(summary, "samples"), "sample") + " in " +
+              duration_text(count_or_zero(summary, "duration_ns")) + "; the capture is " + text_at(summary, "file");
     } else if (command == "probe") {
       line += ": " + plural(count_or_zero(summary, "hits"), "hit") + ", " +
               std::to_string(count_or_zero(summary, "passed")) + " passed, " +

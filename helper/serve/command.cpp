@@ -9,6 +9,7 @@
 #include "command/usage_text.h"
 #include "output/json_envelope.h"
 #include "output/report.h"
+#include "serve/captured_output.h"
 #include "serve/commands.h"
 
 namespace xref::serve {
@@ -17,21 +18,6 @@ namespace {
 bool is_one_shot(const std::string& name) {
   return name == "maps" || name == "resolve" || name == "memscan" || name == "doctor";
 }
-
-// Points a stream (std::cout, std::cerr) at a string for the lifetime of the scope.
-class Captured {
- public:
-  explicit Captured(std::ostream& stream) : stream_(stream), previous_(stream.rdbuf(text_.rdbuf())) {}
-  ~Captured() { stream_.rdbuf(previous_); }
-  Captured(const Captured&) = delete;
-  Captured& operator=(const Captured&) = delete;
-  std::string text() const { return text_.str(); }
-
- private:
-  std::ostream& stream_;
-  std::ostringstream text_;
-  std::streambuf* previous_;
-};
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;

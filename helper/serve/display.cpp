@@ -140,6 +140,10 @@ std::map<pid_t, std::vector<uint64_t>> Display::unnamed(const Selection& selecti
       }
       note(kept.pid, watch_live_addresses(records));
     }
+    if (kept.command == "profile") {
+      note(kept.pid, profile_addresses(kept, selection));
+      return;
+    }
     if (selection.all || !selection.at_stop) {
       if (kept.document.is_object()) note(kept.pid, probe_live_addresses(kept.document, kept.start));
     }
@@ -215,6 +219,7 @@ Display::Shown Display::show(const Selection& selection, NamesCache& names) {
       if (whole) kept.document_shown = true;
     }
     if (kept.command == "watch") show_watch(kept, selection, names_of(kept.pid), shown);
+    if (kept.command == "profile") show_profile(kept, selection, names_of(kept.pid), shown);
     if (kept.ended && (!kept.end_shown || selection.all)) {
       auto lines = end_text(info, kept.end);
       shown.lines.insert(shown.lines.end(), lines.begin(), lines.end());
@@ -248,7 +253,8 @@ Display::Shown Display::show_json(const Selection& selection) {
         was_shown = was_shown || !selection.peek;
       }
     }
-    if ((kept.command == "probe" || (kept.command == "watch" && kept.ended)) && kept.document.is_object() &&
+    if ((kept.command == "probe" || ((kept.command == "watch" || kept.command == "profile") && kept.ended)) &&
+        kept.document.is_object() &&
         (selection.all || !kept.document_shown)) {
       shown.lines.push_back(nlohmann::json{{"session", kept.id}, {"document", kept.document}}.dump(
           -1, ' ', false, nlohmann::json::error_handler_t::replace));

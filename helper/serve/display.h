@@ -122,6 +122,10 @@ class Display {
   void take_watch_update(Session& session, const nlohmann::json& event);
   // A watch's lines of a show (watch_display.cpp).
   void show_watch(Session& session, const Selection& selection, render::Names& names, Shown& shown);
+  // A profile's lines of a show once it ended: the capture's summary and its
+  // hottest functions (profile_display.cpp); the addresses they name.
+  void show_profile(Session& session, const Selection& selection, render::Names& names, Shown& shown);
+  static std::vector<uint64_t> profile_addresses(const Session& session, const Selection& selection);
   void forget_old();
   template <typename Visit>
   void each_selected(const Selection& selection, Visit visit);

@@ -3,11 +3,14 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "command/option_values.h"
 #include "command/usage_text.h"
 #include "number_parse.h"
 #include "probe/commands.h"
+#include "profile/commands.h"
+#include "serve/profile_options.h"
 #include "serve/commands.h"
 #include "trace/commands.h"
 #include "watch/commands.h"
@@ -52,10 +55,14 @@ struct AllCommands {
   CLI::App app{"xref: what a process does next, in order, without stopping it", "xref"};
   int exit_status = 0;
   std::map<std::string, FrontendOptions> frontend;
+  DebuggerProfileOptions profile_options;
   AllCommands() {
     setup_trace(app, exit_status);
     setup_probe(app, exit_status);
     setup_watch(app, exit_status);
+    CLI::App* profile = app.add_subcommand("profile", kProfileSessionDescription);
+    add_profile_session_options(*profile, profile_options);
+    setup_profile_offline(*profile, exit_status);
     for (const std::string& name : frontend_names()) {
       add_frontend_command(*app.add_subcommand(name), name, frontend[name]);
     }
@@ -154,6 +161,17 @@ Completion complete_words(const std::vector<std::string>& words, const std::stri
   } catch (const CLI::Error&) {
     return completion;
   }
+  // `profile report ...`: the options are the subcommand's. (trace's
+  // subcommands read saved traces: the shell's, not a debugger's.)
+  const bool runs_subcommands = words.front() == "profile";
+  if (runs_subcommands && words.size() > 1) {
+    for (CLI::App* nested : sub->get_subcommands({})) {
+      if (nested->get_name() == words[1]) sub = nested;
+    }
+  } else if (runs_subcommands && partial.rfind("-", 0) != 0) {
+    for (const CLI::App* nested : sub->get_subcommands({})) add(nested->get_name());
+    std::sort(completion.candidates.begin(), completion.candidates.end());
+  }
   // The option before the word being completed, if it takes a value.
   const CLI::Option* previous = nullptr;
   if (words.size() > 1 && words.back().rfind("-", 0) == 0) {
@@ -168,16 +186,25 @@ Completion complete_words(const std::vector<std::string>& words, const std::stri
     return completion;
   }
   if (partial.rfind("-", 0) == 0) {
-    for (const CLI::Option* option : sub->get_options()) {
+    std::set<std::string> described;
+    auto describe = [&](const CLI::Option* option, bool candidate) {
       const std::vector<std::string>& shorts = option->get_snames();
       for (const std::string& name : option->get_lnames()) {
-        add("--" + name);
-        if (("--" + name).rfind(partial, 0) != 0) continue;
+        if (candidate) add("--" + name);
+        if (("--" + name).rfind(partial, 0) != 0 || !described.insert(name).second) continue;
         completion.options.push_back({{"name", "--" + name},
                                       {"short", shorts.empty() ? "" : shorts.front()},
                                       {"values", std::max(option->get_items_expected_min(), 0)},
                                       {"code", takes_code(words.front(), "--" + name)},
                                       {"help", option->get_description()}});
+      }
+    };
+    for (const CLI::Option* option : sub->get_options()) describe(option, true);
+    // A debugger that declares options up front (LLDB) declares those of
+    // the subcommands (`profile report --by`) with the command's.
+    if (runs_subcommands && words.size() == 1) {
+      for (const CLI::App* nested : sub->get_subcommands({})) {
+        for (const CLI::Option* option : nested->get_options()) describe(option, false);
       }
     }
     completion.positional_code = positional_code;

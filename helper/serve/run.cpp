@@ -12,6 +12,7 @@
 #include "serve/command.h"
 #include "serve/context.h"
 #include "serve/frontend_commands.h"
+#include "serve/profile_offline.h"
 #include "serve/server.h"
 #include "serve/session_request.h"
 #include "serve/start_text.h"
@@ -92,8 +93,15 @@ nlohmann::json Server::run(const Request& request) {
     return result_response(request.id, text_result(split_lines(overall_help())));
   }
   const std::string& command = words[0];
-  const bool needs_process = command == "trace" || command == "probe" || command == "watch" || command == "maps" ||
-                             command == "resolve" || command == "memscan";
+  if (is_profile_offline(words)) {
+    auto result = run_profile_offline(words, sessions_.captures());
+    if (auto* error = std::get_if<ProtocolError>(&result)) return with_text(error_response(request.id, *error));
+    nlohmann::json answer = std::get<nlohmann::json>(result);
+    if (answer.contains("help")) return result_response(request.id, text_result(split_lines(answer["help"])));
+    return result_response(request.id, std::move(answer));
+  }
+  const bool needs_process = command == "trace" || command == "probe" || command == "watch" || command == "profile" ||
+                             command == "maps" || command == "resolve" || command == "memscan";
   const bool asks_help = std::find_if(words.begin(), words.end(), [](const std::string& word) {
                            return word == "--help" || word == "-h";
                          }) != words.end();
@@ -245,7 +253,8 @@ nlohmann::json Server::run_show(const Request& request, const FrontendCommand& s
     });
     return nlohmann::json();
   });
-  return sessions_.drain(request.id).value_or(nullptr);
+  // At a stop, profile sessions end: their samples are the time the process ran.
+  return sessions_.drain(request.id, at_stop).value_or(nullptr);
 }
 
 nlohmann::json Server::run_stop(const Request& request, const FrontendCommand& stop) {

@@ -35,6 +35,8 @@ struct Session {
   int drain_fd = -1;   // eventfd: readable when a drain request waits
   std::thread thread;
   std::atomic<bool> thread_done{false};
+  // The drain waiting for it was sent at a debugger stop (a profile ends there).
+  std::atomic<bool> stop_drain{false};
 
   std::mutex mutex;  // guards what follows
   std::string state = "attaching";  // attaching, running, stopping, ended

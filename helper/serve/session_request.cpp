@@ -53,7 +53,7 @@ std::variant<SessionSpec, HelpText, ProtocolError> parse_command(const std::vect
   if (app.get_option("--duration-ms")->count() == 0 && app.get_option("--duration")->count() == 0) {
     options.request.duration_ms = 0;
   }
-  options.request.debugger = context.debugger;
+  if constexpr (requires { options.request.debugger; }) options.request.debugger = context.debugger;
   if (auto valid = validate(options.request); !valid) return cli_error(valid.error());
   return spec;
 }
@@ -64,7 +64,8 @@ std::variant<SessionSpec, HelpText, ProtocolError> parse_session_start(const std
                                                                        const RequestContext& context) {
   const std::string& command = words.front();
   if (command == "profile") {
-    return invalid_argument("'" + command + "' sessions are not available in this xref yet", "use trace, probe or watch");
+    return parse_command(words, context, &SessionSpec::profile, add_profile_session_options, validate_profile_session,
+                         kProfileSessionDescription);
   }
   if (command == "watch") {
     auto parsed = parse_command(words, context, &SessionSpec::watch, add_watch_options, validate_watch_request,
@@ -95,7 +96,7 @@ std::variant<SessionSpec, HelpText, ProtocolError> parse_session_start(const std
                          "bounded hit counts, callers, groups and samples");
   }
   return invalid_argument("no session command named '" + command + "'",
-                          "session.start runs trace, probe and watch; maps, resolve, memscan and doctor go through command");
+                          "session.start runs trace, probe, watch and profile; maps, resolve, memscan and doctor go through command");
 }
 
 }  // namespace xref::serve

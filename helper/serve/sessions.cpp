@@ -103,9 +103,11 @@ std::optional<ProtocolError> SessionManager::start(const nlohmann::json& request
   }
   reap();
   std::lock_guard lock(mutex_);
-  const std::string& backend = spec.command == "probe"   ? spec.probe.request.backend
-                               : spec.command == "watch" ? spec.watch.request.backend
-                                                         : spec.options.request.backend;
+  static const std::string kNoBackend;  // a profile's perf events are per thread: any number of sessions
+  const std::string& backend = spec.command == "probe"     ? spec.probe.request.backend
+                               : spec.command == "watch"   ? spec.watch.request.backend
+                               : spec.command == "profile" ? kNoBackend
+                                                           : spec.options.request.backend;
   if (backend == "tracefs") {
     if (auto id = tracefs_session(nullptr)) {
       return cli_error(make_error(ErrorCode::invalid_argument,
@@ -137,6 +139,7 @@ std::optional<ProtocolError> SessionManager::start(const nlohmann::json& request
 void SessionManager::run(std::shared_ptr<Session> session, nlohmann::json request_id, SessionSpec spec) {
   if (spec.command == "probe") return run_probe_session(std::move(session), std::move(request_id), std::move(spec));
   if (spec.command == "watch") return run_watch_session(std::move(session), std::move(request_id), std::move(spec));
+  if (spec.command == "profile") return run_profile_session(std::move(session), std::move(request_id), std::move(spec));
   const TraceRequest& request = spec.options.request;
   bool attached = false;
   auto fail = [&](const Error& error) {
@@ -323,7 +326,7 @@ void SessionManager::answer_drains(Session& session, bool ending) {
   }
 }
 
-std::optional<nlohmann::json> SessionManager::drain(const nlohmann::json& request_id) {
+std::optional<nlohmann::json> SessionManager::drain(const nlohmann::json& request_id, bool at_stop) {
   forget_reported();
   auto pending = std::make_shared<PendingDrain>();
   pending->request_id = request_id;
@@ -339,7 +342,10 @@ std::optional<nlohmann::json> SessionManager::drain(const nlohmann::json& reques
     pending->remaining = running.size();
   }
   if (running.empty()) return result_response(request_id, {{"drained", true}, {"ending", nlohmann::json::array()}});
-  for (const auto& session : running) session->request_drain();
+  for (const auto& session : running) {
+    if (at_stop) session->stop_drain = true;
+    session->request_drain();
+  }
   return std::nullopt;
 }
 

@@ -14,6 +14,7 @@
 #include <optional>
 #include <variant>
 
+#include "serve/capture_files.h"
 #include "serve/ended_sessions.h"
 #include "serve/context.h"
 #include "serve/protocol.h"
@@ -77,8 +78,12 @@ class SessionManager {
 
   // Every running session drains its ring buffer (sending the windows that
   // closed so far) before `request_id` is answered; the response to send
-  // now when no session is running.
-  std::optional<nlohmann::json> drain(const nlohmann::json& request_id);
+  // now when no session is running. `at_stop`: the debugger stopped the
+  // process, which ends every profile session (reported in `ending`).
+  std::optional<nlohmann::json> drain(const nlohmann::json& request_id, bool at_stop = false);
+
+  // The profile sessions' capture files.
+  CaptureFiles& captures() { return captures_; }
 
   // The helper is exiting: every session stops ("helper_exiting") and its
   // thread is joined, each detaching its own probes.
@@ -100,6 +105,9 @@ class SessionManager {
   // A watch session (watch_session.cpp): the new writes at each drain as
   // watch_update events, the live_watch document at its end.
   void run_watch_session(std::shared_ptr<Session> session, nlohmann::json request_id, SessionSpec spec);
+  // A profile session (profile_session.cpp): samples until its duration or
+  // the debugger's next stop; its top functions in session_ended's document.
+  void run_profile_session(std::shared_ptr<Session> session, nlohmann::json request_id, SessionSpec spec);
   void finish(Session& session, const std::optional<nlohmann::json>& ended_event, StopAnswer answer);
   // A probe or watch run's stop reason as the session reports it: a stop
   // the helper's exit made is "helper_exiting".
@@ -141,6 +149,7 @@ class SessionManager {
   bool claim_tracefs(Session& session);
 
   ProtocolWriter& writer_;
+  CaptureFiles captures_;  // before the sessions: their threads are joined first
   std::mutex mutex_;
   uint64_t next_id_ = 1;
   std::map<uint64_t, std::shared_ptr<Session>> sessions_;  // not reaped yet

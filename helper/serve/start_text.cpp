@@ -1,5 +1,7 @@
 #include "serve/start_text.h"
 
+#include "render/duration.h"
+
 #include <algorithm>
 #include <map>
 
@@ -133,6 +135,16 @@ std::vector<std::string> start_text(const std::string& command, pid_t pid, const
     if (const std::string reason = started.value("backend_reason", std::string()); !reason.empty()) {
       lines.push_back("xref: " + backend + ": " + reason);
     }
+  } else if (command == "profile") {
+    const uint64_t duration_ms = started.value("duration_ms", uint64_t{0});
+    const std::string until = duration_ms == 0 ? std::string("until the next stop")
+                                               : "for " + render::duration_text(duration_ms * 1000000) +
+                                                     " or until the next stop";
+    lines.push_back(session + " profiling PID " + std::to_string(pid) + ": " + backend + " at " +
+                    std::to_string(started.value("frequency_hz", uint64_t{0})) + " Hz on " +
+                    plural(started.value("threads", uint64_t{0}), "thread") + ", callers " +
+                    started.value("callers", std::string("?")) + ", " + until +
+                    "; the hottest functions print then (capture: " + started.value("out", std::string("?")) + ")");
   } else {
     const size_t addresses = started.value("addresses", nlohmann::json::array()).size();
     lines.push_back(session + " probing PID " + std::to_string(pid) + ": " + plural(addresses, "address") + " at " +

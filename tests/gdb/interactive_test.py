@@ -12,6 +12,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "support"))
 from facility import require, run_named  # noqa: E402
 from terminal import Terminal  # noqa: E402
+from profile_stop import helper_perf_events  # noqa: E402
 from trace_target_record import probe_block, recorded  # noqa: E402
 
 GDB = os.environ.get("XREF_GDB_PROGRAM", "")
@@ -84,7 +85,7 @@ def tab_case():
     terminal = start_gdb(record)
     try:
         # The helper's commands and options, and the process's functions.
-        complete(terminal, "xref pro", r"xref probe ")
+        complete(terminal, "xref prob", r"xref probe ")  # "xref pro": probe and profile
         complete(terminal, "xref probe --cal", r"xref probe --callers ")
         complete(terminal, "xref trace --stop-a", r"xref trace --stop-at-end ")
         complete(terminal, "xref probe svc::comp", r"xref probe svc::compute_price ")
@@ -187,6 +188,45 @@ def watch_interrupt_case():
             os.unlink(go)
 
 
+PROFILE_TARGET = os.environ.get("XREF_PROFILE_TARGET", "")
+
+
+def profile_interrupt_case():
+    """`xref profile` completes; Ctrl-C at the running process ends the capture
+    there and prints its hottest functions; nothing of it stays attached."""
+    record = "/tmp/xref-gdb-profile-interrupt-%d" % os.getpid()
+    if os.path.exists(record):
+        os.unlink(record)
+    terminal = gdb_terminal([PROFILE_TARGET, "--threads", "1", "--no-main-work", "--record", record])
+    try:
+        type_command(terminal, "break work_loop", r"Breakpoint 1 at ")
+        type_command(terminal, "run", r"Breakpoint 1, ")
+        terminal.target = int(type_command(terminal, "info inferiors", r"\n\*? +1 +process (\d+) ").group(1))
+        type_command(terminal, "delete 1", r"")
+        complete(terminal, "xref prof", r"xref profile ")
+        complete(terminal, "xref profile --until-s", r"xref profile --until-stop ")
+        complete(terminal, "xref profile rep", r"xref profile report ")
+        type_command(terminal, "xref profile --freq 499", r"xref: session 1 profiling PID \d+")
+        type_command(terminal, "continue", r"Continuing\.")
+        terminal.wait_for(lambda: helper_perf_events(HELPER) > 0, "the capture's perf events")
+        terminal.read(1.0)
+        terminal.send("\x03")
+        terminal.expect(r"received signal SIGINT")
+        start = terminal.expect(r"xref: session 1 ended \(until_stop\): \d+ samples").start()
+        shown = terminal.text()
+        check("ended by until_stop" in shown and "    Self  Samples    Total  Samples  Function  Module" in shown,
+              "the interrupt did not print the capture's hottest functions", shown)
+        check(re.search(r"leaf_[abcr] at profile_target\.c:\d+  profile_target", shown) is not None,
+              "no leaf named with its file:line", shown)
+        check(start > 0, "no end line", shown)
+        terminal.wait_for(lambda: helper_perf_events(HELPER) == 0, "the capture's perf events released after the interrupt")
+        type_command(terminal, "xref sessions", r"ended \(until_stop\)")
+        quit_gdb(terminal)
+    finally:
+        end(terminal, record)
+
+
 if __name__ == "__main__":
-    sys.exit(run_named({"tab": tab_case, "interrupt": interrupt_case, "watch_interrupt": watch_interrupt_case},
+    sys.exit(run_named({"tab": tab_case, "interrupt": interrupt_case, "watch_interrupt": watch_interrupt_case,
+                       "profile_interrupt": profile_interrupt_case},
                        sys.argv))

@@ -182,5 +182,30 @@ def watch_case():
         end(terminal)
 
 
+def profile_case():
+    """profile's options complete from the helper's definitions; LLDB also
+    takes the options of its report, annotate and diff (declared with it),
+    so `xref profile report --by line` parses."""
+    terminal = start_lldb()
+    try:
+        tab(terminal, "xref prof", "xref profile ")
+        clear_line(terminal)
+        # --until-stop is the debugger's own (the CLI's `xref profile --help` has no such option).
+        for typed, option in (("--unt", "--until-stop"), ("--cal", "--callers"), ("--fr", "--freq")):
+            tab(terminal, "xref profile " + typed, "xref profile %s " % option)
+            clear_line(terminal)
+        type_command(terminal, "help xref profile", r"Command Options Usage:")
+        terminal.expect_pending(PROMPT)
+        help_text = terminal.text()[terminal.text().rfind("help xref profile"):]
+        for option in ("--until-stop", "--duration", "--by", "--top", "--min-samples", "--min-delta"):
+            check(option in help_text, "help xref profile does not declare %s" % option, terminal.text())
+        type_command(terminal, "xref profile report --by line",
+                     r"no capture of this helper yet for `xref profile report` without a file")
+        quit_lldb(terminal)
+    finally:
+        end(terminal)
+
+
 if __name__ == "__main__":
-    sys.exit(run_named({"probe": probe_case, "trace": trace_case, "watch": watch_case}, sys.argv))
+    sys.exit(run_named({"probe": probe_case, "trace": trace_case, "watch": watch_case, "profile": profile_case},
+                       sys.argv))

@@ -4,7 +4,7 @@ stopped with Ctrl-C (an interrupt: LLDB runs no stop hook for it), at a
 breakpoint and by a step (the stop hook prints those). The counts are
 compared with the calls trace_target recorded itself, the windows with its
 recorded requests; --heartbeat-ms lines print while the process runs.
-`python3 interrupt_test.py probe|trace|stop_when|heartbeat|watch`."""
+`python3 interrupt_test.py probe|trace|stop_when|heartbeat|watch|profile`."""
 
 import json
 import os
@@ -16,6 +16,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "support"))
 from facility import require, run_named  # noqa: E402
 from terminal import Terminal  # noqa: E402
+from profile_stop import helper_perf_events  # noqa: E402
 from trace_target_record import probe_block, recorded  # noqa: E402
 import watch_target_record as wt  # noqa: E402
 
@@ -91,17 +92,22 @@ def worker_between_requests(terminal):
     return "nanosleep" in line
 
 
-def expect_one_report_per_stop(terminal, stops):
-    """Ends lldb (after a command, so that the last stop's text is out) and
-    counts the probe reports of the whole run."""
-    type_command(terminal, "xref sessions", r"\n1 +\w+ +\d+ ")
+def kill_and_quit(terminal):
+    """Kills the target from lldb, then quits it; what lldb printed."""
     terminal.expect_pending(PROMPT)
     terminal.send("process kill\r")
     terminal.expect(r"Process \d+ exited")
     terminal.expect_pending(PROMPT)
     terminal.send("quit\r")
     terminal.finish()
-    output = terminal.text()
+    return terminal.text()
+
+
+def expect_one_report_per_stop(terminal, stops):
+    """Ends lldb (after a command, so that the last stop's text is out) and
+    counts the probe reports of the whole run."""
+    type_command(terminal, "xref sessions", r"\n1 +\w+ +\d+ ")
+    output = kill_and_quit(terminal)
     blocks = output.count("xref: probe session 1 at ")
     check(blocks == stops, "%d stops printed %d probe reports (one each expected)" % (stops, blocks), output)
 
@@ -324,7 +330,38 @@ def watch_case():
             os.unlink(go)
 
 
-TESTS = {"watch": watch_case, "probe": probe_case, "trace": trace_case, "stop_when": stop_when_case, "heartbeat": heartbeat_case}
+PROFILE_TARGET = os.environ.get("XREF_PROFILE_TARGET", "")
+
+
+def profile_case():
+    """xref profile, then Ctrl-C while profile_target works: the interrupt
+    ends the capture and prints its hottest functions once, named by LLDB
+    with their file:line; the helper keeps no perf event."""
+    record = fresh_record("profile")
+    terminal = lldb_at_main([PROFILE_TARGET, "--threads", "1", "--no-main-work", "--record", record])
+    try:
+        type_command(terminal, "breakpoint delete 1", r"1 breakpoints deleted")  # main has two locations
+        type_command(terminal, "xref profile --freq 499", r"xref: session 1 profiling PID \d+")
+        type_command(terminal, "continue", r"Process \d+ resuming")
+        terminal.wait_for(lambda: helper_perf_events(HELPER) > 0, "the capture's perf events")
+        terminal.read(1.5)
+        terminal.send("\x03")
+        terminal.expect(r"stop reason = signal SIGSTOP")
+        terminal.expect(r"xref: session 1 ended \(until_stop\): \d+ samples")
+        output = terminal.text()
+        check("    Self  Samples    Total  Samples  Function  Module" in output and "ended by until_stop" in output,
+              "the interrupt did not print the capture's hottest functions", output)
+        check(re.search(r"leaf_[abcr] at profile_target\.c:\d+  profile_target", output) is not None,
+              "no leaf named with its file:line", output)
+        terminal.wait_for(lambda: helper_perf_events(HELPER) == 0, "the capture's perf events released after the interrupt")
+        type_command(terminal, "xref sessions", r"ended \(until_stop\)")
+        output = kill_and_quit(terminal)
+        check(output.count("ended by until_stop") == 1, "the interrupt's capture printed more than once", output)
+    finally:
+        end(terminal, record)
+
+
+TESTS = {"profile": profile_case, "watch": watch_case, "probe": probe_case, "trace": trace_case, "stop_when": stop_when_case, "heartbeat": heartbeat_case}
 
 
 if __name__ == "__main__":

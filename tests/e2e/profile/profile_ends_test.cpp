@@ -13,28 +13,12 @@
 #include <thread>
 
 #include "capture_harness.h"
+#include "perf_events_held.h"
 
 namespace xref::test {
 namespace {
 
 constexpr int kProcessChanged = 5;
-
-// The helper's perf event descriptors (/proc/PID/fd -> anon_inode:[perf_event]).
-size_t perf_events_held_by(pid_t pid) {
-  size_t count = 0;
-  const std::string directory = "/proc/" + std::to_string(pid) + "/fd";
-  DIR* dir = opendir(directory.c_str());
-  if (dir == nullptr) return 0;
-  while (const dirent* entry = readdir(dir)) {
-    char target[256] = {};
-    const std::string path = directory + "/" + entry->d_name;
-    if (readlink(path.c_str(), target, sizeof target - 1) > 0 && std::string(target) == "anon_inode:[perf_event]") {
-      ++count;
-    }
-  }
-  closedir(dir);
-  return count;
-}
 
 // Starts xref profile in the background; returns its PID once it says it samples.
 pid_t start_profile(const std::vector<std::string>& args, const std::string& err_path) {

@@ -4,6 +4,8 @@
 // commands' CLI11 definitions as `xref COMMAND --help` prints them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "serve/frontend_commands.h"
 
 namespace xref::serve {
@@ -37,6 +39,28 @@ TEST(ServeCompletion, OptionsSayWhetherTheyTakeAValueAndWhetherItIsCode) {
   const nlohmann::json* help = option_named(trace, "--help");
   ASSERT_TRUE(help);
   EXPECT_EQ((*help)["short"], "h");
+}
+
+// profile in a debugger: its own options, and those of report, annotate and
+// diff described once each (LLDB declares them with the command), but not
+// offered as profile's; its subcommands complete, and their options after them.
+TEST(ServeCompletion, ProfileDescribesItsSubcommandsOptions) {
+  const Completion profile = complete_words({"profile"}, "-");
+  for (const char* own : {"--until-stop", "--duration", "--callers", "--freq", "--out"}) {
+    EXPECT_NE(std::find(profile.candidates.begin(), profile.candidates.end(), own), profile.candidates.end()) << own;
+    EXPECT_TRUE(option_named(profile, own)) << own;
+  }
+  for (const char* nested : {"--by", "--top", "--within", "--percent", "--min-samples", "--min-delta", "--other"}) {
+    EXPECT_EQ(std::find(profile.candidates.begin(), profile.candidates.end(), nested), profile.candidates.end()) << nested;
+    EXPECT_TRUE(option_named(profile, nested)) << nested;
+  }
+  size_t helps = 0;
+  for (const auto& option : profile.options) helps += option["name"] == "--help" ? 1 : 0;
+  EXPECT_EQ(helps, 1u);
+  EXPECT_EQ(complete_words({"profile"}, "").candidates, (std::vector<std::string>{"annotate", "diff", "report"}));
+  EXPECT_EQ(complete_words({"profile", "report"}, "--wi").candidates, std::vector<std::string>{"--within"});
+  // trace's subcommands read saved traces, in a shell: not offered in a debugger.
+  EXPECT_TRUE(complete_words({"trace"}, "").candidates.empty());
 }
 
 TEST(ServeCompletion, ProbesPositionalWordsAreCode) {
