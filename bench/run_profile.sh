@@ -115,9 +115,14 @@ xprof_figures() { # FILE
 # After an xref capture: its figures, then the two reports, timed.
 xref_figures() { # VARIANT
   local ended
+  local ended opened
   read -r ended SAMPLES WHOLE _ _ LOST < <(xprof_figures "$CAPTURE")
-  [[ $ended == target_exited ]] || die "$1: xref profile ended by $ended, expected target_exited"
-  ((SAMPLES > 0)) || die "$1: xref profile took no sample"
+  opened=$(sed -n 's/^xref: profiling PID .* on \([0-9]*\) threads\?,.*/\1/p' "$WORK/capture.err")
+  FAILED=""
+  [[ $ended == target_exited ]] || FAILED="ended by $ended, expected target_exited"
+  [[ $opened == "$THREADS" ]] || FAILED="${FAILED:+$FAILED; }events opened on ${opened:-?} threads of $THREADS"
+  ((SAMPLES > 0)) || FAILED="${FAILED:+$FAILED; }no sample"
+  [[ -z $FAILED ]] || return 0
   BYTES=$(stat -c %s "$CAPTURE")
   TOOL_CPU=$(cpu_of "$WORK/capture.rusage")
   timed "$WORK/report_function" "$XREF" profile report "$CAPTURE" --by function
@@ -156,6 +161,26 @@ perf_figures() { # VARIANT
   ((SAMPLES > 0)) || die "$1: perf record took no sample"
 }
 
+# A run xref did not profile as asked (the events on fewer threads than
+# the target has, an early end, no sample) is not a measurement: it is kept
+# in failures.tsv and the failed/ directory, counted in the document, and
+# the run is repeated, up to 3 times.
+run_checked() { # VARIANT [SECONDS]
+  local attempt
+  for attempt in 1 2 3; do
+    FAILED=""
+    run_variant "$@"
+    [[ -n $FAILED ]] || return 0
+    FAILURES=$((${FAILURES:-0} + 1))
+    mkdir -p "$WORK/failed/$FAILURES"
+    cp "$WORK/capture.out" "$WORK/capture.err" "$TARGET_LOG" "$WORK/failed/$FAILURES/"
+    printf '%s\t%s\t%s\t%s\n' "$1" "$attempt" "$FAILED" \
+      "$(grep -m1 '^  threads:' "$WORK/capture.out" | sed 's/^ *//')" >>"$WORK/failures.tsv"
+    echo "bench: $1: xref profile failed ($FAILED); the run is repeated" >&2
+  done
+  die "$1: xref profile failed 3 times in a row ($FAILED)"
+}
+
 # run_variant VARIANT [SECONDS]: baseline, baseline2, or TOOL_MODE_HZ
 # (xref_dwarf_99, perf_fp_999, ...): a fresh target, the tool attached, the
 # go byte, the target's own figures, the tool's end, its reports.
@@ -188,11 +213,12 @@ STARTED=$(date -u '+%Y-%m-%d %H:%M UTC')
 echo "bench: $ROUNDS rounds of ${VARIANTS[*]}; $RUN_SECONDS s runs of $THREADS threads; load $LOAD_BEFORE"
 RESULTS=$WORK/results.tsv
 : >"$RESULTS"
+: >"$WORK/failures.tsv"
 for ((round = 1; round <= ROUNDS; round++)); do
   bench_lock
   for ((k = 0; k < ${#VARIANTS[@]}; k++)); do
     variant=${VARIANTS[$(((k + round - 1) % ${#VARIANTS[@]}))]}
-    run_variant "$variant"
+    run_checked "$variant"
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$variant" "$UNITS_PER_S" \
       "$UNITS_PER_CPU_S" "$TOOL_CPU" "$REPORT_CPU" "$SCRIPT_CPU" "$SAMPLES" "$WHOLE" "$BYTES" "$REPORT_WALL" \
       "$SCRIPT_WALL" "$LOST" "$(cut -d' ' -f1 /proc/loadavg)" >>"$RESULTS"
@@ -211,7 +237,7 @@ echo "bench: report time: $REPORT_SECONDS s captures at 999 Hz, $REPORT_REPEATS 
 : >"$WORK/captures.tsv"
 for variant in xref_dwarf_999 perf_dwarf_999 perf_fp_999; do
   bench_lock
-  run_variant "$variant" "$REPORT_SECONDS"
+  run_checked "$variant" "$REPORT_SECONDS"
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$variant" "$SAMPLES" "$BYTES" "$TOOL_CPU" "$UNITS_PER_S" "$WHOLE" >>"$WORK/captures.tsv"
   for ((repeat = 1; repeat <= REPORT_REPEATS; repeat++)); do
     if [[ $variant == xref_* ]]; then
@@ -250,30 +276,42 @@ echo "bench: BPF statistics: $STATS_RUNS runs per frequency"
 : >"$WORK/bpf_stats.tsv"
 for ((run = 1; run <= STATS_RUNS; run++)); do
   for hz in $FREQS; do
-    bench_lock
-    start_target_args --threads "$THREADS" --seconds "$RUN_SECONDS"
-    echo 1 >/proc/sys/kernel/bpf_stats_enabled
-    CAPTURE=$WORK/stats.xprof
-    "$XREF" profile --pid "$TARGET_PID" --freq "$hz" --callers dwarf --duration-ms 0 --out "$CAPTURE" \
-      >"$WORK/stats.out" 2>"$WORK/stats.err" {GO_FD}>&- &
-    TRACER_PID=$!
-    wait_for "$WORK/stats.err" '^xref: profiling PID' "$TRACER_PID" "xref profile"
-    printf g >&"$GO_FD"
-    # The target's threads have ended their work and wait for EOF: no more
-    # samples; read the counters while xref still holds the program.
-    wait_for "$TARGET_LOG" '^done' "$TARGET_PID" profile_workload
-    read -r prog run_ns run_cnt < <(profile_prog_stats "$TRACER_PID")
-    kill -INT "$TRACER_PID"
-    wait "$TRACER_PID" || die "xref profile (statistics run) exited with status $?: $(head -5 "$WORK/stats.err")"
-    TRACER_PID=""
-    echo "$BPF_STATS_BEFORE" >/proc/sys/kernel/bpf_stats_enabled
-    finish_target
-    read -r ended samples _ frames other lost < <(xprof_figures "$CAPTURE")
-    [[ $ended == interrupted ]] || die "statistics run: xref profile ended by $ended, expected interrupted"
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$run" "$hz" "$prog" "$run_ns" "$run_cnt" "$samples" "$frames" \
-      "$other" "$lost" >>"$WORK/bpf_stats.tsv"
-    echo "bench: bpf stats $run at $hz Hz: $prog $run_ns ns in $run_cnt runs; $samples samples, $frames frames"
-    bench_unlock
+    for attempt in 1 2 3; do
+      bench_lock
+      start_target_args --threads "$THREADS" --seconds "$RUN_SECONDS"
+      echo 1 >/proc/sys/kernel/bpf_stats_enabled
+      CAPTURE=$WORK/stats.xprof
+      "$XREF" profile --pid "$TARGET_PID" --freq "$hz" --callers dwarf --duration-ms 0 --out "$CAPTURE" \
+        >"$WORK/stats.out" 2>"$WORK/stats.err" {GO_FD}>&- &
+      TRACER_PID=$!
+      wait_for "$WORK/stats.err" '^xref: profiling PID' "$TRACER_PID" "xref profile"
+      if ! grep -q "on $THREADS threads" "$WORK/stats.err"; then
+        FAILURES=$((${FAILURES:-0} + 1))
+        printf 'statistics_%s\t%s\t%s\t-\n' "$hz" "$attempt" "$(head -1 "$WORK/stats.err")" >>"$WORK/failures.tsv"
+        echo "bench: statistics run at $hz Hz: $(head -1 "$WORK/stats.err"); repeated" >&2
+        stop_processes
+        echo "$BPF_STATS_BEFORE" >/proc/sys/kernel/bpf_stats_enabled
+        bench_unlock
+        continue
+      fi
+      printf g >&"$GO_FD"
+      # The target's threads have ended their work and wait for EOF: no more
+      # samples; read the counters while xref still holds the program.
+      wait_for "$TARGET_LOG" '^done' "$TARGET_PID" profile_workload
+      read -r prog run_ns run_cnt < <(profile_prog_stats "$TRACER_PID")
+      kill -INT "$TRACER_PID"
+      wait "$TRACER_PID" || die "xref profile (statistics run) exited with status $?: $(head -5 "$WORK/stats.err")"
+      TRACER_PID=""
+      echo "$BPF_STATS_BEFORE" >/proc/sys/kernel/bpf_stats_enabled
+      finish_target
+      read -r ended samples _ frames other lost < <(xprof_figures "$CAPTURE")
+      [[ $ended == interrupted ]] || die "statistics run: xref profile ended by $ended, expected interrupted"
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$run" "$hz" "$prog" "$run_ns" "$run_cnt" "$samples" "$frames" \
+        "$other" "$lost" >>"$WORK/bpf_stats.tsv"
+      echo "bench: bpf stats $run at $hz Hz: $prog $run_ns ns in $run_cnt runs; $samples samples, $frames frames"
+      bench_unlock
+      break
+    done
   done
 done
 
