@@ -144,14 +144,15 @@ cost_text() {
   awk -v xf="$XREF_FIXED" -v xp="$XREF_PER" -v pf="$PERF_FIXED" -v pp="$PERF_PER" -v xr="$XREF_RUNS" -v pr="$PERF_RUNS" 'BEGIN {
     printf "**Where the tools'\'' CPU goes.** A line fitted through every run'\''s (samples, CPU) at both frequencies: "
     printf "xref (capture + both reports, %d runs) ≈ **%.0f ms + %.1f µs per sample**; perf --call-graph dwarf (record + report, %d runs) ≈ **%.0f ms + %.1f µs per sample**. ", xr, xf * 1000, xp * 1e6, pr, pf * 1000, pp * 1e6
-    printf "xref'\''s cost is mostly fixed: the helper'\''s start (reading the executable'\''s and libc'\''s CFI into unwind tables, loading the BPF program, opening an event per thread) and writing the capture; "
-    printf "perf'\''s grows with every sample it copies, writes and unwinds. "
+    printf "xref'\''s fixed part is the helper'\''s start (the executable'\''s and libc'\''s CFI read with libdw and compiled into unwind rows before the first sample, the BPF program loaded, an event opened per thread) and the capture written at the end; "
+    printf "perf record'\''s fixed part is its own start and end (the processes'\'' maps, the build-id cache), perf report'\''s the reading of symbols and DWARF. "
+    if (xf > pf / 10) printf "The fixed part alone is over 1/10 of perf'\''s (%.0f ms against %.0f ms), so short captures miss the goal whatever the samples cost. ", xf * 1000, pf * 1000
     if (pp > 10 * xp) {
       n = (10 * xf - pf) / (pp - 10 * xp)
       if (n < 0) n = 0
-      printf "So the 1/10 goal is a matter of capture size: on these lines xref is at 1/10 of perf from about **%.0f samples** per capture on (%.0f s of one busy thread at 999 Hz, %.0f s at 99 Hz).", n, n / 999, n / 99
+      printf "On these lines xref comes to 1/10 of perf from about **%.0f samples** per capture on (%.0f s of one busy thread at 999 Hz, %.0f s at 99 Hz).", n, n / 999, n / 99
     } else {
-      printf "Per sample, xref costs more than a tenth of perf here, so no capture size reaches the 1/10 goal on these lines."
+      printf "Per sample xref costs more than a tenth of perf here, so on these lines no capture size reaches the 1/10 goal."
     }
   }'
 }
@@ -159,14 +160,20 @@ cost_text() {
 # --- part 3: stacks complete ---------------------------------------------------------
 
 whole_of() { awk -F'\t' -v v="$1" '$2 == v { n += $8; w += $9 } END { printf "%d %d %.2f\n", n, w, n ? 100 * w / n : 0 }' "$RESULTS"; }
+# Samples over the samples the target's CPU time asks for (its threads' CPU
+# seconds, units / units per CPU-s with the run's RUN_SECONDS, × Hz), in %.
+coverage_of() { # VARIANT
+  awk -F'\t' -v v="$1" -v s="$RUN_SECONDS" '$2 == v { hz = v; sub(/.*_/, "", hz); n += $8; e += $3 * s / $4 * hz }
+    END { printf "%.1f", e ? 100 * n / e : 0 }' "$RESULTS"
+}
 whole_table() {
-  echo "| profiler | Hz | samples (all rounds) | complete to _start / clone3 | share |"
-  echo "|---|---:|---:|---:|---:|"
+  echo "| profiler | Hz | samples (all rounds) | samples ÷ (target CPU × Hz) | complete to _start / clone3 | share |"
+  echo "|---|---:|---:|---:|---:|---:|"
   local hz tool n w share
   for hz in $FREQS; do
     for tool in "${TOOLS[@]}"; do
       read -r n w share < <(whole_of "${tool}_$hz")
-      printf '| %s | %s | %s | %s | %s %% |\n' "${LABEL[$tool]}" "$hz" "$n" "$w" "$share"
+      printf '| %s | %s | %s | %s %% | %s | %s %% |\n' "${LABEL[$tool]}" "$hz" "$n" "$(coverage_of "${tool}_$hz")" "$w" "$share"
     done
   done
 }
@@ -285,8 +292,10 @@ $(machine_lines)
 $(slowdown_table)
 
 The wall-clock slowdown includes the CPU the profiler's own process takes
-from the target (perf writes its samples, 8 KB each in dwarf mode; xref reads
-its maps only at the end) and every other process on the machine; the
+from the target (perf writes every sample, with 8 KB of stack each in dwarf
+mode; xref wakes every 250 ms to look for new threads and mappings and
+reads its BPF maps once, at the end) and every other process on the
+machine; the
 per-CPU-second slowdown is what the sampling costs inside the target's
 threads: the timer interrupt, the BPF program or perf's stack copy, and the
 caches they disturb.
@@ -312,7 +321,9 @@ xref: the samples whose walk reached the outermost frame (\`stack_ends.complete\
 in the capture: the CFI's end at \`_start\`, or at a thread's \`clone3\`; for
 \`fp\`, a saved rbp of 0). perf: the samples whose outermost frame in \`perf
 script\` is \`_start\`, \`clone3\` or \`clone\` (tests/e2e/profile_harness.h's
-complete_percent).
+complete_percent). The samples column is checked against the target's own
+account: its threads' CPU seconds (units ÷ units per CPU second) × Hz is
+the number of samples a profiler that sees every period should take.
 
 ### 4. Report time and file size: one $REPORT_SECONDS s capture at 999 Hz
 
@@ -385,6 +396,27 @@ as well).
 $(cost_text)
 
 EOF
+FAILURES_TSV=$WORK/failures.tsv
+if [[ -s $FAILURES_TSV ]]; then
+  XREF_RUNS_ALL=$(($(awk -F'\t' '$2 ~ /^xref_/' "$RESULTS" | wc -l) + 1 + $(wc -l <"$STATS") + $(wc -l <"$FAILURES_TSV")))
+  cat <<EOF
+### Runs xref did not profile as asked
+
+$(wc -l <"$FAILURES_TSV") of the $XREF_RUNS_ALL \`xref profile\` runs of this benchmark did not
+profile the target as asked and were repeated (they are in no table above):
+
+| variant | attempt | what was wrong | xref's threads line |
+|---|---:|---|---|
+$(awk -F'\t' '{ printf "| %s | %s | %s | %s |\n", $1, $2, $3, $4 }' "$FAILURES_TSV")
+
+The target had its $THREADS threads before xref started (it prints \`ready\` after
+\`pthread_create\`) and ran its full $RUN_SECONDS s in each of these runs, so each is a
+fault of \`xref profile\` (the table says what it did), not of the
+measurement. With \`KEEP_WORK=1\` their outputs are kept under \`failed/\` in
+the work directory.
+
+EOF
+fi
 cat <<EOF
 ### Every round
 

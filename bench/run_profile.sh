@@ -162,7 +162,7 @@ perf_figures() { # VARIANT
 }
 
 # A run xref did not profile as asked (the events on fewer threads than
-# the target has, an early end, no sample) is not a measurement: it is kept
+# the target has, an early end, no sample, an error) is not a measurement: it is kept
 # in failures.tsv and the failed/ directory, counted in the document, and
 # the run is repeated, up to 3 times.
 run_checked() { # VARIANT [SECONDS]
@@ -197,10 +197,19 @@ run_variant() {
   UNITS_PER_S=$(awk '$1 == "units_per_s" { print $2 }' "$TARGET_LOG")
   UNITS_PER_CPU_S=$(awk '$1 == "units_per_cpu_s" { print $2 }' "$TARGET_LOG")
   finish_target
-  if [[ -n $tool ]]; then
+  [[ -n $tool ]] || return 0
+  if [[ $tool == xref ]]; then
+    local status=0
+    wait "$TRACER_PID" || status=$?
+    TRACER_PID=""
+    if ((status != 0)); then
+      FAILED="exit status $status: $(grep -m1 'error' "$WORK/capture.err")"
+      return 0
+    fi
+  else
     finish_tool "$tool ($1)"
-    "${tool}_figures" "$1"
   fi
+  "${tool}_figures" "$1"
 }
 
 # --- part 1-3: the rounds -------------------------------------------------------
