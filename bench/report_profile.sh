@@ -122,35 +122,34 @@ ratio_verdict() { # HZ COLUMN LIMIT
   }'
 }
 
-# A line through every run's (samples, CPU) of one profiler, both
-# frequencies: "FIXED_S PER_SAMPLE_S RUNS" (least squares). COLUMNS: the
-# results.tsv columns summed into its CPU.
+# A line through one profiler's medians at the two frequencies, (samples,
+# CPU) at FIRST_HZ and at LAST_HZ (medians: robust to a stalled run):
+# "FIXED_S PER_SAMPLE_S RUNS". COLUMNS: the results.tsv columns summed
+# into its CPU.
 cost_model() { # TOOL COLUMNS
-  awk -F'\t' -v t="$1" -v cols="$2" '
-    BEGIN { n = split(cols, c, " ") }
-    index($2, t "_") == 1 {
-      y = 0; for (i = 1; i <= n; i++) y += $(c[i])
-      x = $8; k++; sx += x; sy += y; sxx += x * x; sxy += x * y
-    }
-    END {
-      d = k * sxx - sx * sx
-      b = d ? (k * sxy - sx * sy) / d : 0
-      printf "%.6f %.9f %d\n", (sy - b * sx) / k, b, k
-    }' "$RESULTS"
+  local lo_hz=${FREQS%% *} hi_hz=${FREQS##* } x1 y1 x2 y2 runs
+  cpu_sum() { awk -F'\t' -v v="$1" -v cols="$2" 'BEGIN { n = split(cols, c, " ") }
+    $2 == v { y = 0; for (i = 1; i <= n; i++) y += $(c[i]); print y }' "$RESULTS" | median_of; }
+  x1=$(median_col "$1_$lo_hz" 8) y1=$(cpu_sum "$1_$lo_hz" "$2")
+  x2=$(median_col "$1_$hi_hz" 8) y2=$(cpu_sum "$1_$hi_hz" "$2")
+  runs=$(awk -F'\t' -v t="$1_" 'index($2, t) == 1' "$RESULTS" | wc -l)
+  awk -v x1="$x1" -v y1="$y1" -v x2="$x2" -v y2="$y2" -v k="$runs" 'BEGIN {
+    b = x2 > x1 ? (y2 - y1) / (x2 - x1) : 0
+    printf "%.6f %.9f %d\n", y1 - b * x1, b, k }'
 }
 read -r XREF_FIXED XREF_PER XREF_RUNS < <(cost_model xref_dwarf "5 6 7")
 read -r PERF_FIXED PERF_PER PERF_RUNS < <(cost_model perf_dwarf "5 6")
 cost_text() {
   awk -v xf="$XREF_FIXED" -v xp="$XREF_PER" -v pf="$PERF_FIXED" -v pp="$PERF_PER" -v xr="$XREF_RUNS" -v pr="$PERF_RUNS" 'BEGIN {
-    printf "**Where the tools'\'' CPU goes.** A line fitted through every run'\''s (samples, CPU) at both frequencies: "
+    printf "**Where the tools'\'' CPU goes.** A line through the medians (samples, CPU) at the two frequencies: "
     printf "xref (capture + both reports, %d runs) ≈ **%.0f ms + %.1f µs per sample**; perf --call-graph dwarf (record + report, %d runs) ≈ **%.0f ms + %.1f µs per sample**. ", xr, xf * 1000, xp * 1e6, pr, pf * 1000, pp * 1e6
     printf "xref'\''s fixed part is the helper'\''s start (the executable'\''s and libc'\''s CFI read with libdw and compiled into unwind rows before the first sample, the BPF program loaded, an event opened per thread) and the capture written at the end; "
     printf "perf record'\''s fixed part is its own start and end (the processes'\'' maps, the build-id cache), perf report'\''s the reading of symbols and DWARF. "
     if (xf > pf / 10) printf "The fixed part alone is over 1/10 of perf'\''s (%.0f ms against %.0f ms), so short captures miss the goal whatever the samples cost. ", xf * 1000, pf * 1000
     if (pp > 10 * xp) {
       n = (10 * xf - pf) / (pp - 10 * xp)
-      if (n < 0) n = 0
-      printf "On these lines xref comes to 1/10 of perf from about **%.0f samples** per capture on (%.0f s of one busy thread at 999 Hz, %.0f s at 99 Hz).", n, n / 999, n / 99
+      if (n <= 0) printf "On these lines xref is under 1/10 of perf at every capture size."
+      else printf "On these lines xref comes to 1/10 of perf from about **%.0f samples** per capture on (%.0f s of one busy thread at 999 Hz, %.0f s at 99 Hz).", n, n / 999, n / 99
     } else {
       printf "Per sample xref costs more than a tenth of perf here, so on these lines no capture size reaches the 1/10 goal."
     }
@@ -376,6 +375,15 @@ capture's samples plus other-process samples by at most $STATS_DIFF.
 | \`report --by function\` and \`--by caller\` of a $REPORT_SECONDS s capture at 999 Hz ≤ 1 s | $(report_verdict) |
 
 EOF
+# Runs whose units per CPU second fell under half the unprofiled runs'
+# median: the CPU itself ran slow (a VM's vCPU held by its host still runs
+# the thread's CPU clock). "round variant units/CPU-s" lines.
+BASE_CPU=$( (median_col baseline 4; median_col baseline2 4) | median_of)
+STALLED=$(awk -F'\t' -v b="$BASE_CPU" '$4 < b / 2 { printf "round %s %s (%.0f units per CPU-s); ", $1, $2, $4 }' "$RESULTS")
+stalled_text() {
+  [[ -n $STALLED ]] || return 0
+  printf '%s' "Some runs ran at a fraction of the CPU's speed: ${STALLED%; }, against a median of $(printf '%.0f' "$BASE_CPU") in the unprofiled runs. Their threads' CPU clocks ran while they did little work, which on this VM is the host taking the vCPU away (that time counts as the thread's CPU time here); such a run, profiled or not, drags its round's figures, which is why the tables give medians and the noise row is that wide."
+}
 max_abs() { awk '{ v = $1 < 0 ? -$1 : $1; if (v > m) m = v } END { printf "%.1f", m }'; }
 NOISE_MAX=$(of_variant "$WORK/slowdown_wall.tsv" noise | max_abs)
 NOISE_CPU_MAX=$(of_variant "$WORK/slowdown_cpu.tsv" noise | max_abs)
@@ -391,7 +399,7 @@ frequency effects of whatever else ran. A bound that does not depend on
 the load comes from part 5: the unwinder's own run time per sample times
 the rate is its share of a sampled thread's CPU, **$(bpf_share "$FIRST_HZ") at $FIRST_HZ Hz** and
 **$(bpf_share "$LAST_HZ") at $LAST_HZ Hz** (plus the timer interrupt itself, which perf pays
-as well).
+as well). $(stalled_text)
 
 $(cost_text)
 

@@ -296,8 +296,9 @@ for ((run = 1; run <= STATS_RUNS; run++)); do
       wait_for "$WORK/stats.err" '^xref: profiling PID' "$TRACER_PID" "xref profile"
       if ! grep -q "on $THREADS threads" "$WORK/stats.err"; then
         FAILURES=$((${FAILURES:-0} + 1))
-        printf 'statistics_%s\t%s\t%s\t-\n' "$hz" "$attempt" "$(head -1 "$WORK/stats.err")" >>"$WORK/failures.tsv"
-        echo "bench: statistics run at $hz Hz: $(head -1 "$WORK/stats.err"); repeated" >&2
+        reason="events opened: $(grep -m1 -o 'on [0-9]* threads\?' "$WORK/stats.err"), of $THREADS"
+        printf 'statistics_%s\t%s\t%s\t-\n' "$hz" "$attempt" "$reason" >>"$WORK/failures.tsv"
+        echo "bench: statistics run at $hz Hz: $reason; repeated" >&2
         stop_processes
         echo "$BPF_STATS_BEFORE" >/proc/sys/kernel/bpf_stats_enabled
         bench_unlock
