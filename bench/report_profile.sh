@@ -29,16 +29,23 @@ TOOLS=(xref_dwarf xref_fp perf_fp perf_dwarf)
 # the mean of the same round's two unprofiled runs; COLUMN 3: units per wall
 # second, 4: units per CPU second. "noise" is baseline2 against baseline.
 slowdowns() { # COLUMN
-  awk -F'\t' -v c="$1" '
-    { v[$1, $2] = $c; rounds[$1] = 1; variants[$2] = 1 }
+  awk -F'\t' -v c="$1" -v floor="$STALL_FLOOR" '
+    $4 >= floor { v[$1, $2] = $c; rounds[$1] = 1; variants[$2] = 1 }
     END {
       for (r in rounds) {
-        base = (v[r, "baseline"] + v[r, "baseline2"]) / 2
-        for (x in variants) if (x !~ /^baseline/) printf "%s\t%s\t%.3f\n", x, r, 100 * (1 - v[r, x] / base)
-        printf "noise\t%s\t%.3f\n", r, 100 * (1 - v[r, "baseline2"] / v[r, "baseline"])
+        n = ((r, "baseline") in v) + ((r, "baseline2") in v)
+        if (n == 0) continue
+        base = (v[r, "baseline"] + v[r, "baseline2"]) / n
+        for (x in variants) if (x !~ /^baseline/ && (r, x) in v) printf "%s\t%s\t%.3f\n", x, r, 100 * (1 - v[r, x] / base)
+        if (n == 2) printf "noise\t%s\t%.3f\n", r, 100 * (1 - v[r, "baseline2"] / v[r, "baseline"])
       }
     }' "$RESULTS"
 }
+# A stalled run: units per CPU second under half the unprofiled runs'
+# median (the CPU itself ran slow; see stalled_text). Left out of the
+# slowdowns, its round's figures taken against the other runs.
+BASE_CPU=$(awk -F'\t' '$2 ~ /^baseline/ { print $4 }' "$RESULTS" | median_of)
+STALL_FLOOR=$(awk -v b="$BASE_CPU" 'BEGIN { print b / 2 }')
 slowdowns 3 >"$WORK/slowdown_wall.tsv"
 slowdowns 4 >"$WORK/slowdown_cpu.tsv"
 of_variant() { awk -F'\t' -v v="$2" -v c="${3:-3}" '$1 == v { print $c }' "$1"; } # FILE VARIANT [COLUMN]
@@ -378,12 +385,24 @@ EOF
 # Runs whose units per CPU second fell under half the unprofiled runs'
 # median: the CPU itself ran slow (a VM's vCPU held by its host still runs
 # the thread's CPU clock). "round variant units/CPU-s" lines.
-BASE_CPU=$( (median_col baseline 4; median_col baseline2 4) | median_of)
 STALLED=$(awk -F'\t' -v b="$BASE_CPU" '$4 < b / 2 { printf "round %s %s (%.0f units per CPU-s); ", $1, $2, $4 }' "$RESULTS")
 stalled_text() {
   [[ -n $STALLED ]] || return 0
-  printf '%s' "Some runs ran at a fraction of the CPU's speed: ${STALLED%; }, against a median of $(printf '%.0f' "$BASE_CPU") in the unprofiled runs. Their threads' CPU clocks ran while they did little work, which on this VM is the host taking the vCPU away (that time counts as the thread's CPU time here); such a run, profiled or not, drags its round's figures, which is why the tables give medians and the noise row is that wide."
+  printf '%s' "Some runs ran at a fraction of the CPU's speed: ${STALLED%; }, against a median of $(printf '%.0f' "$BASE_CPU") in the unprofiled runs. Their threads' CPU clocks ran while they did little work, which on this VM is the host taking the vCPU away (that time counts as the thread's CPU time here); such a run says nothing about the profiler, and is left out of the slowdowns (its round's other runs are taken against the unprofiled run that did not stall); it stays in the other tables and in every round's table."
 }
+# The per-CPU-second slowdown at the high rate, per sample, carried to the
+# low rate: a load-independent estimate for the low rate's goal.
+extrapolation_text() {
+  local hi lo_sd
+  hi=$(of_variant "$WORK/slowdown_cpu.tsv" "xref_dwarf_$LAST_HZ" | median_of)
+  lo_sd=$(of_variant "$WORK/slowdown_cpu.tsv" "xref_dwarf_$FIRST_HZ" | median_of)
+  awk -v hi="$hi" -v lo="$lo_sd" -v hz="$LAST_HZ" -v lhz="$FIRST_HZ" -v bpf="$(bpf_ns "$LAST_HZ")" 'BEGIN {
+    per = hi / 100 / hz * 1e9
+    printf "At %d Hz, where the slowdown is ten times larger and easier to tell from the noise, `xref profile --callers dwarf` cost the target %+.1f %% of its units per CPU second: %.0f µs of the thread'\''s CPU per sample, of which the BPF program is %.0f µs (part 5); the rest is the sampling interrupt itself, costly in a VM, and what it does to the caches. ", hz, hi, per / 1000, bpf / 1000
+    printf "The same cost per sample at %d Hz is **%.2f %%** of a thread'\''s CPU, the estimate for the %d Hz goal that the noise does not blur (measured directly: %+.1f %%).", lhz, per * lhz / 1e7, lhz, lo
+  }'
+}
+bpf_ns() { awk -F'\t' -v hz="$1" '$2 == hz && $5 > 0 { print $4 / $5 }' "$STATS" | median_of; }
 max_abs() { awk '{ v = $1 < 0 ? -$1 : $1; if (v > m) m = v } END { printf "%.1f", m }'; }
 NOISE_MAX=$(of_variant "$WORK/slowdown_wall.tsv" noise | max_abs)
 NOISE_CPU_MAX=$(of_variant "$WORK/slowdown_cpu.tsv" noise | max_abs)
@@ -399,7 +418,7 @@ frequency effects of whatever else ran. A bound that does not depend on
 the load comes from part 5: the unwinder's own run time per sample times
 the rate is its share of a sampled thread's CPU, **$(bpf_share "$FIRST_HZ") at $FIRST_HZ Hz** and
 **$(bpf_share "$LAST_HZ") at $LAST_HZ Hz** (plus the timer interrupt itself, which perf pays
-as well). $(stalled_text)
+as well). $(extrapolation_text) $(stalled_text)
 
 $(cost_text)
 
