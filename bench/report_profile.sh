@@ -172,14 +172,29 @@ coverage_of() { # VARIANT
   awk -F'\t' -v v="$1" -v s="$RUN_SECONDS" '$2 == v { hz = v; sub(/.*_/, "", hz); n += $8; e += $3 * s / $4 * hz }
     END { printf "%.1f", e ? 100 * n / e : 0 }' "$RESULTS"
 }
+# xref's samples in stacks that are not whole, by how they ended, summed
+# over the rounds (results.tsv column 15; "—" where the run did not record it).
+ends_of() { # VARIANT
+  awk -F'\t' -v v="$1" '$2 == v && $15 != "" && $15 != "-" {
+      n = split($15, part, ",")
+      for (i = 1; i <= n; i++) { split(part[i], kv, ":"); e[kv[1]] += kv[2] }
+    }
+    $2 == v && $15 != "" { seen = 1 }
+    END {
+      if (!seen) { printf "—"; exit }
+      out = ""; for (k in e) out = out (out == "" ? "" : ", ") k " " e[k]
+      printf "%s", out == "" ? "none" : out
+    }' "$RESULTS"
+}
 whole_table() {
-  echo "| profiler | Hz | samples (all rounds) | samples ÷ (target CPU × Hz) | complete to _start / clone3 | share |"
-  echo "|---|---:|---:|---:|---:|---:|"
+  echo "| profiler | Hz | samples (all rounds) | samples ÷ (target CPU × Hz) | complete to _start / clone3 | share | xref: the others ended |"
+  echo "|---|---:|---:|---:|---:|---:|---|"
   local hz tool n w share
   for hz in $FREQS; do
     for tool in "${TOOLS[@]}"; do
       read -r n w share < <(whole_of "${tool}_$hz")
-      printf '| %s | %s | %s | %s %% | %s | %s %% |\n' "${LABEL[$tool]}" "$hz" "$n" "$(coverage_of "${tool}_$hz")" "$w" "$share"
+      printf '| %s | %s | %s | %s %% | %s | %s %% | %s |\n' "${LABEL[$tool]}" "$hz" "$n" "$(coverage_of "${tool}_$hz")" "$w" \
+        "$share" "$([[ $tool == xref_* ]] && ends_of "${tool}_$hz" || echo "—")"
     done
   done
 }
