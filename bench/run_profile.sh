@@ -54,6 +54,9 @@ for tool in perf python3 stat; do command -v "$tool" >/dev/null || die "$tool is
 TARGET=$(realpath "$BUILD_DIR/bench/profile_workload" 2>/dev/null) || true
 [[ -x ${TARGET:-} ]] || die "build first: cmake --build build --target xref profile_workload (looked in $BUILD_DIR/bench/)"
 PERF=$(command -v perf)
+# The commit measured (the section names it, not the one it is reported at).
+COMMIT_TEXT="\`$(git rev-parse --short HEAD 2>/dev/null || echo unknown)\`"
+if git status --porcelain --untracked-files=no 2>/dev/null | grep -q .; then COMMIT_TEXT+=" plus uncommitted changes"; fi
 
 # --- one run -------------------------------------------------------------------
 
@@ -105,10 +108,13 @@ finish_tool() { # WHAT
 }
 
 # A capture's figures (the .xprof file, docs/xprof.md): "ENDED_BY SAMPLES
-# COMPLETE FRAMES_WALKED OTHER_PROCESS LOSSES".
+# COMPLETE FRAMES_WALKED OTHER_PROCESS LOSSES ENDS", ENDS the samples of
+# stacks that are not whole by how they ended ("read_failed:3,no_cfi:1", or -).
 xprof_figures() { # FILE
   jq -r '"\(.capture.ended_by) \([.samples[].count] | add // 0) \(.stack_ends.complete // 0) \(.frames_walked)
-    \(.losses.other_process // 0) \(.losses | [.[]] | add // 0)"' "$1" | tr '\n' ' '
+    \(.losses.other_process // 0) \(.losses | [.[]] | add // 0)
+    \([.stack_ends | to_entries[] | select(.key != "complete" and .value > 0) | "\(.key):\(.value)"] | join(",") |
+       if . == "" then "-" else . end)"' "$1" | tr '\n' ' '
   echo
 }
 
@@ -116,7 +122,7 @@ xprof_figures() { # FILE
 xref_figures() { # VARIANT
   local ended
   local ended opened
-  read -r ended SAMPLES WHOLE _ _ LOST < <(xprof_figures "$CAPTURE")
+  read -r ended SAMPLES WHOLE _ _ LOST ENDS < <(xprof_figures "$CAPTURE")
   opened=$(sed -n 's/^xref: profiling PID .* on \([0-9]*\) threads\?,.*/\1/p' "$WORK/capture.err")
   FAILED=""
   [[ $ended == target_exited ]] || FAILED="ended by $ended, expected target_exited"
@@ -187,7 +193,7 @@ run_checked() { # VARIANT [SECONDS]
 run_variant() {
   local tool="" mode hz seconds=${2:-$RUN_SECONDS}
   start_target_args --threads "$THREADS" --seconds "$seconds"
-  SAMPLES=- WHOLE=- LOST=- BYTES=- TOOL_CPU=- REPORT_CPU=- SCRIPT_CPU=- REPORT_WALL=- SCRIPT_WALL=-
+  SAMPLES=- WHOLE=- LOST=- BYTES=- TOOL_CPU=- REPORT_CPU=- SCRIPT_CPU=- REPORT_WALL=- SCRIPT_WALL=- ENDS=-
   if [[ $1 != baseline* ]]; then
     IFS=_ read -r tool mode hz <<<"$1"
     "start_$tool" "$mode" "$hz"
@@ -228,9 +234,9 @@ for ((round = 1; round <= ROUNDS; round++)); do
   for ((k = 0; k < ${#VARIANTS[@]}; k++)); do
     variant=${VARIANTS[$(((k + round - 1) % ${#VARIANTS[@]}))]}
     run_checked "$variant"
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$variant" "$UNITS_PER_S" \
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$variant" "$UNITS_PER_S" \
       "$UNITS_PER_CPU_S" "$TOOL_CPU" "$REPORT_CPU" "$SCRIPT_CPU" "$SAMPLES" "$WHOLE" "$BYTES" "$REPORT_WALL" \
-      "$SCRIPT_WALL" "$LOST" "$(cut -d' ' -f1 /proc/loadavg)" >>"$RESULTS"
+      "$SCRIPT_WALL" "$LOST" "$(cut -d' ' -f1 /proc/loadavg)" "$ENDS" >>"$RESULTS"
     printf 'bench: round %d %-15s %9s units/s %9s units/CPU-s  tool %s s, reports %s + %s s CPU, %s of %s stacks whole\n' \
       "$round" "$variant" "$UNITS_PER_S" "$UNITS_PER_CPU_S" "$TOOL_CPU" "$REPORT_CPU" "$SCRIPT_CPU" "$WHOLE" "$SAMPLES"
   done
@@ -314,7 +320,7 @@ for ((run = 1; run <= STATS_RUNS; run++)); do
       TRACER_PID=""
       echo "$BPF_STATS_BEFORE" >/proc/sys/kernel/bpf_stats_enabled
       finish_target
-      read -r ended samples _ frames other lost < <(xprof_figures "$CAPTURE")
+      read -r ended samples _ frames other lost _ < <(xprof_figures "$CAPTURE")
       [[ $ended == interrupted ]] || die "statistics run: xref profile ended by $ended, expected interrupted"
       printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$run" "$hz" "$prog" "$run_ns" "$run_cnt" "$samples" "$frames" \
         "$other" "$lost" >>"$WORK/bpf_stats.tsv"
@@ -330,7 +336,7 @@ done
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 {
   declare -p ROUNDS RUN_SECONDS THREADS FREQS REPORT_SECONDS REPORT_REPEATS STATS_RUNS STARTED LOAD_BEFORE \
-    LOAD_AFTER TRACEFS BPF_STATS_BEFORE
+    LOAD_AFTER TRACEFS BPF_STATS_BEFORE COMMIT_TEXT
   echo "PERF_VERSION=$(printf '%q' "$("$PERF" --version)")"
   [[ -z ${LOCK:-} ]] || echo "LOCK_TEXT=$(printf '%q' ", each holding ${LOCK//:/ and }")"
 } >"$WORK/context.sh"
