@@ -153,7 +153,9 @@ cost_text() {
     printf "xref'\''s fixed part is the helper'\''s start (the executable'\''s and libc'\''s CFI read with libdw and compiled into unwind rows before the first sample, the BPF program loaded, an event opened per thread) and the capture written at the end; "
     printf "perf record'\''s fixed part is its own start and end (the processes'\'' maps, the build-id cache), perf report'\''s the reading of symbols and DWARF. "
     if (xf > pf / 10) printf "The fixed part alone is over 1/10 of perf'\''s (%.0f ms against %.0f ms), so short captures miss the goal whatever the samples cost. ", xf * 1000, pf * 1000
-    if (pp > 10 * xp) {
+    if (pp <= 0) {
+      printf "perf'\''s part per sample is lost in its run-to-run spread on this run, so no size at which xref reaches 1/10 can be read from these lines."
+    } else if (pp > 10 * xp) {
       n = (10 * xf - pf) / (pp - 10 * xp)
       if (n <= 0) printf "On these lines xref is under 1/10 of perf at every capture size."
       else printf "On these lines xref comes to 1/10 of perf from about **%.0f samples** per capture on (%.0f s of one busy thread at 999 Hz, %.0f s at 99 Hz).", n, n / 999, n / 99
