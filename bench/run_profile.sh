@@ -299,10 +299,12 @@ for ((run = 1; run <= STATS_RUNS; run++)); do
       "$XREF" profile --pid "$TARGET_PID" --freq "$hz" --callers dwarf --duration-ms 0 --out "$CAPTURE" \
         >"$WORK/stats.out" 2>"$WORK/stats.err" {GO_FD}>&- &
       TRACER_PID=$!
-      wait_for "$WORK/stats.err" '^xref: profiling PID' "$TRACER_PID" "xref profile"
+      until grep -q '^xref: profiling PID' "$WORK/stats.err" || ! alive "$TRACER_PID"; do sleep 0.02; done
       if ! grep -q "on $THREADS threads" "$WORK/stats.err"; then
         FAILURES=$((${FAILURES:-0} + 1))
-        reason="events opened: $(grep -m1 -o 'on [0-9]* threads\?' "$WORK/stats.err"), of $THREADS"
+        reason="$(grep -m1 -o 'on [0-9]* threads\?' "$WORK/stats.err" || true)"
+        reason=${reason:+events opened $reason, of $THREADS}
+        reason=${reason:-xref ended before profiling: $(head -1 "$WORK/stats.err")}
         printf 'statistics_%s\t%s\t%s\t-\n' "$hz" "$attempt" "$reason" >>"$WORK/failures.tsv"
         echo "bench: statistics run at $hz Hz: $reason; repeated" >&2
         stop_processes
