@@ -447,14 +447,15 @@ if [[ -s $FAILURES_TSV ]]; then
 ### Runs xref did not profile as asked
 
 $(wc -l <"$FAILURES_TSV") of the $XREF_RUNS_ALL \`xref profile\` runs of this benchmark did not
-profile the target as asked and were repeated (they are in no table above):
+profile the target as asked (they are in no table above; the script repeats
+such a run, up to 3 times):
 
 | variant | attempt | what was wrong | xref's threads line |
 |---|---:|---|---|
 $(awk -F'\t' '{ printf "| %s | %s | %s | %s |\n", $1, $2, $3, $4 }' "$FAILURES_TSV")
 
 The target had its $THREADS threads before xref started (it prints \`ready\` after
-\`pthread_create\`) and ran its full $RUN_SECONDS s in each of these runs, so each is a
+\`pthread_create\`) and was alive until after xref had ended, so each is a
 fault of \`xref profile\` (the table says what it did), not of the
 measurement. With \`KEEP_WORK=1\` their outputs are kept under \`failed/\` in
 the work directory.
