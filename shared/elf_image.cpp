@@ -81,13 +81,15 @@ std::optional<uint64_t> fde_name_start(std::string_view name) {
   return value;
 }
 
-// The FunctionSymbol of one symbol group: its best-ranked name, demangled,
-// and the other names at that start as aliases.
+// The FunctionSymbol of one symbol group: the name it goes by
+// (SymbolTable::best_name), demangled, and the other names at that start as
+// aliases.
 FunctionSymbol make_function(const SymbolTable& table, const SymbolGroup& group) {
   const auto names = table.names_of(group);
+  const SymbolEntry& chosen = names[table.best_name(group)];
   FunctionSymbol function;
-  function.name = table.name_of(names.front());
-  function.source = names.front().source;
+  function.name = table.name_of(chosen);
+  function.source = chosen.source;
   function.start = group.start;
   function.size = group.size;
   function.ifunc = group.ifunc;
@@ -96,7 +98,7 @@ FunctionSymbol make_function(const SymbolTable& table, const SymbolGroup& group)
   } else {
     function.demangled = demangle(function.name);
   }
-  for (const SymbolEntry& entry : names.subspan(1)) {
+  for (const SymbolEntry& entry : names) {
     const std::string_view alias = table.name_of(entry);
     if (alias != function.name &&
         std::find(function.aliases.begin(), function.aliases.end(), alias) == function.aliases.end()) {

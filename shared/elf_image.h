@@ -11,6 +11,7 @@
 // functions of a 129 MB library reads little more than those five.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -58,6 +59,10 @@ struct FunctionSymbol {
 
   uint64_t end() const { return start + size; }
   bool contains(uint64_t va) const { return va == start || (va > start && va - start < size); }
+  // Whether `stored` is its name or one of its aliases, as stored.
+  bool has_name(std::string_view stored) const {
+    return name == stored || std::find(aliases.begin(), aliases.end(), stored) != aliases.end();
+  }
   bool is_fde_range() const { return source == SymbolSource::eh_frame_fde; }
 };
 

@@ -27,7 +27,30 @@ constexpr uint64_t kX86_64JumpSlot = 7;
 constexpr uint64_t kX86_64GlobDat = 6;
 constexpr uint64_t kX86_64IRelative = 37;
 constexpr const char* kDebugDirectory = "/usr/lib/debug";
-constexpr uint8_t kRankPlt = 8;
+// SymbolEntry::rank: the keys that decide among the names of one start
+// before their spelling does, as perf's choose_best_symbol orders them: a
+// sized symbol over an unsized one, a non-weak over a weak one, a global
+// over a non-global one; then, after the spelling (best_name), .symtab over
+// .dynsym.
+constexpr uint8_t kRankUnsized = 8;
+constexpr uint8_t kRankWeak = 4;
+constexpr uint8_t kRankNotGlobal = 2;
+constexpr uint8_t kRankDynsym = 1;
+constexpr uint8_t kRankPlt = 16;
+
+uint8_t symbol_rank(const Elf64_Sym& symbol, bool symtab) {
+  const int binding = ELF64_ST_BIND(symbol.st_info);
+  uint8_t rank = symtab ? 0 : kRankDynsym;
+  if (symbol.st_size == 0) rank |= kRankUnsized;
+  if (binding == STB_WEAK) rank |= kRankWeak;
+  if (binding != STB_GLOBAL) rank |= kRankNotGlobal;
+  return rank;
+}
+
+size_t leading_underscores(std::string_view name) {
+  const size_t first = name.find_first_not_of('_');
+  return first == std::string_view::npos ? name.size() : first;
+}
 
 struct MemoryElf {
   Elf* elf = nullptr;
@@ -246,9 +269,7 @@ void SymbolTable::read_tables(const std::shared_ptr<const MappedFile>& file, boo
         entry.ifunc = type == STT_GNU_IFUNC;
         entry.strings = strings_index;
         entry.name = symbol.st_name;
-        const int binding = ELF64_ST_BIND(symbol.st_info);
-        entry.rank = static_cast<uint8_t>((symtab ? 0 : 4) + (binding == STB_LOCAL ? 2 : 0) +
-                                          (symbol.st_size == 0 ? 1 : 0));
+        entry.rank = symbol_rank(symbol, symtab);
         GElf_Versym version = 0;
         const int i = static_cast<int>(first + k);
         if (versions != nullptr && gelf_getversym(versions, i, &version) != nullptr && (version & 0x8000) != 0) {
@@ -271,6 +292,30 @@ std::string_view SymbolTable::name_of(const SymbolEntry& entry) const {
   const Strings& strings = strings_[entry.strings];
   const char* begin = reinterpret_cast<const char*>(strings.file->bytes().data() + strings.offset) + entry.name;
   return std::string_view(begin, strnlen(begin, strings.size - entry.name));
+}
+
+size_t SymbolTable::best_name(const SymbolGroup& group) const {
+  const auto names = names_of(group);
+  size_t best = 0;
+  // Entries are sorted by rank, so the candidates are the first ones whose
+  // rank differs from the best only in the table it comes from.
+  auto before_spelling = [](uint8_t rank) { return rank & static_cast<uint8_t>(~kRankDynsym); };
+  for (size_t i = 1; i < names.size() && before_spelling(names[i].rank) == before_spelling(names[0].rank); ++i) {
+    const std::string_view candidate = name_of(names[i]);
+    const std::string_view chosen = name_of(names[best]);
+    const size_t candidate_underscores = leading_underscores(candidate);
+    const size_t chosen_underscores = leading_underscores(chosen);
+    if (candidate_underscores != chosen_underscores) {
+      if (candidate_underscores < chosen_underscores) best = i;
+      continue;
+    }
+    if (candidate.size() != chosen.size()) {
+      if (candidate.size() > chosen.size()) best = i;
+      continue;
+    }
+    if (names[i].rank < names[best].rank) best = i;
+  }
+  return best;
 }
 
 std::shared_ptr<const SymbolTable> SymbolTable::read(std::shared_ptr<const MappedFile> file,

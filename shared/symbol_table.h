@@ -56,13 +56,14 @@ struct SymbolEntry {
   uint64_t size = 0;
   uint32_t name = 0;     // offset in string table `strings`, or index into the copies (kCopiedNames)
   uint8_t strings = 0;   // which string table
-  uint8_t rank = 0;      // lower wins among the names of one start
+  uint8_t rank = 0;      // lower first among the names of one start (size, binding, table; best_name)
   SymbolSource source = SymbolSource::symtab;
   bool ifunc = false;
 };
 
-// The names at one start address, best-ranked first (symtab over dynsym,
-// global over local, sized over unsized).
+// The names at one start address, ranked by size, binding and table (sized
+// over unsized, non-weak over weak, global over the rest, .symtab over
+// .dynsym); best_name chooses among the first ones by spelling.
 struct SymbolGroup {
   uint64_t start = 0;
   uint64_t size = 0;  // the best-ranked non-zero size
@@ -89,6 +90,12 @@ class SymbolTable {
   std::span<const SymbolEntry> names_of(const SymbolGroup& group) const {
     return std::span<const SymbolEntry>(entries_).subspan(group.first, group.count);
   }
+  // Index into names_of(group) of the name a function goes by, the one perf
+  // and gdb show among aliases: sized over unsized, non-weak over weak,
+  // global over local, then fewer leading underscores, then the longer
+  // name, then .symtab over .dynsym ("clone3" over "__clone3",
+  // "__GI___libc_write" over the weak "write"). Reads only this group's names.
+  size_t best_name(const SymbolGroup& group) const;
   // The stored name of an entry (read through the mapping: for the few
   // functions a caller looks at).
   std::string_view name_of(const SymbolEntry& entry) const;

@@ -43,10 +43,16 @@ std::vector<std::string> implementation_candidates(const ElfImage& image, const 
   for (const FunctionSymbol* symbol : image.functions_named_if(
            [&](std::string_view name) { return name.starts_with(prefix); })) {
     const FunctionSymbol& function = *symbol;
-    if (function.start == resolver || function.ifunc || !function.name.starts_with(prefix)) continue;
-    if (base.find("chk") == std::string::npos && function.name.starts_with(prefix + "chk")) continue;
-    if (function.name.ends_with("_ifunc")) continue;
-    names.push_back(function.name);
+    if (function.start == resolver || function.ifunc) continue;
+    // Any of its names: the one it goes by may be another implementation's
+    // (__memmove_avx_unaligned_erms is also __memcpy_avx_unaligned_erms).
+    std::vector<std::string_view> spellings = {function.name};
+    spellings.insert(spellings.end(), function.aliases.begin(), function.aliases.end());
+    for (const std::string_view name : spellings) {
+      if (!name.starts_with(prefix) || name.ends_with("_ifunc")) continue;
+      if (base.find("chk") == std::string::npos && name.starts_with(prefix + "chk")) continue;
+      names.emplace_back(name);
+    }
   }
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());

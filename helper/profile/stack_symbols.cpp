@@ -2,6 +2,8 @@
 
 #include <tuple>
 
+#include "xprof/frames.h"
+
 namespace xref {
 namespace {
 
@@ -45,8 +47,17 @@ class ProfileBuilder {
     if (auto known = functions_.find(key); known != functions_.end()) return known->second;
     ProfileFunction function;
     function.module = module;
-    function.name = without_symbol_version(symbol->demangled);
-    function.raw_name = symbol->name;
+    if (symbol->is_fde_range()) {
+      // Code the module's CFI makes a function but no symbol names (a
+      // stripped executable's, a library's static function): the module's
+      // file name and the function's start, `app+0x1230`: one function
+      // however many of its addresses were sampled (perf says [unknown]).
+      function.name = module_address_name(owner.profile.path, symbol->start);
+      function.raw_name = function.name;
+    } else {
+      function.name = without_symbol_version(symbol->demangled);
+      function.raw_name = symbol->name;
+    }
     function.start = symbol->start;
     function.size = symbol->size;
     const uint32_t index = static_cast<uint32_t>(profile_.functions.size());

@@ -38,10 +38,6 @@ std::string module_file_name(const Profile& profile, uint32_t module) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-uint64_t location_named_address(const ProfileLocation& location) {
-  return location.return_address && location.address != 0 ? location.address - 1 : location.address;
-}
-
 std::string incomplete_marker(StackEnd end) { return std::string("[incomplete: ") + stack_end_name(end) + "]"; }
 
 ProfileFrameNames::ProfileFrameNames(const Profile& profile) : profile_(profile) {

@@ -3,7 +3,8 @@
 // the same thing:
 // - a location is named by its function (demangled), else by its module's
 //   file name and the static VA, `libc.so.6+0x2a1c0`; a return address by
-//   its call instruction (address - 1), where the function is decided too;
+//   its call instruction (address - 1: xprof's location_named_address, as
+//   the reports name it), where the function is decided too;
 //   code in no module by its live address, `[unknown 0x7ffd5c1e2a10]`;
 // - a sample taken in kernel mode has a `[kernel]` frame above its leaf;
 // - a stack that is not whole starts with a marker naming why,
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "result.h"
+#include "xprof/frames.h"
 #include "xprof/profile.h"
 
 namespace xref::render {
@@ -29,9 +31,6 @@ struct PictureFrame {
   FrameKind kind = FrameKind::function;
   uint32_t module = kNoModule;
 };
-
-// The address a location is named by: a return address's call instruction.
-uint64_t location_named_address(const ProfileLocation& location);
 
 std::string incomplete_marker(StackEnd end);
 

@@ -74,7 +74,9 @@ void function_report_json(nlohmann::json& data, const Profile& profile, const st
         return nlohmann::json{{"function", row.name},
                               {"module", row.module},
                               {"address", start},
-                              {"symbol", row.key.kind != FrameKey::Kind::address},
+                              {"symbol", row.key.kind == FrameKey::Kind::kernel ||
+                                             (row.key.kind == FrameKey::Kind::function &&
+                                              function_has_symbol(profile, profile.functions[row.key.function]))},
                               {"self_samples", row.self},
                               {"self_percent", percent(selection.share(row.self))},
                               {"total_samples", row.total},

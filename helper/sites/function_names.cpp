@@ -203,7 +203,7 @@ std::optional<ModuleFunction> plt_target(ProbeModules& modules, uint32_t module_
     auto image = target.space.image(module);
     if (!image) continue;
     for (const FunctionSymbol* found : (*image)->find_functions(name)) {
-      if (found->source == SymbolSource::plt || found->name != name) continue;
+      if (found->source == SymbolSource::plt || !found->has_name(name)) continue;
       ModuleFunction function;
       static_cast<FunctionSymbol&>(function) = *found;
       // A GNU IFUNC: what the process bound, never the resolver.

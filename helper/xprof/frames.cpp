@@ -8,10 +8,14 @@
 
 namespace xref {
 
+uint64_t location_named_address(const ProfileLocation& location) {
+  return location.return_address && location.address != 0 ? location.address - 1 : location.address;
+}
+
 FrameKey frame_key(const Profile& profile, uint32_t location) {
   const ProfileLocation& where = profile.locations.at(location);
   if (where.function) return FrameKey{FrameKey::Kind::function, *where.function};
-  return FrameKey{FrameKey::Kind::address, 0, where.module, where.address};
+  return FrameKey{FrameKey::Kind::address, 0, where.module, location_named_address(where)};
 }
 
 std::string frame_name(const Profile& profile, const FrameKey& key) {
@@ -25,8 +29,16 @@ std::string frame_name(const Profile& profile, const FrameKey& key) {
 
 std::string address_frame_name(const Profile& profile, uint32_t module, uint64_t address) {
   if (module >= profile.modules.size()) return "[unknown " + to_hex(address) + "]";
-  const std::string& path = profile.modules[module].path;
-  return path.substr(path.rfind('/') + 1) + "+" + to_hex(address);
+  return module_address_name(profile.modules[module].path, address);
+}
+
+std::string module_address_name(const std::string& module_path, uint64_t address) {
+  return module_path.substr(module_path.rfind('/') + 1) + "+" + to_hex(address);
+}
+
+bool function_has_symbol(const Profile& profile, const ProfileFunction& function) {
+  return function.module >= profile.modules.size() ||
+         function.name != module_address_name(profile.modules[function.module].path, function.start);
 }
 
 std::string frame_module(const Profile& profile, const FrameKey& key) {

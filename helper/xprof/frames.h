@@ -1,5 +1,6 @@
 // What a report calls a frame: the function a location falls in, or, for a
-// location no symbol covers, its address; `[kernel]` above a stack sampled
+// location no symbol covers, its address (a return address's call
+// instruction, as the pictures name it); `[kernel]` above a stack sampled
 // in kernel mode. Every report groups by these keys, so a function is one
 // row whatever its locations, and reports agree on names.
 #pragma once
@@ -23,7 +24,14 @@ struct FrameKey {
   auto operator<=>(const FrameKey&) const = default;
 };
 
-// The frame of location `location`.
+// The address a location is named by: a return address by its call
+// instruction (the address - 1, inside the call even when the call is its
+// function's last instruction), any other address as it is. The capture
+// decides a return address's function there too (profile/stack_symbols).
+uint64_t location_named_address(const ProfileLocation& location);
+
+// The frame of location `location`: its function, else its module and
+// location_named_address.
 FrameKey frame_key(const Profile& profile, uint32_t location);
 inline FrameKey kernel_frame() { return FrameKey{FrameKey::Kind::kernel}; }
 
@@ -34,6 +42,13 @@ std::string frame_name(const Profile& profile, const FrameKey& key);
 // The name of code no symbol covers: "libc.so.6+0x30000" in a module,
 // "[unknown 0x7ffd5c1e2a10]" in none (module kNoModule or out of range).
 std::string address_frame_name(const Profile& profile, uint32_t module, uint64_t address);
+// The same for a module known by its path: "libc.so.6+0x30000". A function
+// the module's CFI knows but no symbol names (a stripped executable's) is
+// this at its start.
+std::string module_address_name(const std::string& module_path, uint64_t address);
+// Whether a function of the profile is such a one, named by its module and
+// start rather than by a symbol: its name says nothing across builds.
+bool function_has_symbol(const Profile& profile, const ProfileFunction& function);
 // The module's path; "[kernel]"; "" for code in no module (JIT, vDSO).
 std::string frame_module(const Profile& profile, const FrameKey& key);
 

@@ -36,6 +36,9 @@ std::string address_key(const Profile& profile, const FunctionRow& row) {
 // module of the same file name.
 std::string name_key(const Profile& profile, const FunctionRow& row) {
   if (row.key.kind == FrameKey::Kind::address) return "";  // an address names nothing across builds
+  if (row.key.kind == FrameKey::Kind::function && !function_has_symbol(profile, profile.functions[row.key.function])) {
+    return "";  // nor does a function's start (app_stripped+0x1230)
+  }
   if (row.key.kind == FrameKey::Kind::function && profile.functions[row.key.function].module == executable_module(profile)) {
     return "[executable]\n" + row.name;
   }

@@ -302,14 +302,14 @@ inline std::vector<LeafAgreement> agree_with_record(const folded::Stacks& stacks
 }
 
 // Percent of the stacks whose root is the process's: _start (the main
-// thread) or clone3/clone (threads libc started).
+// thread) or clone3/__clone (threads libc started). libc has several names
+// at those addresses (__clone3, __GI___clone3; clone, __GI___clone): these
+// are the ones perf chooses, and xref chooses the same.
 inline double complete_percent(const folded::Stacks& stacks) {
   uint64_t complete = 0;
   for (const auto& [stack, count] : stacks) {
     const std::string root = stack.substr(0, stack.find(';'));
-    // libc names its thread start by aliases at one address: perf prints
-    // clone3, xref the first name its symbol table gives (__clone3).
-    if (root == "_start" || root == "clone3" || root == "clone" || root == "__clone3" || root == "__clone") {
+    if (root == "_start" || root == "clone3" || root == "__clone") {
       complete += count;
     }
   }

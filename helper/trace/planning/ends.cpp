@@ -55,7 +55,7 @@ void add_unwind_checks(PlanState& state) {
     if (!image) continue;
     for (const char* wanted : kNames) {
       for (const FunctionSymbol* found : (*image)->find_functions(wanted)) {
-        if (found->source == SymbolSource::plt || found->name != wanted) continue;
+        if (found->source == SymbolSource::plt || !found->has_name(wanted)) continue;
         auto code = disassemble(**image, *found);
         if (!code || !code->complete()) continue;
         TracedFunction none;

@@ -204,10 +204,17 @@ TEST(XprofFrames, FramesWithoutASymbolAreNamedByModuleAndAddress) {
   const uint32_t jit = doc.location(0, 0x7ffd5c1e2a10, false, -1);
   doc.json()["locations"][jit]["module"] = nullptr;
   doc.stack({jit}, 1);
+  const uint32_t unnamed_leaf = doc.location(0, 0x1200, false, -1);
+  doc.stack({unnamed_leaf}, 1);
   auto profile = profile_from_json(doc.json());
   ASSERT_TRUE(profile.ok()) << profile.error().message;
   EXPECT_EQ(frame_name(*profile, frame_key(*profile, 0)), "busy");
-  EXPECT_EQ(frame_name(*profile, frame_key(*profile, 1)), "app+0x1200");
+  // A caller frame by its call instruction (return address 0x1200 - 1), as
+  // the pictures name it; a leaf by its own address.
+  EXPECT_EQ(location_named_address(profile->locations[1]), 0x11ffu);
+  EXPECT_EQ(frame_name(*profile, frame_key(*profile, 1)), "app+0x11ff");
+  EXPECT_EQ(frame_name(*profile, frame_key(*profile, unnamed_leaf)), "app+0x1200");
+  EXPECT_NE(frame_key(*profile, 1), frame_key(*profile, unnamed_leaf));
   EXPECT_EQ(frame_name(*profile, frame_key(*profile, jit)), "[unknown 0x7ffd5c1e2a10]");
   EXPECT_EQ(frame_module(*profile, frame_key(*profile, jit)), "");
   EXPECT_EQ(frame_name(*profile, kernel_frame()), "[kernel]");
