@@ -210,6 +210,10 @@ struct CountCase {
   std::string callers;  // --callers
 };
 
+void PrintTo(const CountCase& count_case, std::ostream* out) {
+  *out << "capture_spin-" << count_case.build << " --callers " << count_case.callers;
+}
+
 class SampleCount : public ::testing::TestWithParam<CountCase> {};
 
 // Every sample is one period of a thread's CPU, whatever the walk of its
