@@ -454,10 +454,13 @@ such a run, up to 3 times):
 |---|---:|---|---|
 $(awk -F'\t' '{ printf "| %s | %s | %s | %s |\n", $1, $2, $3, $4 }' "$FAILURES_TSV")
 
-The target had its $THREADS threads before xref started (it prints \`ready\` after
-\`pthread_create\`) and was alive until after xref had ended, so each is a
-fault of \`xref profile\` (the table says what it did), not of the
-measurement. With \`KEEP_WORK=1\` their outputs are kept under \`failed/\` in
+The table says what xref printed. Before the script emptied xref's stderr
+file itself (it was emptied by the background child's redirection), a
+failure could be the script's: it could read the last run's \`xref:
+profiling PID\` line, send the go byte before xref had attached (fewer
+samples, or xref started after the target's end: \`no process with PID\`), or
+kill the live target in the statistics part (\`process exited during the
+operation\`). With \`KEEP_WORK=1\` their outputs are kept under \`failed/\` in
 the work directory.
 
 EOF

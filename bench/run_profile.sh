@@ -77,6 +77,10 @@ timed() {
 start_xref() { # MODE HZ
   CAPTURE=$WORK/capture.xprof
   rm -f "$CAPTURE"
+  # Emptied here, not by the redirection below: that one runs in the
+  # background child, and wait_for would meet the last run's "profiling"
+  # line if it looked first (then the go byte went before xref attached).
+  : >"$WORK/capture.err"
   python3 bench/rusage_run.py "$WORK/capture.rusage" -- "$XREF" profile --pid "$TARGET_PID" --freq "$2" \
     --callers "$1" --duration-ms 0 --out "$CAPTURE" >"$WORK/capture.out" 2>"$WORK/capture.err" {GO_FD}>&- &
   TRACER_PID=$!
@@ -296,6 +300,7 @@ for ((run = 1; run <= STATS_RUNS; run++)); do
       start_target_args --threads "$THREADS" --seconds "$RUN_SECONDS"
       echo 1 >/proc/sys/kernel/bpf_stats_enabled
       CAPTURE=$WORK/stats.xprof
+      : >"$WORK/stats.err" # here, not in the background child: the loop below must not meet the last run's line
       "$XREF" profile --pid "$TARGET_PID" --freq "$hz" --callers dwarf --duration-ms 0 --out "$CAPTURE" \
         >"$WORK/stats.out" 2>"$WORK/stats.err" {GO_FD}>&- &
       TRACER_PID=$!

@@ -7,8 +7,12 @@
 // samples against their CPU time.
 #include <gtest/gtest.h>
 
+#include <dirent.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <map>
 
 #include "capture_harness.h"
 
@@ -184,6 +188,81 @@ TEST(ProfileCapture, LeafOnlyAndSamplesMatchEachThreadsCpuTime) {
   EXPECT_EQ(document["data"]["stack_ends"]["leaf_only"], document["data"]["samples"]);
   EXPECT_TRUE(file["complete"].get<bool>());
 }
+
+// The CPU time (ns) each thread of `pid` used so far, from the kernel's
+// /proc/PID/task/TID/schedstat: the ground truth a sample count stands for.
+std::map<uint64_t, uint64_t> thread_cpu_ns(pid_t pid) {
+  std::map<uint64_t, uint64_t> cpu;
+  const std::string task = "/proc/" + std::to_string(pid) + "/task";
+  DIR* dir = opendir(task.c_str());
+  if (dir == nullptr) return cpu;
+  while (const dirent* entry = readdir(dir)) {
+    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+    std::ifstream schedstat(task + "/" + entry->d_name + "/schedstat");
+    uint64_t ns = 0;
+    if (schedstat >> ns) cpu[std::stoull(entry->d_name)] = ns;
+  }
+  closedir(dir);
+  return cpu;
+}
+
+struct CountCase {
+  std::string build;    // capture_spin-BUILD
+  std::string callers;  // --callers
+};
+
+void PrintTo(const CountCase& count_case, std::ostream* out) {
+  *out << "capture_spin-" << count_case.build << " --callers " << count_case.callers;
+}
+
+class SampleCount : public ::testing::TestWithParam<CountCase> {};
+
+// Every sample is one period of a thread's CPU, whatever the walk of its
+// stack found: --callers fp on a build without frame pointers (the walk ends
+// early, bad_frame) counts as many samples as dwarf. Each thread's count
+// against the CPU time the kernel gives for it (schedstat, read here before
+// the capture and after it, the target still running): the count cannot stand
+// for more CPU than the thread used, and it stands for the CPU the capture
+// saw (the threads' cpu_ns) within a few periods.
+TEST_P(SampleCount, EveryThreadsSamplesMatchItsCpuTime) {
+  XREF_REQUIRE(bpf_usable(), "root for perf events and BPF");
+  TargetProcess target({capture_spin_binary(GetParam().build), "--workers", "2"});
+  const std::map<uint64_t, uint64_t> before = thread_cpu_ns(target.pid());
+  ASSERT_EQ(before.size(), 4u);  // main, 2 workers, the sorter
+  const std::string out = temporary_capture("count-" + GetParam().build + "-" + GetParam().callers);
+  const nlohmann::json document = capture(target, GetParam().callers, out);
+  const std::map<uint64_t, uint64_t> after = thread_cpu_ns(target.pid());
+  const nlohmann::json file = read_capture(out);
+  std::remove(out.c_str());
+  EXPECT_EQ(document["data"]["events_opened"], 4u) << document.dump();
+  const nlohmann::json& losses = file["losses"];
+  for (const auto& [name, count] : losses.items()) EXPECT_EQ(count.get<uint64_t>(), 0u) << name;
+  const double period = static_cast<double>(file["capture"]["period_ns"].get<uint64_t>());
+  ASSERT_EQ(file["threads"].size(), 4u);
+  uint64_t samples_total = 0;
+  double truth_periods = 0;
+  for (const auto& thread : file["threads"]) {
+    const uint64_t tid = thread["tid"];
+    ASSERT_TRUE(before.count(tid) && after.count(tid)) << "thread " << tid;
+    const double used = static_cast<double>(after.at(tid) - before.at(tid));
+    const double samples = static_cast<double>(thread["samples"].get<uint64_t>());
+    const double seen = static_cast<double>(thread["cpu_ns"].get<uint64_t>());
+    EXPECT_LE(seen, used) << "thread " << tid;
+    EXPECT_LE(samples, used / period + 3.0) << "thread " << tid;
+    EXPECT_NEAR(samples, seen / period, 3.0) << "thread " << tid;
+    samples_total += thread["samples"].get<uint64_t>();
+    truth_periods += seen / period;
+  }
+  std::cout << "capture_spin-" << GetParam().build << ", --callers " << GetParam().callers << ": " << samples_total
+            << " samples for " << truth_periods << " periods of CPU" << std::endl;
+  EXPECT_GT(samples_total, 100u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Callers, SampleCount,
+                         ::testing::Values(CountCase{"gcc", "dwarf"}, CountCase{"gcc", "fp"}, CountCase{"fp", "fp"}),
+                         [](const ::testing::TestParamInfo<CountCase>& param_info) {
+                           return param_info.param.build + "_" + param_info.param.callers;
+                         });
 
 }  // namespace
 }  // namespace xref::test
