@@ -16,8 +16,8 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 
-from facility import require, run_named  # noqa: E402
-from lldb_batch import between, lldb_available, run_lldb  # noqa: E402
+from facility import run_named  # noqa: E402
+from lldb_batch import between, check, require_lldb_and_target, run_lldb  # noqa: E402
 import profile_stop  # noqa: E402
 
 TARGETS = {"gcc": os.environ.get("XREF_PROFILE_TARGET_GCC", ""),
@@ -28,15 +28,8 @@ AT_RETURN = ("script lldb.debugger.HandleCommand('breakpoint set -o true -a %#x'
              "[f for f in lldb.thread.frames if f.GetFunctionName() == 'worker_main'][0].GetPC())")
 
 
-def check(condition, message, output=""):
-    if not condition:
-        raise AssertionError(message + ("\n--- output ---\n" + output if output else ""))
-
-
 def require_all(compiler):
-    require(os.geteuid() == 0, "BPF (run as root)")
-    require(lldb_available(), "lldb-19 (Debian package lldb-19)")
-    check(os.access(TARGETS[compiler], os.X_OK), "no profile_target build for %s: %r" % (compiler, TARGETS[compiler]))
+    require_lldb_and_target(TARGETS[compiler], "profile_target build for %s" % compiler)
 
 
 def target(compiler, directory):

@@ -19,8 +19,8 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 
-from facility import require, run_named  # noqa: E402
-from lldb_batch import between, lldb_available, run_lldb  # noqa: E402
+from facility import run_named  # noqa: E402
+from lldb_batch import between, check, require_lldb_and_target, run_lldb  # noqa: E402
 import watch_target_record as wt  # noqa: E402
 from watch_writes import expect_equal, expected_writes, last_document, watched_writes  # noqa: E402
 
@@ -28,15 +28,8 @@ TARGETS = {"gcc": os.environ.get("XREF_WATCH_TARGET_GCC", ""), "clang": os.envir
 FIRST_WRITER = "total_fetch_add"
 
 
-def check(condition, message, output=""):
-    if not condition:
-        raise AssertionError(message + ("\n--- output ---\n" + output if output else ""))
-
-
 def require_all(compiler):
-    require(os.geteuid() == 0, "BPF (run as root)")
-    require(lldb_available(), "lldb-19 (Debian package lldb-19)")
-    check(os.access(TARGETS[compiler], os.X_OK), "no watch_target build for %s: %r" % (compiler, TARGETS[compiler]))
+    require_lldb_and_target(TARGETS[compiler], "watch_target build for %s" % compiler)
 
 
 class Run:

@@ -15,6 +15,20 @@ def lldb_available():
     return bool(LLDB) and os.access(LLDB, os.X_OK)
 
 
+def check(condition, message, output=""):
+    """An assertion whose failure carries lldb's output."""
+    if not condition:
+        raise AssertionError(message + ("\n--- output ---\n" + output if output else ""))
+
+
+def require_lldb_and_target(program, what):
+    """Root (BPF), lldb-19 and the target build `program` (`what` names it)."""
+    from facility import require
+    require(os.geteuid() == 0, "BPF (run as root)")
+    require(lldb_available(), "lldb-19 (Debian package lldb-19)")
+    check(os.access(program, os.X_OK), "no %s: %r" % (what, program))
+
+
 def run_lldb(commands, target, after_signal=()):
     """`lldb-19 -b` with the plugin loaded, then `commands` (-o) on `target`
     (program and arguments): (exit status, stdout and stderr as printed).
