@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -176,7 +177,9 @@ def check_text_spelling(xref: str, pid: int, problems: list[str]) -> None:
     if result.returncode != 0:
         problems.append(f"xref probe (text) exited {result.returncode}: {result.stderr.strip()}")
         return
-    rows = [line.strip().split("  ")[0] for line in result.stdout.splitlines()
+    # A row: the name as typed, then the function when its name is another
+    # alias ("  __strlen_evex at FILE:LINE"), else " at FILE:LINE" at once.
+    rows = [re.split(r"  | at ", line.strip())[0] for line in result.stdout.splitlines()
             if line.strip().startswith("libc.so.6:")]
     if rows != [typed("malloc"), typed("strlen")]:
         problems.append(f"the text names {rows}, not as typed: {result.stdout!r}")
