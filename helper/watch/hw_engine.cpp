@@ -152,6 +152,7 @@ Result<void> HwWatchEngine::start(const WatchRequest& request) {
   if (!ring) return ring.error();
   ring_ = std::move(*ring);
   writers_ = std::make_unique<TrapWriters>(plan_.pid);
+  writers_->read_address_space();
   return arm_threads();
 }
 

@@ -5,6 +5,19 @@
 
 namespace xref {
 
+void TrapWriters::read_address_space() {
+  auto process = ProcessHandle::open(pid_);
+  if (!process) return;
+  auto space = AddressSpace::read(*process);
+  if (!space) return;
+  space_ = std::move(*space);
+  // The executable's image too (it is read through the live process): the
+  // writers the tests and most users watch are in it.
+  for (const Module& module : space_->modules()) {
+    if (module.main_executable) (void)space_->image(module);
+  }
+}
+
 std::optional<TrapWriter> TrapWriters::resolve(uint64_t pc) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (!space_ || attempt == 1) {

@@ -22,6 +22,9 @@ namespace xref {
 class TrapWriters {
  public:
   explicit TrapWriters(pid_t pid) : pid_(pid) {}
+  // Reads the process's mappings now, at arming: a trap drained after the
+  // process exited is then still placed in its module.
+  void read_address_space();
   // The writer's live address; 0 when it cannot be told. `text`: its
   // Intel text.
   uint64_t writer_of(uint64_t pc, std::string* text = nullptr);
