@@ -5,12 +5,17 @@
 
 namespace xref {
 
-void TrapWriters::read_address_space() {
+bool TrapWriters::read_space() {
   auto process = ProcessHandle::open(pid_);
-  if (!process) return;
+  if (!process) return false;
   auto space = AddressSpace::read(*process);
-  if (!space) return;
+  if (!space) return false;
   space_ = std::move(*space);
+  return true;
+}
+
+void TrapWriters::read_address_space() {
+  if (!read_space()) return;
   // The executable's image too (it is read through the live process): the
   // writers the tests and most users watch are in it.
   for (const Module& module : space_->modules()) {
@@ -23,11 +28,7 @@ std::optional<TrapWriter> TrapWriters::resolve(uint64_t pc) {
     if (!space_ || attempt == 1) {
       if (attempt == 1 && space_reread_) return std::nullopt;
       if (attempt == 1) space_reread_ = true;
-      auto process = ProcessHandle::open(pid_);
-      if (!process) return std::nullopt;
-      auto space = AddressSpace::read(*process);
-      if (!space) return std::nullopt;
-      space_ = std::move(*space);
+      if (!read_space()) return std::nullopt;
     }
     const LiveAddress live = space_->resolve_live(pc);
     if (live.candidates.empty() || live.candidates.front().module == nullptr) continue;

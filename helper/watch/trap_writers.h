@@ -33,6 +33,7 @@ class TrapWriters {
   std::vector<std::string> warnings() const;
 
  private:
+  bool read_space();  // the mappings, from the live process; false when it cannot be read
   std::optional<TrapWriter> resolve(uint64_t pc);
 
   pid_t pid_;
