@@ -50,6 +50,17 @@ struct {
 } previous SEC(".maps");
 
 
+/* Traps per range, counted before anything else is read: user space's
+ * proof that no trap came while it looked at a range. */
+__u64 traps[XREF_WATCH_MAX_RANGES] = {};
+
+/* A range's bytes changed with no trap (the kernel wrote them): user space
+ * asks the range's next trap to take them as the old value. It cannot write
+ * `previous` itself: a write already in memory whose trap has not yet run
+ * looks the same from outside, and that trap would then read old == new;
+ * here the trap can tell (the request holds its own new bytes). */
+struct xref_watch_resync resync[XREF_WATCH_MAX_RANGES] = {};
+
 /* Per CPU: the record being built and what the trap fetched. */
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -140,6 +151,11 @@ int watch_hw_hit(struct bpf_perf_event_data* ctx) {
   struct xref_watch_counts* count = bpf_map_lookup_elem(&counts, &index);
   __u64* passed_slot = bpf_map_lookup_elem(&range_passed, &index);
   if (!range || !before || !count || !passed_slot || range->length == 0) return 0;
+  _Static_assert((XREF_WATCH_MAX_RANGES & (XREF_WATCH_MAX_RANGES - 1)) == 0, "a power of two");
+  /* XREF_WATCH_MAX_RANGES is a power of two: the mask is the bound the
+   * verifier can see where the index comes back from the stack. */
+  const __u32 slot = index & (XREF_WATCH_MAX_RANGES - 1);
+  const __u64 traps_before = __sync_fetch_and_add(&traps[slot], 1);
   count->writes++;
 
   __u32 flags = XREF_WATCH_R_NEW_AFTER;
@@ -158,6 +174,13 @@ int watch_hw_hit(struct bpf_perf_event_data* ctx) {
     flags |= XREF_WATCH_R_OLD_UNREAD;
   } else {
     old_bytes = __sync_lock_test_and_set(before, now_bytes);
+    struct xref_watch_resync* request = &resync[slot & (XREF_WATCH_MAX_RANGES - 1)];
+    /* A request whose bytes are this trap's new ones was read from this very
+     * write (in memory, its trap not yet run): it is not taken. */
+    if (request->pending && __sync_val_compare_and_swap(&request->pending, 1, 0) == 1 &&
+        request->traps_seen == traps_before && request->bytes != now_bytes) {
+      old_bytes = request->bytes;
+    }
   }
   const __u64 seq = __sync_fetch_and_add(&sequence, 1) + 1;
   const int unchanged = (flags & (XREF_WATCH_R_OLD_UNREAD | XREF_WATCH_R_NEW_UNREAD)) == 0 && old_bytes == now_bytes;

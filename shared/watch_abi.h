@@ -82,6 +82,17 @@ struct xref_watch_range {
   __u8 reserved[5];
 };
 
+/* hw only, per range: a resync user space asks of the range's next trap
+ * (its bytes changed with no trap: the kernel wrote them). The trap takes
+ * `bytes` as its old value if no trap came since user space saw them (the
+ * program's trap count is still `traps_seen`). User space fills bytes and
+ * traps_seen, then sets pending (release); the trap swaps pending to 0. */
+struct xref_watch_resync {
+  __u64 bytes;
+  __u64 traps_seen;
+  __u64 pending;
+};
+
 /* Per range, per CPU (PERCPU_ARRAY indexed by range): summed in user space. */
 struct xref_watch_counts {
   __u64 writes;          /* writes that overlapped the range */

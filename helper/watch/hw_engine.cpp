@@ -97,7 +97,6 @@ class HwWatchEngine final : public WatchEngine {
   uint64_t armed_ns_ = 0;              // CLOCK_MONOTONIC
   uint64_t armed_boottime_ns_ = 0;
   uint64_t last_rescan_ns_ = 0;
-  uint64_t resyncs_ = 0;               // previous bytes brought back in line with the range
   std::unique_ptr<TrapWriters> writers_;
   bool detached_ = false;
   bool callers_ = false;
@@ -230,21 +229,34 @@ void HwWatchEngine::on_record(const void* data, size_t size) {
 }
 
 // A range whose bytes differ from what the program last saw changed without
-// a trap: the kernel wrote it (read(2) into it; user breakpoints exclude the
+// a trap: the kernel wrote them (read(2) into it; user breakpoints exclude the
 // kernel). The run loop reports that as an unobserved change (it re-reads
-// every range at each drain); here the program's previous bytes follow, so
-// the next trap's old value is what was really there. Only with the ring
-// buffer empty, and only when no trap came while the range was read.
+// every range at each drain); here the next trap is asked to take those bytes
+// as its old value, if no trap came while they were read (the program counts
+// each range's traps). A user write already in memory whose trap has not run
+// yet looks the same from here; that trap refuses the request, whose bytes
+// are its own new ones.
 void HwWatchEngine::resync_previous() {
-  for (uint32_t index = 0; index < ranges_.size(); ++index) {
+  for (uint32_t index = 0; index < ranges_.size() && index < XREF_WATCH_MAX_RANGES; ++index) {
     const xref_watch_range& range = ranges_[index];
+    xref_watch_resync& request = skeleton_->bss->resync[index];
     if (range.address == 0) continue;
+    const uint64_t traps = __atomic_load_n(&skeleton_->bss->traps[index], __ATOMIC_ACQUIRE);
     const uint64_t before = previous(index);
     uint64_t bytes = 0;
     if (!read_target(plan_.pid, range.address, range.length, bytes)) continue;
-    if (bytes == before || previous(index) != before) continue;
-    set_previous(index, bytes);
-    ++resyncs_;
+    if (__atomic_load_n(&skeleton_->bss->traps[index], __ATOMIC_ACQUIRE) != traps) continue;
+    if (__atomic_load_n(&request.pending, __ATOMIC_ACQUIRE) != 0) {
+      // Asked before, not yet taken: still right, or taken back when the
+      // kernel wrote again since (unless a trap takes it first).
+      if (request.bytes == bytes) continue;
+      uint64_t asked = 1;
+      if (!__atomic_compare_exchange_n(&request.pending, &asked, 0, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) continue;
+    }
+    if (bytes == before) continue;
+    request.bytes = bytes;
+    request.traps_seen = traps;
+    __atomic_store_n(&request.pending, 1, __ATOMIC_RELEASE);
   }
 }
 
@@ -286,6 +298,7 @@ Result<void> HwWatchEngine::move_range(uint32_t index, uint64_t address) {
   // place is told apart by its address (recorded with the old generation).
   uint64_t bytes = 0;
   read_target(plan_.pid, address, range.length, bytes);
+  if (index < XREF_WATCH_MAX_RANGES) __atomic_store_n(&skeleton_->bss->resync[index].pending, 0, __ATOMIC_RELEASE);
   set_previous(index, bytes);
   range.address = address;
   set_range(index, range);

@@ -284,6 +284,19 @@ inline ThreadWrites watched_writes(const nlohmann::json& document, const std::ve
   return out;
 }
 
+// The writes on both sides near index `at`, for a failure's message.
+inline std::string around(const std::vector<SeenWrite>& recorded, const std::vector<SeenWrite>& seen, size_t at) {
+  std::ostringstream out;
+  const size_t from = at < 3 ? 0 : at - 3;
+  for (size_t i = from; i < at + 4; ++i) {
+    out << "\n  " << i + 1 << ": recorded ";
+    if (i < recorded.size()) out << recorded[i]; else out << "-";
+    out << " | watched ";
+    if (i < seen.size()) out << seen[i]; else out << "-";
+  }
+  return out.str();
+}
+
 // The watch's writes equal the record's, per thread, in order; every
 // thread the record lists is there, and no other.
 inline void expect_writes_equal(const ThreadWrites& recorded, const ThreadWrites& watched) {
@@ -298,7 +311,7 @@ inline void expect_writes_equal(const ThreadWrites& recorded, const ThreadWrites
     for (size_t i = 0; i < std::max(writes.size(), seen.size()); ++i) {
       ASSERT_LT(i, seen.size()) << "the watch missed write " << i + 1 << ": " << writes[i];
       ASSERT_LT(i, writes.size()) << "the watch saw a write the target did not record: " << seen[i];
-      ASSERT_EQ(writes[i], seen[i]) << "write " << i + 1 << " of the thread";
+      ASSERT_EQ(writes[i], seen[i]) << "write " << i + 1 << " of the thread" << around(writes, seen, i);
     }
   }
   for (const auto& [tid, writes] : watched) {

@@ -344,10 +344,10 @@ def profile_case():
         type_command(terminal, "xref profile --freq 499", r"xref: session 1 profiling PID \d+")
         type_command(terminal, "continue", r"Process \d+ resuming")
         terminal.wait_for(lambda: helper_perf_events(HELPER) > 0, "the capture's perf events")
-        terminal.read(1.5)
+        terminal.pause(1.5)
         terminal.send("\x03")
         terminal.expect(r"stop reason = signal SIGSTOP")
-        terminal.expect(r"xref: session 1 ended \(until_stop\): \d+ samples")
+        terminal.expect(r"xref: session 1 ended \(until_stop\): \d+ samples?")
         output = terminal.text()
         check("    Self  Samples    Total  Samples  Function  Module" in output and "ended by until_stop" in output,
               "the interrupt did not print the capture's hottest functions", output)

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <functional>
+#include <stdexcept>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -17,7 +18,14 @@ struct XrefRun {
   int exit_status = -1;
   std::string out;
   std::string err;
-  nlohmann::json json() const { return nlohmann::json::parse(out); }
+  // stdout as one JSON document; what xref printed is in the exception when it is not.
+  nlohmann::json json() const {
+    try {
+      return nlohmann::json::parse(out);
+    } catch (const nlohmann::json::parse_error& error) {
+      throw std::runtime_error(std::string(error.what()) + "\n--- stdout ---\n" + out + "--- stderr ---\n" + err);
+    }
+  }
 };
 
 inline std::string shell_quote(const std::string& text) {

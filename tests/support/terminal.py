@@ -85,6 +85,13 @@ class Terminal:
                 raise AssertionError("%s never matched %r: %r" % (what, pattern, text()))
         return regex.search(text())
 
+    def pause(self, seconds):
+        """Reads what the program prints for `seconds`, all of them (read()
+        returns at the first output)."""
+        deadline = time.monotonic() + seconds
+        while not self.ended and time.monotonic() < deadline:
+            self.read(max(0.0, deadline - time.monotonic()))
+
     def read(self, seconds):
         """Reads what the program prints during at most `seconds`; False once it has ended."""
         if self.ended:

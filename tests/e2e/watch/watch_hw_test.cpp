@@ -8,6 +8,7 @@
 // own breakpoint contradicts is a failure.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -103,9 +104,7 @@ TEST_P(WatchHwRecords, GlobalsEqualTheRecord) {
   ASSERT_EQ(run.target_status, 0);
   EXPECT_EQ(run.document["result"]["backend"], "hw");
   EXPECT_EQ(run.document["result"]["lost"], 0);
-  const ThreadWrites recorded = recorded_writes(run.record, names);
-  const ThreadWrites watched = watched_writes(run.document, names);
-  EXPECT_EQ(watched, recorded);
+  expect_writes_equal(recorded_writes(run.record, names), watched_writes(run.document, names));
 }
 
 // --filter, --fetch, --regs and --callers with debug registers: the
@@ -138,6 +137,84 @@ TEST_P(WatchHwRecords, FilteredWritesWithTheirRegistersEqualTheRecord) {
     EXPECT_EQ(hex_field(write["fetches"][0]["value"]), hex_field(write["regs"]["rsp"])) << write.dump();
     EXPECT_FALSE(write["stack"].empty()) << write.dump();
   }
+}
+
+// read(2) into the watched bytes does not trap a user breakpoint: each such
+// change is reported as an unobserved change, and the next trap's old value
+// is what the kernel left there (the engine asks the trap to take it; it
+// must not take the bytes of a write whose trap is still to come). Replayed
+// in time order (a change at the start of its interval), every write's old
+// bytes equal the bytes before it, and each read that changed the watched
+// bytes is reported once.
+TEST_P(WatchHwRecords, AKernelWriteBecomesTheNextTrapsOldValue) {
+  XREF_REQUIRE(bpf_usable(), "root for perf breakpoints");
+  // Rounds 25 ms apart: a read is seen by a drain (every 20 ms) before the
+  // next round's writes. Bytes 64..71 of buf: about 16 of 100 reads and 50
+  // user writes reach them.
+  constexpr uint64_t kAt = 64;
+  WatchTarget target(GetParam(), {"--threads", "1", "--rounds", "100", "--interval-us", "25000", "--read-fd"});
+  const uint64_t watched = std::stoull(target.address("buf"), nullptr, 16) + kAt;
+  const WatchedRun run = watch_until_exit(target, {"--backend", "hw", hex_string(watched) + ":8"});
+  if (run.xref.exit_status == kDoNotFire) {
+    ASSERT_FALSE(breakpoints_fire_here()) << "xref says the registers do not fire, this test's breakpoint says they do: "
+                                        << run.xref.err;
+    GTEST_SKIP() << "the live self-test says debug registers do not fire here: " << run.xref.err;
+  }
+  ASSERT_EQ(run.xref.exit_status, 0) << run.xref.err << run.xref.out;
+  ASSERT_EQ(run.target_status, 0);
+  // The record replayed over the 8 bytes: the bytes each read that changed
+  // them left, in order.
+  std::vector<uint8_t> truth(8, 0);  // buf starts zeroed (calloc)
+  std::vector<std::string> after_reads;
+  for (const wt::Write& write : run.record) {
+    if (write.object != "buf") continue;
+    bool changed = false;
+    for (uint64_t i = 0; i < write.length; ++i) {
+      if (write.offset + i < kAt || write.offset + i >= kAt + 8) continue;
+      changed |= truth[write.offset + i - kAt] != write.new_bytes[i];
+      truth[write.offset + i - kAt] = write.new_bytes[i];
+    }
+    if (write.by_kernel() && changed) after_reads.push_back(wt::hex_of(truth));
+  }
+  ASSERT_FALSE(after_reads.empty()) << "the target's reads never changed the watched bytes";
+  struct Event {
+    uint64_t time_ns;
+    const nlohmann::json* item;
+    bool trap;
+  };
+  std::vector<Event> events;
+  for (const nlohmann::json& write : run.document["result"]["writes"]) {
+    events.push_back({write["time_ns"].get<uint64_t>(), &write, true});
+  }
+  for (const nlohmann::json& change : run.document["result"]["unobserved_changes"]) {
+    events.push_back({change["since_ns"].get<uint64_t>(), &change, false});
+  }
+  std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.time_ns < b.time_ns; });
+  // Reads in one interval between drains come as one change, so there are
+  // at most as many changes as reads; each leaves the bytes some read left,
+  // a later read than the change before it did (a trap that took a stale
+  // request would show a change back to earlier bytes).
+  const auto& changes = run.document["result"]["unobserved_changes"];
+  EXPECT_GT(changes.size(), 0u);
+  EXPECT_LE(changes.size(), after_reads.size());
+  std::string bytes = wt::hex_of(std::vector<uint8_t>(8, 0));
+  size_t traps = 0, next_read = 0;
+  for (const Event& event : events) {
+    const nlohmann::json& item = *event.item;
+    const std::string old_hex = item["old_bytes"], new_hex = item["new_bytes"];
+    const size_t at = 2 * item["offset"].get<size_t>();
+    ASSERT_EQ(bytes.substr(at, old_hex.size()), old_hex) << (event.trap ? "a trap's" : "a change's")
+                                                         << " old bytes are not those before it: " << item.dump();
+    bytes.replace(at, new_hex.size(), new_hex);
+    if (event.trap) {
+      ++traps;
+      continue;
+    }
+    const auto read = std::find(after_reads.begin() + static_cast<long>(next_read), after_reads.end(), bytes);
+    ASSERT_NE(read, after_reads.end()) << "a change left " << bytes << ", which no later read left: " << item.dump();
+    next_read = static_cast<size_t>(read - after_reads.begin()) + 1;
+  }
+  EXPECT_GT(traps, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Builds, WatchHwRecords,
