@@ -38,8 +38,14 @@ struct {
   __type(value, struct xref_profile_mappings);
 } mappings SEC(".maps");
 
+/* Both hash maps allocate an entry when it is first added (BPF_F_NO_PREALLOC,
+ * the BPF memory allocator, safe in any context since Linux 6.1): preallocated,
+ * `stacks` alone is 64 Ki x 1 KiB, zeroed and charged at every load, which
+ * was most of a short capture's CPU. An entry that cannot be had is counted
+ * as the map being full. */
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
   __uint(max_entries, XREF_PROFILE_MAX_STACKS);
   __type(key, __u64);
   __type(value, struct xref_profile_stack);
@@ -47,6 +53,7 @@ struct {
 
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
   __uint(max_entries, XREF_PROFILE_MAX_COUNTS);
   __type(key, struct xref_profile_count_key);
   __type(value, __u64);
