@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,15 @@ TEST(WatchHw, TheX86RulesAreRefusedOnEveryHost) {
   EXPECT_EQ(target.finish(), 0);
 }
 
+// xref's refusal where debug registers do not fire here, for the test to
+// skip with; a refusal this test's own breakpoint contradicts fails it.
+std::optional<std::string> registers_do_not_fire(const WatchedRun& run) {
+  if (run.xref.exit_status != kDoNotFire) return std::nullopt;
+  EXPECT_FALSE(breakpoints_fire_here()) << "xref says the registers do not fire, this test's breakpoint says they do: "
+                                        << run.xref.err;
+  return "the live self-test says debug registers do not fire here: " + run.xref.err;
+}
+
 class WatchHwRecords : public ::testing::TestWithParam<std::string> {};
 
 // Every write to g_total (lock xadd, lock add, xchg, lock cmpxchg, mov) and
@@ -95,11 +105,7 @@ TEST_P(WatchHwRecords, GlobalsEqualTheRecord) {
     args.push_back(target.address(name) + ":" + std::to_string(target.startup().object(name).size));
   }
   const WatchedRun run = watch_until_exit(target, args);
-  if (run.xref.exit_status == kDoNotFire) {
-    ASSERT_FALSE(breakpoints_fire_here()) << "xref says the registers do not fire, this test's breakpoint says they do: "
-                                        << run.xref.err;
-    GTEST_SKIP() << "the live self-test says debug registers do not fire here: " << run.xref.err;
-  }
+  if (const auto refused = registers_do_not_fire(run)) GTEST_SKIP() << *refused;
   ASSERT_EQ(run.xref.exit_status, 0) << run.xref.err << run.xref.out;
   ASSERT_EQ(run.target_status, 0);
   EXPECT_EQ(run.document["result"]["backend"], "hw");
@@ -117,11 +123,7 @@ TEST_P(WatchHwRecords, FilteredWritesWithTheirRegistersEqualTheRecord) {
   const WatchedRun run =
       watch_until_exit(target, {"--backend", "hw", "--filter", "value > old", "--fetch", "sp=%sp:u64", "--regs",
                                 "--callers", target.address("g_flag") + ":1"});
-  if (run.xref.exit_status == kDoNotFire) {
-    ASSERT_FALSE(breakpoints_fire_here()) << "xref says the registers do not fire, this test's breakpoint says they do: "
-                                        << run.xref.err;
-    GTEST_SKIP() << "the live self-test says debug registers do not fire here: " << run.xref.err;
-  }
+  if (const auto refused = registers_do_not_fire(run)) GTEST_SKIP() << *refused;
   ASSERT_EQ(run.xref.exit_status, 0) << run.xref.err << run.xref.out;
   ThreadWrites kept;
   for (const wt::Write& write : run.record) {
@@ -155,11 +157,7 @@ TEST_P(WatchHwRecords, AKernelWriteBecomesTheNextTrapsOldValue) {
   WatchTarget target(GetParam(), {"--threads", "1", "--rounds", "100", "--interval-us", "25000", "--read-fd"});
   const uint64_t watched = std::stoull(target.address("buf"), nullptr, 16) + kAt;
   const WatchedRun run = watch_until_exit(target, {"--backend", "hw", hex_string(watched) + ":8"});
-  if (run.xref.exit_status == kDoNotFire) {
-    ASSERT_FALSE(breakpoints_fire_here()) << "xref says the registers do not fire, this test's breakpoint says they do: "
-                                        << run.xref.err;
-    GTEST_SKIP() << "the live self-test says debug registers do not fire here: " << run.xref.err;
-  }
+  if (const auto refused = registers_do_not_fire(run)) GTEST_SKIP() << *refused;
   ASSERT_EQ(run.xref.exit_status, 0) << run.xref.err << run.xref.out;
   ASSERT_EQ(run.target_status, 0);
   // The record replayed over the 8 bytes: the bytes each read that changed
