@@ -3,12 +3,12 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 
 namespace xref {
 namespace {
 
-constexpr int kDrainIntervalMs = 20;
 constexpr int kIdentityCheckMs = 250;  // how often the target is checked for an exec
 
 // Takes one pending stop out of a signalfd or an eventfd.
@@ -33,7 +33,13 @@ Result<RunLoopEnd> run_loop(const RunLoopStops& stops, const RunLoopHooks& hooks
     // With records still waiting (the target outruns the drain), only a
     // look at the descriptors between rounds: the deadline and the signals
     // are checked as often when the ring buffer never empties.
-    const int ready = poll(watched, 4, more ? 0 : kDrainIntervalMs);
+    int timeout_ms = static_cast<int>(stops.drain_interval_ms);
+    if (stops.duration_ms > 0) {  // the deadline is not overslept
+      const auto so_far = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+      const uint64_t left = stops.duration_ms - std::min<uint64_t>(stops.duration_ms, static_cast<uint64_t>(so_far.count()));
+      timeout_ms = static_cast<int>(std::min<uint64_t>(stops.drain_interval_ms, left));
+    }
+    const int ready = poll(watched, 4, more ? 0 : timeout_ms);
     if (ready > 0 && (watched[3].revents & POLLIN) && hooks.woken) hooks.woken();
     auto drained = hooks.drain();
     if (!drained) return drained.error();

@@ -23,6 +23,9 @@ struct RunLoopStops {
   int drain_fd = -1;                       // readable (an eventfd): a front end asks for a whole drain now
   int wake_fd = -1;                        // readable: records wait that must be taken now, not at the timer
   uint64_t duration_ms = 0;                // 0: no deadline
+  // How long the loop sleeps when nothing wakes it (every descriptor above
+  // wakes it at once): the engine's drain timer, for records that wake no one.
+  uint64_t drain_interval_ms = 20;
   std::function<bool()> output_closed;     // true once the output's reader went away
 };
 

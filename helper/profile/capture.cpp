@@ -261,6 +261,9 @@ Result<RunLoopEnd> CaptureRun::run(const CaptureCallbacks& callbacks) {
   stops.drain_fd = callbacks.drain_fd;
   stops.duration_ms = request_.duration_ms;
   stops.wake_fd = ring_->wake_fd();
+  // The samples stay in the maps and a table request wakes the loop: it
+  // has nothing to do between the looks at the threads and mappings.
+  stops.drain_interval_ms = kLookNs / 1'000'000;
   uint64_t last_look = started_ns_;
   RunLoopHooks hooks;
   hooks.drain = [&]() -> Result<bool> { return ring_->round(); };
