@@ -12,7 +12,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "support"))
 from facility import require, run_named  # noqa: E402
 from terminal import Terminal  # noqa: E402
-from profile_stop import helper_perf_events  # noqa: E402
+from profile_stop import check_interrupted_capture, helper_perf_events  # noqa: E402
 from trace_target_record import probe_block, recorded  # noqa: E402
 
 GDB = os.environ.get("XREF_GDB_PROGRAM", "")
@@ -44,9 +44,7 @@ def start_gdb(record):
     terminal = gdb_terminal([TARGET, "--threads", "1", "--requests", "1000000", "--interval-us", "20000",
                              "--record", record])
     try:
-        type_command(terminal, "break svc::handle_request", r"Breakpoint 1 at ")
-        type_command(terminal, "run", r"Breakpoint 1, ")
-        terminal.target = int(type_command(terminal, "info inferiors", r"\n\*? +1 +process (\d+) ").group(1))
+        stop_at(terminal, "svc::handle_request")
     except BaseException:
         terminal.kill()
         raise
@@ -70,6 +68,14 @@ def complete(terminal, typed, expected):
     match = terminal.expect_pending(r"\(gdb\) " + expected + "$")
     terminal.send("\x15echo\r")
     return match
+
+
+def stop_at(terminal, function):
+    """Runs the target to its first call of `function` (breakpoint 1, kept)
+    and takes the process's PID for the terminal's clean-up."""
+    type_command(terminal, "break " + function, r"Breakpoint 1 at ")
+    type_command(terminal, "run", r"Breakpoint 1, ")
+    terminal.target = int(type_command(terminal, "info inferiors", r"\n\*? +1 +process (\d+) ").group(1))
 
 
 def quit_gdb(terminal):
@@ -158,9 +164,7 @@ def watch_interrupt_case():
     terminal = gdb_terminal([WATCH_TARGET, "--threads", "2", "--rounds", "0", "--interval-us", "20000",
                              "--go", go, "--record", record])
     try:
-        type_command(terminal, "break configure", r"Breakpoint 1 at ")
-        type_command(terminal, "run", r"Breakpoint 1, ")
-        terminal.target = int(type_command(terminal, "info inferiors", r"\n\*? +1 +process (\d+) ").group(1))
+        stop_at(terminal, "configure")
         type_command(terminal, "delete 1", r"")
         complete(terminal, "xref wat", r"xref watch ")
         complete(terminal, "xref watch --stop-w", r"xref watch --stop-when ")
@@ -199,9 +203,7 @@ def profile_interrupt_case():
         os.unlink(record)
     terminal = gdb_terminal([PROFILE_TARGET, "--threads", "1", "--no-main-work", "--record", record])
     try:
-        type_command(terminal, "break work_loop", r"Breakpoint 1 at ")
-        type_command(terminal, "run", r"Breakpoint 1, ")
-        terminal.target = int(type_command(terminal, "info inferiors", r"\n\*? +1 +process (\d+) ").group(1))
+        stop_at(terminal, "work_loop")
         type_command(terminal, "delete 1", r"")
         complete(terminal, "xref prof", r"xref profile ")
         complete(terminal, "xref profile --until-s", r"xref profile --until-stop ")
@@ -214,13 +216,8 @@ def profile_interrupt_case():
         terminal.expect(r"received signal SIGINT")
         start = terminal.expect(r"xref: session 1 ended \(until_stop\): \d+ samples?").start()
         shown = terminal.text()
-        check("ended by until_stop" in shown and "    Self  Samples    Total  Samples  Function  Module" in shown,
-              "the interrupt did not print the capture's hottest functions", shown)
-        check(re.search(r"leaf_[abcr] at profile_target\.c:\d+  profile_target", shown) is not None,
-              "no leaf named with its file:line", shown)
         check(start > 0, "no end line", shown)
-        # The helper closes the capture's events before it sends the session's end.
-        check(helper_perf_events(HELPER) == 0, "the capture's perf events are still open at its end line", terminal.text())
+        check_interrupted_capture(shown, HELPER, lambda condition, message: check(condition, message, shown))
         type_command(terminal, "xref sessions", r"ended \(until_stop\)")
         quit_gdb(terminal)
     finally:

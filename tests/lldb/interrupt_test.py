@@ -16,7 +16,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "support"))
 from facility import require, run_named  # noqa: E402
 from terminal import Terminal  # noqa: E402
-from profile_stop import helper_perf_events  # noqa: E402
+from profile_stop import check_interrupted_capture, helper_perf_events  # noqa: E402
 from trace_target_record import probe_block, recorded  # noqa: E402
 import watch_target_record as wt  # noqa: E402
 
@@ -349,12 +349,7 @@ def profile_case():
         terminal.expect(r"stop reason = signal SIGSTOP")
         terminal.expect(r"xref: session 1 ended \(until_stop\): \d+ samples?")
         output = terminal.text()
-        check("    Self  Samples    Total  Samples  Function  Module" in output and "ended by until_stop" in output,
-              "the interrupt did not print the capture's hottest functions", output)
-        check(re.search(r"leaf_[abcr] at profile_target\.c:\d+  profile_target", output) is not None,
-              "no leaf named with its file:line", output)
-        # The helper closes the capture's events before it sends the session's end.
-        check(helper_perf_events(HELPER) == 0, "the capture's perf events are still open at its end line", terminal.text())
+        check_interrupted_capture(output, HELPER, lambda condition, message: check(condition, message, output))
         type_command(terminal, "xref sessions", r"ended \(until_stop\)")
         output = kill_and_quit(terminal)
         check(output.count("ended by until_stop") == 1, "the interrupt's capture printed more than once", output)

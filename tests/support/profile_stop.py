@@ -123,3 +123,16 @@ def helper_perf_events(helper):
         except OSError:
             continue
     return count
+
+
+def check_interrupted_capture(output, helper, check):
+    """What a debugger prints when Ctrl-C ends a capture of profile_target:
+    the capture's summary and its table of hottest functions, a leaf named
+    with its file:line; and by the time the end line prints, the helper
+    holds none of the capture's perf events (it closes them before it sends
+    the session's end)."""
+    check("    Self  Samples    Total  Samples  Function  Module" in output and "ended by until_stop" in output,
+          "the interrupt did not print the capture's hottest functions")
+    check(re.search(r"leaf_[abcr] at profile_target\.c:\d+  profile_target", output) is not None,
+          "no leaf named with its file:line")
+    check(helper_perf_events(helper) == 0, "the capture's perf events are still open at its end line")
