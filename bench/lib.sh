@@ -427,3 +427,18 @@ bpf_stats_runs() { # VARIANT...
     bench_unlock
   done
 }
+
+# For context.sh: the locks the run held, as its section says them.
+lock_text() {
+  [[ -z ${LOCK:-} ]] || echo "LOCK_TEXT=$(printf '%q' ", each holding ${LOCK//:/ and }")"
+}
+
+# bench/report_NAME.sh over $WORK becomes the NAME-bench section of $OUT;
+# then its part from the heading matching FROM up to (without) the next
+# line matching TO is printed.
+write_section() { # NAME FROM TO
+  bash "bench/report_$1.sh" "$WORK" >"$WORK/section.md"
+  python3 bench/doc_section.py put "$OUT" "$1-bench" <"$WORK/section.md"
+  echo "bench: wrote the $1-bench section of $OUT"
+  sed -n "/$2/,/$3/p" "$WORK/section.md" | sed '$d'
+}

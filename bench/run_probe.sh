@@ -114,12 +114,9 @@ LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 {
   declare -p ROUNDS CALLS STATS_RUNS ATTACH_ROUNDS BPFTRACE_ATTACH_ROUNDS HITS_PER_CALL HOT_VA HOT_OFFSET \
     TRACEFS GROUP STARTED LOAD_BEFORE LOAD_AFTER
-  [[ -z ${LOCK:-} ]] || echo "LOCK_TEXT=$(printf '%q' ", each holding ${LOCK//:/ and }")"
+  lock_text
   echo "BPFTRACE_COMMAND=$(printf '%q' "bpftrace -p PID -e '$(bpftrace_program)'")"
   xref_probe_args PID
   echo "XREF_COMMAND=$(printf '%q' "build/helper/xref ${XREF_ARGS[*]}")"
 } | sed "s|$TARGET|build/bench/bench_target|g" >"$WORK/context.sh"
-bash bench/report_probe.sh "$WORK" >"$WORK/section.md"
-python3 bench/doc_section.py put "$OUT" probe-bench <"$WORK/section.md"
-echo "bench: wrote the probe-bench section of $OUT"
-sed -n '/^### Per hit/,/^### Every round/p' "$WORK/section.md" | sed '$d'
+write_section probe '^### Per hit' '^### Every round'

@@ -345,9 +345,6 @@ LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
   declare -p ROUNDS RUN_SECONDS THREADS FREQS REPORT_SECONDS REPORT_REPEATS STATS_RUNS STARTED LOAD_BEFORE \
     LOAD_AFTER TRACEFS BPF_STATS_BEFORE COMMIT_TEXT
   echo "PERF_VERSION=$(printf '%q' "$("$PERF" --version)")"
-  [[ -z ${LOCK:-} ]] || echo "LOCK_TEXT=$(printf '%q' ", each holding ${LOCK//:/ and }")"
+  lock_text
 } >"$WORK/context.sh"
-bash bench/report_profile.sh "$WORK" >"$WORK/section.md"
-python3 bench/doc_section.py put "$OUT" profile-bench <"$WORK/section.md"
-echo "bench: wrote the profile-bench section of $OUT"
-sed -n '/^### Goals/,/^### /p' "$WORK/section.md" | sed '$d'
+write_section profile '^### Goals' '^### '

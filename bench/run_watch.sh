@@ -329,9 +329,6 @@ LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
   echo "SITES_POINTER=$(printf '%q' "$(cat "$WORK/sites_pointer.txt")")"
   echo "SITES_FOLLOW=$(printf '%q' "$(cat "$WORK/sites_follow.txt")")"
   echo "SITES_PRUNED=$(printf '%q' "$(cat "$WORK/sites_pruned.txt")")"
-  [[ -z ${LOCK:-} ]] || echo "LOCK_TEXT=$(printf '%q' ", each holding ${LOCK//:/ and }")"
+  lock_text
 } >"$WORK/context.sh"
-bash bench/report_watch.sh "$WORK" >"$WORK/section.md"
-python3 bench/doc_section.py put "$OUT" watch-bench <"$WORK/section.md"
-echo "bench: wrote the watch-bench section of $OUT"
-sed -n '/^### Goals/,/^### Every round/p' "$WORK/section.md" | sed '$d'
+write_section watch '^### Goals' '^### Every round'
